@@ -1,0 +1,164 @@
+"""Cuts one series' transformed rows into fixed-length windows (pure Python, no Beam).
+
+Rules (see DESIGN.md):
+  - rows are ordered by time and placed on the spec's time grid; a duplicate time step is
+    an error;
+  - a window covers T = E + H consecutive grid steps; a window with a missing step (a gap)
+    is skipped and counted, never shifted;
+  - a window belongs to the split of its forecast steps, which must all lie in one split
+    (a window whose horizon crosses a split boundary is skipped and counted); its history
+    may reach back into an earlier split;
+  - within a split, windows start their forecast at grid steps divisible by the split's
+    stride, so the same data always gives the same windows.
+"""
+
+import collections
+import dataclasses
+import datetime
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from schema.dataset_spec import DatasetSpec, Frequency
+from schema.features import SERIES_KEY, model_features, transformed_name
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
+                                  feature_length)
+
+Counts = Dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+  """One transformed row of a series."""
+  seconds: int  # epoch seconds
+  split: str
+  values: Mapping[str, float]  # transformed feature name -> value
+
+
+def grid_step(seconds: int, frequency: Frequency) -> int:
+  """The index of a timestamp on the spec's time grid."""
+  if frequency == Frequency.HOURLY:
+    return seconds // 3600
+  if frequency == Frequency.DAILY:
+    return seconds // 86400
+  moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+  return moment.year * 12 + moment.month - 1
+
+
+def row_from_example(example: tf.train.Example, spec: DatasetSpec, split: str):
+  """(series key, Row) from a transformed example."""
+  feature = example.features.feature
+  values = {}
+  for name in _value_feature_names(spec):
+    kind = feature[name].WhichOneof('kind')
+    values[name] = getattr(feature[name], kind).value[0]
+  seconds = feature[transformed_name(spec.time_column)].int64_list.value[0]
+  key = feature[SERIES_KEY].bytes_list.value[0].decode()
+  return key, Row(seconds=seconds, split=split, values=values)
+
+
+def _value_feature_names(spec: DatasetSpec) -> List[str]:
+  return [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
+
+
+def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
+                  strides: Mapping[str, int]) -> Tuple[List[Tuple[str, bytes]], Counts]:
+  """The serialized windows of one series, each with its split, and what was counted.
+
+  Args:
+    series_key: the composite series key.
+    rows: the series' rows, in any order.
+    spec: the dataset spec; gives the window shape and the time grid.
+    strides: forecast-start stride per split name, in grid steps.
+
+  Returns:
+    A list of (split name, serialized tf.Example) and a dict of counts.
+
+  Raises:
+    ValueError: if two rows of the series fall on the same time step.
+  """
+  rows = sorted(rows, key=lambda row: row.seconds)
+  counts = collections.Counter(series=1, rows=len(rows))
+  steps = np.array([grid_step(row.seconds, spec.frequency) for row in rows])
+  duplicated = np.nonzero(np.diff(steps) == 0)[0]
+  if duplicated.size:
+    moment = datetime.datetime.fromtimestamp(rows[duplicated[0]].seconds,
+                                             tz=datetime.timezone.utc)
+    raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
+                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates')
+  first = int(steps[0])
+  length = int(steps[-1]) - first + 1
+  window = spec.window_length
+  if length < window:
+    counts.update(series_too_short=1, rows_in_short_series=len(rows))
+    return [], dict(counts)
+
+  position = steps - first
+  present = np.zeros(length, dtype=np.int64)
+  present[position] = 1
+  complete_before = np.concatenate([[0], np.cumsum(present)])
+  split_at = np.full(length, '', dtype=object)
+  split_at[position] = [row.split for row in rows]
+  columns = {name: np.full(length, np.nan) for name in _value_feature_names(spec)}
+  for name, column in columns.items():
+    column[position] = [row.values[name] for row in rows]
+  seconds_at = np.zeros(length, dtype=np.int64)
+  seconds_at[position] = [row.seconds for row in rows]
+
+  windows = []
+  for start in range(length - window + 1):
+    forecast = start + spec.encoder_steps
+    split = split_at[forecast]
+    stride = strides.get(split)
+    if not split or not stride or (first + forecast) % stride:
+      continue
+    if complete_before[start + window] - complete_before[start] < window:
+      counts['windows_skipped_gap'] += 1
+    elif split_at[start + window - 1] != split:
+      counts['windows_skipped_crossing_split'] += 1
+    else:
+      counts[f'windows_{split}'] += 1
+      example = _window_example(series_key, columns, start, int(seconds_at[forecast]), spec)
+      windows.append((split, example.SerializeToString()))
+  return windows, dict(counts)
+
+
+def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: int,
+                    forecast_seconds: int, spec: DatasetSpec) -> tf.train.Example:
+  encoder_end = start + spec.encoder_steps
+  target = columns[transformed_name(spec.target_column)]
+  features = {
+      SERIES_KEY: _bytes([series_key.encode()]),
+      FORECAST_START: _ints([forecast_seconds]),
+      TARGET_HISTORY: _floats(target[start:encoder_end]),
+      TARGET_FUTURE: _floats(target[encoder_end:start + spec.window_length]),
+  }
+  for feature in model_features(spec):
+    length = feature_length(feature.group, spec)
+    # Static values are taken at the last history step: the latest known value.
+    begin = encoder_end - 1 if length == 1 else start
+    values = columns[feature.name][begin:begin + length]
+    features[feature.name] = (_ints(values.astype(np.int64)) if feature.group.is_categorical
+                              else _floats(values))
+  return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def _floats(values: Sequence[float]) -> tf.train.Feature:
+  return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+
+def _ints(values: Sequence[int]) -> tf.train.Feature:
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
+def _bytes(values: Sequence[bytes]) -> tf.train.Feature:
+  return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+
+
+def sum_counts(all_counts: Iterable[Counts]) -> Counts:
+  total = collections.Counter()
+  for counts in all_counts:
+    total.update(counts)
+  return dict(total)
+

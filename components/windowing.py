@@ -1,0 +1,116 @@
+"""A TFX component that turns Transform's per-row examples into fixed-length windows.
+
+Beam groups the rows of every split by series key, `window_builder` cuts each series into
+windows, and the windows are written per split as gzipped TFRecords of tf.Examples laid
+out as in `schema.window_layout`. `window_report.json` in the output artifact counts
+series, rows, windows per split and windows skipped, by reason.
+"""
+
+import json
+import logging
+import os
+from typing import Any, Dict, List
+
+import apache_beam as beam
+import tensorflow as tf
+from tfx import types
+from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
+from tfx.types import artifact_utils, standard_artifacts
+from tfx.types.component_spec import ChannelParameter, ExecutionParameter
+
+from components import window_builder
+from schema.dataset_spec import DatasetSpec
+
+WINDOW_REPORT_FILE = 'window_report.json'
+_FILE_PREFIX = 'windows'
+
+
+class WindowingSpec(types.ComponentSpec):
+  PARAMETERS = {
+      'dataset_spec': ExecutionParameter(type=str),  # DatasetSpec.to_json()
+      'strides': ExecutionParameter(type=str),  # JSON: split name -> stride in grid steps
+  }
+  INPUTS = {'examples': ChannelParameter(type=standard_artifacts.Examples)}
+  OUTPUTS = {'windows': ChannelParameter(type=standard_artifacts.Examples)}
+
+
+def _read_split(pipeline, examples_uri: str, split: str, spec: DatasetSpec):
+  pattern = os.path.join(examples_uri, f'Split-{split}', '*')
+  return (pipeline
+          | f'Read[{split}]' >> beam.io.ReadFromTFRecord(
+              pattern, coder=beam.coders.ProtoCoder(tf.train.Example))
+          | f'Row[{split}]' >> beam.Map(window_builder.row_from_example, spec, split))
+
+
+def _write_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
+  report = {'windows': {split: counts.get(f'windows_{split}', 0) for split in splits}}
+  report.update({name: value for name, value in sorted(counts.items())
+                 if not name.startswith('windows_') or 'skipped' in name})
+  logging.info('Windowing report: %s', report)
+  with tf.io.gfile.GFile(path, 'w') as f:
+    json.dump(report, f, indent=2)
+  if counts.get('series_too_short', 0) == counts.get('series', 0):
+    raise ValueError(f'every series is shorter than one window; see {path}. Use a shorter '
+                     'encoder or horizon, or more history')
+  empty = [split for split in splits if report['windows'][split] == 0]
+  if empty:
+    raise ValueError(f'no windows in splits {empty}; see {path}. Each split needs a '
+                     'stretch of at least one horizon without gaps: move the split '
+                     'boundaries or shorten the horizon')
+
+
+class Executor(base_beam_executor.BaseBeamExecutor):
+  """Builds the windows of every split in one Beam pipeline."""
+
+  def Do(self, input_dict: Dict[str, List[types.Artifact]],
+         output_dict: Dict[str, List[types.Artifact]],
+         exec_properties: Dict[str, Any]) -> None:
+    examples = artifact_utils.get_single_instance(input_dict['examples'])
+    windows = artifact_utils.get_single_instance(output_dict['windows'])
+    splits = artifact_utils.decode_split_names(examples.split_names)
+    windows.split_names = artifact_utils.encode_split_names(splits)
+    spec = DatasetSpec.from_json(exec_properties['dataset_spec'])
+    strides = json.loads(exec_properties['strides'])
+    unknown = sorted(set(strides) - set(splits))
+    if unknown:
+      raise ValueError(f'strides given for splits {unknown}, but the examples have splits '
+                       f'{splits}')
+    with self._make_beam_pipeline() as pipeline:
+      rows = ([_read_split(pipeline, examples.uri, split, spec) for split in splits]
+              | 'AllRows' >> beam.Flatten())
+      built = (rows | 'BySeries' >> beam.GroupByKey()
+               | 'Cut' >> beam.Map(lambda item: window_builder.build_windows(
+                   item[0], item[1], spec, {s: strides.get(s, 1) for s in splits})))
+      _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
+           | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
+           | 'Report' >> beam.Map(_write_report, os.path.join(windows.uri, WINDOW_REPORT_FILE),
+                                  splits))
+      tagged = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
+      for split in splits:
+        _ = (tagged
+             | f'Keep[{split}]' >> beam.Filter(lambda item, split=split: item[0] == split)
+             | f'Bytes[{split}]' >> beam.Map(lambda item: item[1])
+             | f'Write[{split}]' >> beam.io.WriteToTFRecord(
+                 os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX),
+                 file_name_suffix='.gz'))
+
+
+class Windowing(base_beam_component.BaseBeamComponent):
+  """Cuts transformed rows into fixed-length windows per series and split."""
+
+  SPEC_CLASS = WindowingSpec
+  EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
+
+  def __init__(self, examples: types.BaseChannel, dataset_spec: DatasetSpec,
+               strides: Dict[str, int]):
+    """Args:
+      examples: Transform's transformed examples.
+      dataset_spec: gives the window shape, time grid and features.
+      strides: forecast-start stride per split in grid steps (default 1 for others).
+    """
+    bad = {split: stride for split, stride in strides.items() if int(stride) < 1}
+    if bad:
+      raise ValueError(f'strides must be at least 1, got {bad}')
+    super().__init__(spec=WindowingSpec(
+        examples=examples, dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
+        windows=types.Channel(type=standard_artifacts.Examples)))

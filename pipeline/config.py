@@ -1,0 +1,90 @@
+"""The pipeline's typed configuration: the data, the model and the deployment paths.
+
+Three levels, as in the TFX templates: the data contract (`dataset`, `time_split`,
+`strides`), model hyperparameters (`model_preset`, `model_overrides`, `train_steps`) and
+deployment settings (`pipeline_root`, `serving_model_dir`). Runners fill in the paths.
+"""
+
+import dataclasses
+from typing import Any, Dict, Mapping
+
+from schema.dataset_spec import DatasetSpec
+from schema.time_split import TimeSplit
+from trainer_module import hparams
+
+
+@dataclasses.dataclass(frozen=True)
+class Blessing:
+  """When the Evaluator blesses a model.
+
+  Attributes:
+    max_mae: the median forecast's mean absolute error over the eval windows, in
+      original units, must not exceed this.
+    max_relative_regression: the candidate's MAE may exceed the last blessed model's by
+      at most this fraction (0.0: never worse).
+  """
+  max_mae: float
+  max_relative_regression: float = 0.0
+
+  def __post_init__(self):
+    if self.max_mae <= 0 or self.max_relative_regression < 0:
+      raise ValueError(f'blessing needs max_mae > 0 and max_relative_regression >= 0, '
+                       f'got {self}')
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineConfig:
+  """Everything `create_pipeline` needs.
+
+  Attributes:
+    pipeline_name: the name of the pipeline in the metadata store.
+    pipeline_root: where artifacts are written.
+    data_root: the directory holding the input CSV files.
+    serving_model_dir: where Pusher publishes blessed models.
+    dataset: the dataset spec (columns, roles, window shape).
+    time_split: where eval (and test) begin.
+    blessing: the Evaluator's thresholds.
+    strides: forecast-start stride per split, in time steps of the data.
+    model_preset: a name from `trainer_module.hparams.PRESETS`.
+    model_overrides: TFTConfig fields to change from the preset.
+    train_steps: optimizer steps budget for the Trainer.
+    input_pattern: the CSV file pattern under `data_root` (may contain `{SPAN}`).
+  """
+  pipeline_name: str
+  pipeline_root: str
+  data_root: str
+  serving_model_dir: str
+  dataset: DatasetSpec
+  time_split: TimeSplit
+  blessing: Blessing
+  strides: Mapping[str, int] = dataclasses.field(default_factory=lambda: {'train': 1})
+  model_preset: str = 'local'
+  model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  train_steps: int = 1000
+  input_pattern: str = '*.csv'
+
+  def __post_init__(self):
+    quantiles = self.model_config.quantiles
+    if 0.5 not in quantiles:
+      raise ValueError(f'the quantiles {quantiles} must include 0.5: the Evaluator scores '
+                       'the median forecast')
+    if self.train_steps < 1:
+      raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
+
+  @property
+  def model_config(self) -> hparams.TFTConfig:
+    return dataclasses.replace(hparams.from_name(self.model_preset), **self.model_overrides)
+
+  def trainer_custom_config(self) -> Dict[str, Any]:
+    return {'dataset_spec': self.dataset.to_json(),
+            'model_config': {'preset': self.model_preset,
+                             'overrides': dict(self.model_overrides)}}
+
+  def replace(self, **changes) -> 'PipelineConfig':
+    return dataclasses.replace(self, **changes)
+
+
+def default_strides(dataset: DatasetSpec, time_split: TimeSplit) -> Dict[str, int]:
+  """Training windows at every step; evaluation (and test) windows one horizon apart."""
+  return {split: 1 if split == 'train' else dataset.horizon
+          for split in time_split.split_names}

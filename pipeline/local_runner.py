@@ -1,0 +1,137 @@
+"""Runs the pipeline on this machine with LocalDagRunner (SQLite metadata, Beam DirectRunner).
+
+Installed as the `tft-pipeline` command. Supplies only paths, the metadata config and
+Beam arguments; the pipeline itself is `pipeline.pipeline.create_pipeline`.
+"""
+
+import argparse
+import logging
+import os
+import sys
+import time
+import warnings
+from typing import List, Optional
+
+from schema.datasets import DATASETS, get_dataset
+
+DEFAULT_OUTPUT = 'runs'
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEAM_ARGS = ['--direct_running_mode=in_memory', '--direct_num_workers=1']
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(
+      prog='tft-pipeline',
+      description='Train and publish a Temporal Fusion Transformer forecaster with a local '
+      'TFX pipeline: ExampleGen, StatisticsGen, SchemaGen, ExampleValidator, Transform, '
+      'Windowing, Trainer, Evaluator, Pusher.')
+  parser.add_argument('--dataset', default='synthetic', choices=sorted(DATASETS),
+                      help='dataset spec to use (default: %(default)s, generated data)')
+  parser.add_argument('--data', help='CSV file or directory of CSV files; default: the '
+                      "dataset's reference file, or freshly generated data for 'synthetic'")
+  parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
+                      help='where runs write artifacts, metadata and published models; '
+                      'each dataset gets a subdirectory (default: %(default)s)')
+  parser.add_argument('--train-steps', type=int, default=600,
+                      help='optimizer steps budget for the Trainer (default: %(default)s)')
+  parser.add_argument('--preset', default='local',
+                      help='model hyperparameter preset (default: %(default)s)')
+  parser.add_argument('--encoder-steps', type=int, help="override the dataset's history length")
+  parser.add_argument('--horizon', type=int, help="override the dataset's forecast horizon")
+  parser.add_argument('--max-mae', type=float,
+                      help="blessing bound on the median forecast's eval MAE, original units")
+  parser.add_argument('--series', type=int, default=12,
+                      help="series to generate for 'synthetic' (default: %(default)s)")
+  parser.add_argument('--days', type=int, default=100,
+                      help="days of hourly data to generate for 'synthetic' (default: %(default)s)")
+  parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
+  return parser.parse_args(argv)
+
+
+def _configure_logs(verbose: bool) -> None:
+  """Warnings only, unless `verbose`; progress comes from `pipeline.progress`."""
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  if verbose:
+    logging.getLogger().setLevel(logging.INFO)
+    return
+  for category in (FutureWarning, DeprecationWarning, UserWarning):
+    warnings.filterwarnings('ignore', category=category)
+  logging.getLogger().setLevel(logging.WARNING)
+  for name in ('absl', 'tensorflow'):
+    logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _resolve_data(args: argparse.Namespace, output_dir: str) -> str:
+  """The directory of CSV files the pipeline reads."""
+  from pipeline import default_data
+
+  dataset = get_dataset(args.dataset)
+  path = args.data
+  if path is None and dataset.default_path is not None:
+    path = os.path.join(PROJECT_ROOT, dataset.default_path)
+  if path is None:
+    data_dir = os.path.join(output_dir, 'data')
+    rows = default_data.generate(os.path.join(data_dir, 'synthetic.csv'),
+                                 num_series=args.series, days=args.days)
+    print(f'[data] generated {rows} rows of {args.series} series into {data_dir}')
+    return data_dir
+  path = os.path.abspath(path)
+  if os.path.isdir(path):
+    return path
+  if not os.path.isfile(path):
+    raise SystemExit(f"error: data file {path} not found; pass --data with a CSV file or "
+                     'directory')
+  # ExampleGen reads a directory: link the file into one of its own.
+  data_dir = os.path.join(output_dir, 'data')
+  os.makedirs(data_dir, exist_ok=True)
+  link = os.path.join(data_dir, os.path.basename(path))
+  if os.path.lexists(link):
+    os.remove(link)
+  os.symlink(path, link)
+  return data_dir
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  _configure_logs(args.verbose)
+
+  from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
+  from pipeline import config as pipeline_config
+  from pipeline import progress, run_summary
+  from pipeline.pipeline import create_pipeline
+
+  dataset = get_dataset(args.dataset)
+  spec = dataset.spec
+  if args.encoder_steps or args.horizon:
+    spec = spec.with_window(args.encoder_steps or spec.encoder_steps,
+                            args.horizon or spec.horizon)
+  output_dir = os.path.abspath(os.path.join(args.output_dir, args.dataset))
+  data_root = _resolve_data(args, output_dir)
+  pipeline_name = f'tft-{args.dataset}'
+  config = pipeline_config.PipelineConfig(
+      pipeline_name=pipeline_name,
+      pipeline_root=os.path.join(output_dir, 'pipeline_root'),
+      data_root=data_root,
+      serving_model_dir=os.path.join(output_dir, 'serving_model'),
+      dataset=spec,
+      time_split=dataset.split,
+      blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
+      strides=pipeline_config.default_strides(spec, dataset.split),
+      model_preset=args.preset,
+      train_steps=args.train_steps)
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      os.path.join(output_dir, 'metadata.sqlite'))
+  print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
+  started = time.monotonic()
+  with progress.ComponentProgress(metadata):
+    tfx.orchestration.LocalDagRunner().run(
+        create_pipeline(config, metadata_connection_config=metadata,
+                        beam_pipeline_args=BEAM_ARGS))
+  summary = run_summary.latest_run_summary(metadata, pipeline_name)
+  print(summary.format(config.pipeline_root))
+  print(f'  total:       {time.monotonic() - started:.1f} s')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

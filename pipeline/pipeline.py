@@ -1,0 +1,98 @@
+"""The one pipeline definition, shared by the local runner and the Kubeflow V2 runner.
+
+TimeSeriesExampleGen -> StatisticsGen -> SchemaGen -> ExampleValidator -> Transform ->
+Windowing -> Trainer -> Evaluator (vs. the last blessed model) -> Pusher.
+"""
+
+from typing import List, Optional
+
+import tensorflow_model_analysis as tfma
+from ml_metadata.proto import metadata_store_pb2
+from tfx import v1 as tfx
+
+from components.time_series_example_gen import TimeSeriesExampleGen
+from components.windowing import Windowing
+from pipeline.config import Blessing, PipelineConfig
+from schema.features import SERIES_KEY
+from schema.window_layout import TARGET_FUTURE
+from trainer_module.export import SERVING_SIGNATURE, quantile_key
+
+PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
+RUN_FN = 'trainer_module.train.run_fn'
+MEDIAN_FORECAST = quantile_key(0.5)
+
+
+def create_pipeline(
+    config: PipelineConfig,
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
+    beam_pipeline_args: Optional[List[str]] = None,
+) -> tfx.dsl.Pipeline:
+  """The forecasting pipeline for `config`."""
+  spec = config.dataset
+  example_gen = TimeSeriesExampleGen(
+      input_base=config.data_root, dataset_spec=spec, time_split=config.time_split,
+      input_pattern=config.input_pattern)
+  statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs['examples'])
+  schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs['statistics'],
+                                        infer_feature_shape=True)
+  example_validator = tfx.components.ExampleValidator(
+      statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
+  transform = tfx.components.Transform(
+      examples=example_gen.outputs['examples'], schema=schema_gen.outputs['schema'],
+      preprocessing_fn=PREPROCESSING_FN,
+      custom_config={'dataset_spec': spec.to_json()},
+      splits_config=tfx.proto.SplitsConfig(analyze=['train'],
+                                            transform=list(config.time_split.split_names)))
+  windowing = Windowing(examples=transform.outputs['transformed_examples'],
+                        dataset_spec=spec, strides=dict(config.strides))
+  trainer = tfx.components.Trainer(
+      run_fn=RUN_FN,
+      examples=windowing.outputs['windows'],
+      transform_graph=transform.outputs['transform_graph'],
+      train_args=tfx.proto.TrainArgs(splits=['train'], num_steps=config.train_steps),
+      eval_args=tfx.proto.EvalArgs(splits=['eval']),
+      custom_config=config.trainer_custom_config())
+  model_resolver = tfx.dsl.Resolver(
+      strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
+      model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
+      model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+  ).with_id('latest_blessed_model_resolver')
+  evaluator = tfx.components.Evaluator(
+      examples=windowing.outputs['windows'],
+      model=trainer.outputs['model'],
+      baseline_model=model_resolver.outputs['model'],
+      example_splits=['eval'],
+      eval_config=make_eval_config(config.blessing))
+  pusher = tfx.components.Pusher(
+      model=trainer.outputs['model'],
+      model_blessing=evaluator.outputs['blessing'],
+      push_destination=tfx.proto.PushDestination(
+          filesystem=tfx.proto.PushDestination.Filesystem(
+              base_directory=config.serving_model_dir)))
+  return tfx.dsl.Pipeline(
+      pipeline_name=config.pipeline_name,
+      pipeline_root=config.pipeline_root,
+      components=[example_gen, statistics_gen, schema_gen, example_validator, transform,
+                  windowing, trainer, model_resolver, evaluator, pusher],
+      enable_cache=False,
+      metadata_connection_config=metadata_connection_config,
+      beam_pipeline_args=beam_pipeline_args or [])
+
+
+def make_eval_config(blessing: Blessing) -> tfma.EvalConfig:
+  """Scores the median forecast over every eval window, overall and per series."""
+  mae_threshold = tfma.MetricThreshold(
+      value_threshold=tfma.GenericValueThreshold(upper_bound={'value': blessing.max_mae}),
+      change_threshold=tfma.GenericChangeThreshold(
+          direction=tfma.MetricDirection.LOWER_IS_BETTER,
+          relative={'value': blessing.max_relative_regression}))
+  return tfma.EvalConfig(
+      model_specs=[tfma.ModelSpec(
+          signature_name=SERVING_SIGNATURE, model_type=tfma.TF_GENERIC,
+          label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST)],
+      slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
+      metrics_specs=[tfma.MetricsSpec(metrics=[
+          tfma.MetricConfig(class_name='ExampleCount'),
+          tfma.MetricConfig(class_name='MeanAbsoluteError', threshold=mae_threshold),
+          tfma.MetricConfig(class_name='MeanSquaredError'),
+      ])])

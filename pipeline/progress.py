@@ -1,0 +1,69 @@
+"""Live progress of a local run: which component is running, and how long each took.
+
+A background thread polls the run's ML Metadata store, so the report does not depend on
+how the components' libraries configure logging.
+"""
+
+import sys
+import threading
+import time
+
+from ml_metadata import errors, metadata_store
+from ml_metadata.proto import metadata_store_pb2
+
+from pipeline.run_summary import node_id
+
+_DONE = {metadata_store_pb2.Execution.COMPLETE: 'done', metadata_store_pb2.Execution.CACHED:
+         'cached', metadata_store_pb2.Execution.FAILED: 'FAILED',
+         metadata_store_pb2.Execution.CANCELED: 'canceled'}
+
+
+class ComponentProgress:
+  """A context manager printing one line when a component starts and one when it ends."""
+
+  def __init__(self, connection_config: metadata_store_pb2.ConnectionConfig,
+               stream=sys.stdout, interval_seconds: float = 0.5):
+    self._config = connection_config
+    self._stream = stream
+    self._interval = interval_seconds
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._poll, daemon=True)
+    self._reported = {}  # execution id -> 'started' | 'finished'
+    self._known_before = None
+
+  def __enter__(self):
+    self._thread.start()
+    return self
+
+  def __exit__(self, *exc):
+    self._stop.set()
+    self._thread.join()
+    self._report_once()  # the last transitions
+
+  def _poll(self) -> None:
+    while not self._stop.wait(self._interval):
+      self._report_once()
+
+  def _report_once(self) -> None:
+    try:
+      store = metadata_store.MetadataStore(self._config)
+      executions = store.get_executions()
+    except errors.MetadataStoreError:  # the store is being created or is busy
+      return
+    if self._known_before is None:  # executions of earlier runs are not reported
+      self._known_before = {e.id for e in executions}
+    for execution in sorted(executions, key=lambda e: e.id):
+      if execution.id in self._known_before or self._reported.get(execution.id) == 'finished':
+        continue
+      name = node_id(store, execution)
+      if execution.id not in self._reported:
+        self._reported[execution.id] = 'started'
+        self._print(f'[pipeline] {name} ...')
+      if execution.last_known_state in _DONE:
+        self._reported[execution.id] = 'finished'
+        seconds = (execution.last_update_time_since_epoch -
+                   execution.create_time_since_epoch) / 1000
+        self._print(f'[pipeline] {name} {_DONE[execution.last_known_state]} in {seconds:.1f} s')
+
+  def _print(self, line: str) -> None:
+    print(line, file=self._stream, flush=True)

@@ -1,0 +1,104 @@
+"""What a pipeline run did, read back from its ML Metadata store.
+
+Used by the local runner's closing summary and by the end-to-end test.
+"""
+
+import dataclasses
+import math
+from typing import Dict, List, Optional
+
+import tensorflow_model_analysis as tfma
+from ml_metadata import metadata_store
+from ml_metadata.proto import metadata_store_pb2
+
+_STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
+
+
+@dataclasses.dataclass
+class ComponentRun:
+  node_id: str
+  state: str
+  seconds: float
+
+
+@dataclasses.dataclass
+class RunSummary:
+  components: List[ComponentRun]
+  metrics: Dict[str, float]  # overall slice, e.g. {'mean_absolute_error': 3.2}
+  blessed: Optional[bool]
+  pushed_to: Optional[str]
+  model_uri: Optional[str]
+
+  def format(self, pipeline_root: str) -> str:
+    lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
+    lines += [f'  {c.node_id:<32} {c.state.lower():<9} {c.seconds:7.1f} s'
+              for c in self.components]
+    if self.model_uri:
+      lines.append(f'  model:       {self.model_uri}')
+    lines.append('  eval metrics (median forecast, original units, all eval windows):')
+    lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
+    lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
+    lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
+    return '\n'.join(lines)
+
+
+def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
+                       pipeline_name: str) -> RunSummary:
+  """The summary of the most recent run of `pipeline_name`."""
+  store = metadata_store.MetadataStore(connection_config)
+  pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
+  if pipeline is None:
+    raise ValueError(f'no runs of pipeline {pipeline_name} in the metadata store')
+  pipeline_executions = {e.id for e in store.get_executions_by_context(pipeline.id)}
+  runs = [run for run in store.get_contexts_by_type('pipeline_run')
+          if any(e.id in pipeline_executions for e in store.get_executions_by_context(run.id))]
+  run = max(runs, key=lambda context: context.create_time_since_epoch)
+  executions = sorted(store.get_executions_by_context(run.id),
+                      key=lambda e: e.create_time_since_epoch)
+  components = [ComponentRun(
+      node_id=node_id(store, execution),
+      state=_STATE_NAMES.get(execution.last_known_state, 'UNKNOWN'),
+      seconds=(execution.last_update_time_since_epoch - execution.create_time_since_epoch)
+      / 1000.0) for execution in executions]
+  artifacts = store.get_artifacts_by_context(run.id)
+  types = {t.id: t.name for t in store.get_artifact_types()}
+
+  def latest(type_name):
+    found = [a for a in artifacts if types.get(a.type_id) == type_name]
+    return max(found, key=lambda a: a.id) if found else None
+
+  evaluation, blessing, pushed, model = (latest(name) for name in (
+      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model'))
+  pushed_to = None
+  if pushed is not None and pushed.custom_properties['pushed'].int_value:
+    pushed_to = pushed.custom_properties['pushed_destination'].string_value
+  return RunSummary(
+      components=components,
+      metrics=overall_metrics(evaluation.uri) if evaluation else {},
+      blessed=(bool(blessing.custom_properties['blessed'].int_value) if blessing else None),
+      pushed_to=pushed_to,
+      model_uri=model.uri if model else None)
+
+
+def overall_metrics(evaluation_uri: str) -> Dict[str, float]:
+  """The candidate model's metrics on the overall slice of an Evaluator output."""
+  result = {}
+  for metrics_for_slice in tfma.load_metrics(evaluation_uri):
+    if metrics_for_slice.slice_key.single_slice_keys:
+      continue
+    for item in metrics_for_slice.metric_keys_and_values:
+      if item.key.is_diff or item.key.model_name not in ('', 'candidate'):
+        continue
+      value = item.value.double_value.value
+      if math.isfinite(value) or not result.get(item.key.name):
+        result[item.key.name] = value
+  return result
+
+
+def node_id(store: metadata_store.MetadataStore, execution) -> str:
+  """The id of the pipeline node that ran `execution`, from its node context."""
+  node_type = store.get_context_type('node').id
+  for context in store.get_contexts_by_execution(execution.id):
+    if context.type_id == node_type:
+      return context.name.split('.', 1)[-1]
+  return f'execution {execution.id}'

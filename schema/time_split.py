@@ -1,0 +1,57 @@
+"""Where the train, eval and test periods begin, by time.
+
+A boundary is either a timestamp (ISO 8601, e.g. '2017-06-26 00:00:00') or a fraction of
+the data's time range in (0, 1). Rows at or after `end` are outside every split; the
+example generator counts them in its report.
+"""
+
+import dataclasses
+import datetime
+import json
+from typing import Optional, Union
+
+Boundary = Union[str, float]
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeSplit:
+  """Train is [start, eval_start), eval is [eval_start, test_start or end), test follows."""
+  eval_start: Boundary
+  test_start: Optional[Boundary] = None
+  end: Optional[Boundary] = None
+
+  def __post_init__(self):
+    for field in ('eval_start', 'test_start', 'end'):
+      value = getattr(self, field)
+      if value is None:
+        continue
+      if isinstance(value, str):
+        parse_timestamp(value, what=f'time split {field}')
+      elif not 0.0 < float(value) < 1.0:
+        raise ValueError(f'time split {field}={value!r}: a fraction of the time range must '
+                         'lie strictly between 0 and 1, or give a timestamp string')
+    if self.eval_start is None:
+      raise ValueError('time split needs eval_start')
+
+  @property
+  def split_names(self):
+    return ('train', 'eval', 'test') if self.test_start is not None else ('train', 'eval')
+
+  def to_json(self) -> str:
+    return json.dumps(dataclasses.asdict(self))
+
+  @classmethod
+  def from_json(cls, text: str) -> 'TimeSplit':
+    return cls(**json.loads(text))
+
+
+def parse_timestamp(text: str, what: str = 'timestamp') -> int:
+  """Seconds since the Unix epoch for an ISO 8601 timestamp; naive means UTC."""
+  try:
+    moment = datetime.datetime.fromisoformat(text.strip())
+  except ValueError:
+    raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; use ISO 8601, e.g. '
+                     "'2024-01-31' or '2024-01-31 13:00:00'") from None
+  if moment.tzinfo is None:
+    moment = moment.replace(tzinfo=datetime.timezone.utc)
+  return int(moment.timestamp())

@@ -1,0 +1,22 @@
+"""Installs the pipeline's packages so TFX can import its functions by dotted path."""
+
+import setuptools
+
+setuptools.setup(
+    name='tft-tfx-pipeline',
+    version='0.1.0',
+    description='A TFX pipeline that trains a Temporal Fusion Transformer, TPU-aware',
+    python_requires='>=3.10,<3.11',
+    packages=setuptools.find_packages(include=[
+        'pipeline', 'pipeline.*', 'components', 'components.*', 'trainer_module',
+        'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*']),
+    # Exact versions live in requirements.lock; these are the direct dependencies.
+    install_requires=[
+        'tfx==1.16.0',
+        'apache-beam[gcp]==2.61.0',
+        'kfp==2.5.0',
+        'kfp-pipeline-spec>=0.2.2',
+        'matplotlib',
+    ],
+    entry_points={'console_scripts': ['tft-pipeline=pipeline.local_runner:main']},
+)

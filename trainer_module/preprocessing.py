@@ -1,0 +1,122 @@
+"""The Transform step: per-row features for the model, driven by the dataset spec.
+
+Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. Analyzers
+(means, variances, vocabularies) run on the train split only. Outputs, per row:
+  - the composite series key (string) and its integer id;
+  - the time (epoch seconds) and the target, unscaled (the model scales each window);
+  - real covariates imputed with their train mean, z-scored, plus a 0/1 missing
+    indicator where the spec allows missing values;
+  - categoricals as vocabulary ids with one out-of-vocabulary bucket;
+  - calendar features (hour of day, day of week, ...) as integer ids.
+"""
+
+from typing import Dict, Union
+
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from schema import features as feature_names
+from schema.dataset_spec import DatasetSpec, DType, Role
+
+Tensor = Union[tf.Tensor, tf.SparseTensor]
+_MIN_STD = 1e-6
+
+
+def preprocessing_fn(inputs: Dict[str, Tensor], custom_config: Dict) -> Dict[str, tf.Tensor]:
+  """TFX Transform entry point."""
+  spec = DatasetSpec.from_json(custom_config['dataset_spec'])
+  name = feature_names.transformed_name
+  seconds = _dense(inputs[spec.time_column], 0)
+  outputs = {
+      name(spec.time_column): seconds,
+      name(spec.target_column): _dense(inputs[spec.target_column], float('nan')),
+  }
+  series_key = series_key_of(inputs, spec, batch_like=seconds)
+  outputs[feature_names.SERIES_KEY] = series_key
+  outputs[feature_names.SERIES_ID] = _vocabulary_ids(series_key,
+                                                     feature_names.SERIES_VOCABULARY)
+  if len(spec.series_key_columns) > 1:
+    for column in spec.series_key_columns:
+      outputs[name(column)] = _vocabulary_ids(_dense(inputs[column], b''), column)
+  for feature in spec.calendar_features:
+    outputs[name(feature)] = calendar_feature(feature, seconds)
+  for role in (Role.STATIC, Role.KNOWN, Role.OBSERVED):
+    for column in spec.columns_with(role):
+      if column.dtype == DType.CATEGORICAL:
+        outputs[name(column.name)] = _vocabulary_ids(_dense(inputs[column.name], b''),
+                                                     column.name)
+        continue
+      scaled, missing = _impute_and_scale(inputs[column.name])
+      outputs[name(column.name)] = scaled
+      if column.allow_missing:
+        outputs[feature_names.missing_indicator_name(column.name)] = missing
+  return outputs
+
+
+def series_key_of(inputs: Dict[str, Tensor], spec: DatasetSpec, batch_like: tf.Tensor):
+  """The composite series key string [B]; the spec's name for single-series data."""
+  if not spec.series_key_columns:
+    return tf.fill(tf.shape(batch_like), spec.name)
+  parts = [_dense(inputs[column], b'') for column in spec.series_key_columns]
+  return tf.strings.join(parts, separator=feature_names.SERIES_KEY_SEPARATOR)
+
+
+def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
+  """A calendar feature of UTC epoch `seconds` [B] as a 0-based int64 id [B]."""
+  days = tf.math.floordiv(seconds, 86400)
+  if feature == 'hour_of_day':
+    return tf.math.floormod(tf.math.floordiv(seconds, 3600), 24)
+  if feature == 'day_of_week':  # Monday is 0; 1970-01-01 was a Thursday
+    return tf.math.floormod(days + 3, 7)
+  month, day = _civil_month_day(days)
+  if feature == 'day_of_month':
+    return day - 1
+  if feature == 'month_of_year':
+    return month - 1
+  raise ValueError(f"unknown calendar feature '{feature}'")
+
+
+def _civil_month_day(days: tf.Tensor):
+  """Month (1-12) and day of month (1-31) of days since 1970-01-01, proleptic Gregorian.
+
+  Integer arithmetic from H. Hinnant's `civil_from_days`, so it runs inside the graph.
+  """
+  z = days + 719468
+  era = tf.math.floordiv(z, 146097)
+  day_of_era = z - era * 146097
+  year_of_era = tf.math.floordiv(
+      day_of_era - tf.math.floordiv(day_of_era, 1460) + tf.math.floordiv(day_of_era, 36524)
+      - tf.math.floordiv(day_of_era, 146096), 365)
+  day_of_year = day_of_era - (365 * year_of_era + tf.math.floordiv(year_of_era, 4)
+                              - tf.math.floordiv(year_of_era, 100))
+  shifted_month = tf.math.floordiv(5 * day_of_year + 2, 153)  # March is 0
+  day = day_of_year - tf.math.floordiv(153 * shifted_month + 2, 5) + 1
+  month = tf.where(shifted_month < 10, shifted_month + 3, shifted_month - 9)
+  return month, day
+
+
+def _vocabulary_ids(values: tf.Tensor, vocabulary: str) -> tf.Tensor:
+  return tft.compute_and_apply_vocabulary(values, num_oov_buckets=feature_names.OOV_BUCKETS,
+                                          vocab_filename=vocabulary)
+
+
+def _impute_and_scale(values: Tensor):
+  """Z-scored values [B] with missing ones set to the mean (0), and a 0/1 missing flag [B]."""
+  if isinstance(values, tf.SparseTensor):
+    present = values.values
+    dense = _dense(values, float('nan'))
+  else:
+    present = tf.reshape(values, [-1])
+    dense = _dense(values, float('nan'))
+  mean = tft.mean(present)
+  std = tf.sqrt(tft.var(present))
+  missing = tf.math.is_nan(dense)
+  scaled = (tf.where(missing, mean, dense) - mean) / tf.maximum(std, _MIN_STD)
+  return scaled, tf.cast(missing, tf.float32)
+
+
+def _dense(values: Tensor, default) -> tf.Tensor:
+  """A feature with at most one value per row as a dense [B] tensor."""
+  if isinstance(values, tf.SparseTensor):
+    values = tft.sparse_tensor_to_dense_with_shape(values, [None, 1], default_value=default)
+  return tf.reshape(values, [-1])
