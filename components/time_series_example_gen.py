@@ -150,7 +150,7 @@ class _MinMax(beam.CombineFn):
     return accumulator
 
 
-def _write_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit) -> None:
+def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit) -> None:
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   empty = [name for name in split.split_names if report[name] == 0]
@@ -191,7 +191,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
               for i, name in enumerate(names)]
     _ = (counts | 'AllCounts' >> beam.Flatten() | beam.combiners.ToList()
-         | 'WriteReport' >> beam.Map(_write_report, self._report_path, split))
+         | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split))
     return {name: partitions[i] | f'Serialize[{name}]' >> beam.Map(
         lambda example: example.SerializeToString()) for i, name in enumerate(split.split_names)}
 

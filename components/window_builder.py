@@ -98,8 +98,10 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   present = np.zeros(length, dtype=np.int64)
   present[position] = 1
   complete_before = np.concatenate([[0], np.cumsum(present)])
-  split_at = np.full(length, '', dtype=object)
-  split_at[position] = [row.split for row in rows]
+  # A missing step takes the split of the step before it (splits follow time), so windows
+  # over it are counted as gaps in the right split.
+  split_at = np.array([row.split for row in rows], dtype=object)[
+      np.searchsorted(position, np.arange(length), side='right') - 1]
   columns = {name: np.full(length, np.nan) for name in _value_feature_names(spec)}
   for name, column in columns.items():
     column[position] = [row.values[name] for row in rows]
@@ -111,7 +113,7 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
     forecast = start + spec.encoder_steps
     split = split_at[forecast]
     stride = strides.get(split)
-    if not split or not stride or (first + forecast) % stride:
+    if not stride or (first + forecast) % stride:
       continue
     if complete_before[start + window] - complete_before[start] < window:
       counts['windows_skipped_gap'] += 1

@@ -29,9 +29,11 @@ class ComponentProgress:
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._poll, daemon=True)
     self._reported = {}  # execution id -> 'started' | 'finished'
-    self._known_before = None
+    self._earlier_runs = set()
 
   def __enter__(self):
+    # Executions of earlier runs in the same store are not reported.
+    self._earlier_runs = {e.id for e in self._executions()[1]}
     self._thread.start()
     return self
 
@@ -44,16 +46,17 @@ class ComponentProgress:
     while not self._stop.wait(self._interval):
       self._report_once()
 
-  def _report_once(self) -> None:
+  def _executions(self):
     try:
       store = metadata_store.MetadataStore(self._config)
-      executions = store.get_executions()
+      return store, store.get_executions()
     except errors.MetadataStoreError:  # the store is being created or is busy
-      return
-    if self._known_before is None:  # executions of earlier runs are not reported
-      self._known_before = {e.id for e in executions}
+      return None, []
+
+  def _report_once(self) -> None:
+    store, executions = self._executions()
     for execution in sorted(executions, key=lambda e: e.id):
-      if execution.id in self._known_before or self._reported.get(execution.id) == 'finished':
+      if execution.id in self._earlier_runs or self._reported.get(execution.id) == 'finished':
         continue
       name = node_id(store, execution)
       if execution.id not in self._reported:

@@ -1,0 +1,106 @@
+"""The dataset spec: invariants of the shipped specs and clear errors for bad ones."""
+
+import csv
+import dataclasses
+import os
+
+import pytest
+
+from schema import datasets
+from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.features import (SERIES_ID, Group, features_in, missing_indicator_name,
+                             model_features, transformed_name)
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _spec(*columns, **changes):
+  fields = dict(name='tiny', columns=columns, frequency=Frequency.HOURLY, encoder_steps=4,
+                horizon=2)
+  fields.update(changes)
+  return DatasetSpec(**fields)
+
+
+_KEY = Column('id', Role.SERIES_KEY, DType.CATEGORICAL)
+_TIME = Column('t', Role.TIME, DType.CATEGORICAL)
+_TARGET = Column('y', Role.TARGET)
+
+
+@pytest.mark.parametrize('name', sorted(datasets.DATASETS))
+def test_shipped_specs_round_trip_through_json(name):
+  spec = datasets.get_dataset(name).spec
+  assert DatasetSpec.from_json(spec.to_json()) == spec
+
+
+@pytest.mark.parametrize('name', ['etth1', 'etth1_univariate', 'stallion'])
+def test_every_declared_column_exists_in_the_reference_file(name):
+  dataset = datasets.get_dataset(name)
+  path = os.path.join(PROJECT_ROOT, dataset.default_path)
+  if not os.path.exists(path):
+    pytest.skip(f'reference data {path} not present')
+  with open(path) as f:
+    header = next(csv.reader(f))
+  assert [c.name for c in dataset.spec.columns if c.name not in header] == []
+
+
+def test_stallion_groups_follow_the_tutorial_roles():
+  spec = datasets.STALLION
+  assert spec.series_key_columns == ('agency', 'sku')
+  assert spec.target_column == 'volume'
+  assert {c.name for c in spec.columns_with(Role.OBSERVED)} == {
+      'industry_volume', 'soda_volume', 'avg_max_temp'}
+  static_categoricals = [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)]
+  # Composite key id plus each key column.
+  assert static_categoricals == [SERIES_ID, transformed_name('agency'),
+                                 transformed_name('sku')]
+
+
+def test_model_features_add_missing_indicators_and_calendar_features():
+  spec = datasets.SYNTHETIC
+  by_group = {group: [f.name for f in features_in(spec, group)] for group in Group}
+  assert by_group[Group.OBSERVED_REAL] == [transformed_name('temperature'),
+                                           missing_indicator_name('temperature')]
+  assert by_group[Group.KNOWN_CATEGORICAL] == [transformed_name('hour_of_day'),
+                                               transformed_name('day_of_week')]
+  assert by_group[Group.KNOWN_REAL] == [transformed_name('price')]
+  assert by_group[Group.STATIC_REAL] == [transformed_name('capacity')]
+  calendar = [f for f in model_features(spec) if f.cardinality]
+  assert [f.cardinality for f in calendar] == [24, 7]
+
+
+def test_single_series_data_needs_no_key_column():
+  spec = datasets.ETTH1
+  assert spec.series_key_columns == ()
+  assert [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)] == [SERIES_ID]
+
+
+@pytest.mark.parametrize('columns, changes, message', [
+    ((_KEY, _TIME, _TARGET, _TARGET), {}, 'more than once'),
+    ((_KEY, _TIME), {}, 'exactly one target'),
+    ((_KEY, _TIME, Column('t2', Role.TIME, DType.CATEGORICAL), _TARGET), {},
+     'exactly one time'),
+    ((_KEY, _TIME, Column('y', Role.TARGET, DType.CATEGORICAL)), {}, 'must be real'),
+    ((_KEY, _TIME, dataclasses.replace(_TARGET, allow_missing=True)), {},
+     'cannot allow missing'),
+    ((_KEY, _TIME, _TARGET, Column('c', Role.OBSERVED, DType.CATEGORICAL)), {},
+     'observed inputs must be real'),
+    ((_KEY, _TIME, _TARGET, Column('series_id', Role.STATIC)), {}, 'reserved'),
+    ((_KEY, _TIME, _TARGET), {'calendar_features': ('week_of_moon',)},
+     'unknown calendar features'),
+    ((_KEY, _TIME, _TARGET, Column('hour_of_day', Role.KNOWN)),
+     {'calendar_features': ('hour_of_day',)}, 'names of calendar features'),
+    ((_KEY, _TIME, _TARGET), {'horizon': 0}, 'must both be at least 1'),
+])
+def test_bad_specs_raise_clear_errors(columns, changes, message):
+  with pytest.raises(ValueError, match=message):
+    _spec(*columns, **changes)
+
+
+def test_unknown_dataset_names_the_choices():
+  with pytest.raises(ValueError, match='choose one of'):
+    datasets.get_dataset('electricity_2011')
+
+
+def test_column_lookup_names_the_spec():
+  with pytest.raises(KeyError, match="not declared in dataset spec 'synthetic'"):
+    datasets.SYNTHETIC.column('humidity')

@@ -1,0 +1,82 @@
+"""The real pipeline, run by LocalDagRunner on a tiny generated data set.
+
+Asserts on what the metadata store recorded: every component executed, the model was
+evaluated with finite metrics, blessed and pushed, and the pushed model serves forecasts.
+"""
+
+import glob
+import math
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tfx import v1 as tfx
+
+from pipeline import default_data, run_summary
+from pipeline.config import Blessing, PipelineConfig, default_strides
+from pipeline.pipeline import create_pipeline
+from schema import datasets
+from schema.window_layout import TARGET_FUTURE
+from trainer_module.export import quantile_key
+
+EXPECTED_NODES = {
+    'TimeSeriesExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Transform',
+    'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator', 'Pusher'}
+
+
+@pytest.fixture(scope='module')
+def finished_run(tmp_path_factory):
+  root = tmp_path_factory.mktemp('run')
+  data_root = root / 'data'
+  default_data.generate(str(data_root / 'data.csv'), num_series=3, days=12, seed=1)
+  spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
+  split = datasets.get_dataset('synthetic').split
+  config = PipelineConfig(
+      pipeline_name='tft-e2e', pipeline_root=str(root / 'pipeline_root'),
+      data_root=str(data_root), serving_model_dir=str(root / 'serving'),
+      dataset=spec, time_split=split, blessing=Blessing(max_mae=1e6),
+      strides=default_strides(spec, split), train_steps=6,
+      model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 2})
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      str(root / 'metadata.sqlite'))
+  tfx.orchestration.LocalDagRunner().run(create_pipeline(
+      config, metadata_connection_config=metadata,
+      beam_pipeline_args=['--direct_running_mode=in_memory', '--direct_num_workers=1']))
+  return config, run_summary.latest_run_summary(metadata, config.pipeline_name)
+
+
+def test_every_component_executed(finished_run):
+  _, summary = finished_run
+  states = {c.node_id: c.state for c in summary.components}
+  assert set(states) == EXPECTED_NODES
+  assert set(states.values()) == {'COMPLETE'}
+
+
+def test_evaluation_metrics_are_present_and_finite(finished_run):
+  _, summary = finished_run
+  for name in ('mean_absolute_error', 'mean_squared_error', 'example_count'):
+    assert math.isfinite(summary.metrics[name]), (name, summary.metrics)
+  assert summary.metrics['example_count'] > 0
+  assert summary.metrics['mean_squared_error'] >= summary.metrics['mean_absolute_error'] ** 2
+
+
+def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
+  config, summary = finished_run
+  assert summary.blessed is True
+  assert summary.pushed_to and summary.pushed_to.startswith(config.serving_model_dir)
+  model = tf.saved_model.load(summary.pushed_to)
+  eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                      'Split-eval', '*.gz'))
+  serialized = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, 'GZIP').take(4)]
+  outputs = model.signatures['serving_default'](examples=tf.constant(serialized))
+  horizon = config.dataset.horizon
+  low, median, high = (outputs[quantile_key(q)].numpy() for q in (0.1, 0.5, 0.9))
+  assert median.shape == (4, horizon)
+  assert np.all(np.isfinite(median))
+  # Forecasts are in original units: the same order of magnitude as the actuals.
+  actuals = np.array([tf.io.parse_single_example(
+      s, {TARGET_FUTURE: tf.io.FixedLenFeature([horizon], tf.float32)})[TARGET_FUTURE].numpy()
+      for s in serialized])
+  assert 0.1 < np.median(median) / np.median(actuals) < 10
+  assert np.mean(low <= high) > 0.5

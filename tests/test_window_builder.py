@@ -1,0 +1,107 @@
+"""Windowing one series: exact windows, gaps, split membership, strides, duplicates."""
+
+import datetime
+
+import pytest
+import tensorflow as tf
+
+from components.window_builder import Row, build_windows, grid_step
+from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.features import SERIES_KEY, transformed_name
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
+                                  window_feature_spec)
+
+SPEC = DatasetSpec(
+    name='hand', frequency=Frequency.HOURLY, encoder_steps=3, horizon=2,
+    columns=(Column('id', Role.SERIES_KEY, DType.CATEGORICAL),
+             Column('t', Role.TIME, DType.CATEGORICAL), Column('y', Role.TARGET),
+             Column('size', Role.STATIC), Column('price', Role.KNOWN),
+             Column('temp', Role.OBSERVED)))
+START = int(datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
+HOUR = 3600
+
+
+def _rows(hours, split_of=lambda hour: 'train'):
+  """Row h has target 100 + h, price 10 + h, temperature 20 + h, size 7."""
+  return [Row(seconds=START + h * HOUR, split=split_of(h), values={
+      transformed_name('y'): 100.0 + h, transformed_name('size'): 7.0,
+      transformed_name('price'): 10.0 + h, transformed_name('temp'): 20.0 + h,
+      transformed_name('series_id'): 1}) for h in hours]
+
+
+def _parse(serialized):
+  return {name: value.numpy().tolist() for name, value in
+          tf.io.parse_single_example(serialized, window_feature_spec(SPEC)).items()}
+
+
+def test_windows_hold_the_exact_values_of_their_steps():
+  windows, counts = build_windows('a', _rows(range(7)), SPEC, {'train': 1})
+  assert counts == {'series': 1, 'rows': 7, 'windows_train': 3}
+  first = _parse(windows[0][1])
+  assert first[TARGET_HISTORY] == [100.0, 101.0, 102.0]
+  assert first[TARGET_FUTURE] == [103.0, 104.0]
+  assert first[transformed_name('price')] == [10.0, 11.0, 12.0, 13.0, 14.0]
+  assert first[transformed_name('temp')] == [20.0, 21.0, 22.0]  # encoder only
+  assert first[transformed_name('size')] == [7.0]
+  assert first[SERIES_KEY] == [b'a']
+  assert first[FORECAST_START] == [START + 3 * HOUR]
+  last = _parse(windows[-1][1])
+  assert last[TARGET_FUTURE] == [105.0, 106.0]
+
+
+def test_rows_in_any_order_give_the_same_windows():
+  in_order, _ = build_windows('a', _rows(range(7)), SPEC, {'train': 1})
+  shuffled, _ = build_windows('a', _rows([3, 0, 6, 1, 5, 2, 4]), SPEC, {'train': 1})
+  assert [_parse(w) for _, w in in_order] == [_parse(w) for _, w in shuffled]
+  assert len(in_order) == 3
+
+
+def test_a_gap_skips_the_windows_that_cover_it_instead_of_shifting():
+  hours = [h for h in range(12) if h != 6]
+  windows, counts = build_windows('a', _rows(hours), SPEC, {'train': 1})
+  # Windows start at hours 0..7; those starting at 2..6 cover hour 6, including the one
+  # whose first forecast step is the missing hour.
+  assert counts['windows_train'] == 3
+  assert counts['windows_skipped_gap'] == 5
+  starts = [_parse(w)[TARGET_HISTORY][0] - 100 for _, w in windows]
+  assert starts == [0.0, 1.0, 7.0]
+
+
+def test_a_window_belongs_to_the_split_of_its_forecast_steps():
+  split_of = lambda hour: 'train' if hour < 6 else 'eval'
+  windows, counts = build_windows('a', _rows(range(10), split_of), SPEC,
+                                  {'train': 1, 'eval': 1})
+  by_split = {}
+  for split, serialized in windows:
+    parsed = _parse(serialized)
+    forecast_hours = [v - 100 for v in parsed[TARGET_FUTURE]]
+    by_split.setdefault(split, []).append(forecast_hours)
+  assert by_split['train'] == [[3.0, 4.0], [4.0, 5.0]]
+  # History may come from the train period; forecasts never straddle the boundary.
+  assert by_split['eval'] == [[6.0, 7.0], [7.0, 8.0], [8.0, 9.0]]
+  assert counts['windows_skipped_crossing_split'] == 1
+
+
+def test_strides_align_forecast_starts_on_the_time_grid():
+  windows, counts = build_windows('a', _rows(range(20)), SPEC, {'train': 4})
+  forecast_starts = [(_parse(w)[FORECAST_START][0] - START) // HOUR for _, w in windows]
+  first_step = grid_step(START, Frequency.HOURLY)
+  assert all((first_step + h) % 4 == 0 for h in forecast_starts)
+  assert len(forecast_starts) == counts['windows_train'] == 4
+
+
+def test_a_series_shorter_than_a_window_is_counted_not_windowed():
+  windows, counts = build_windows('a', _rows(range(4)), SPEC, {'train': 1})
+  assert windows == []
+  assert counts == {'series': 1, 'rows': 4, 'series_too_short': 1, 'rows_in_short_series': 4}
+
+
+def test_duplicate_time_steps_are_an_error_naming_series_and_time():
+  with pytest.raises(ValueError, match=r"series 'a' has more than one row at 2024-01-01 02:00"):
+    build_windows('a', _rows([0, 1, 2, 2, 3, 4, 5]), SPEC, {'train': 1})
+
+
+def test_monthly_grid_counts_calendar_months():
+  jan = int(datetime.datetime(2017, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
+  mar = int(datetime.datetime(2017, 3, 1, tzinfo=datetime.timezone.utc).timestamp())
+  assert grid_step(mar, Frequency.MONTHLY) - grid_step(jan, Frequency.MONTHLY) == 2
