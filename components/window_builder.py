@@ -9,12 +9,15 @@ Rules (see DESIGN.md):
     (a window whose horizon crosses a split boundary is skipped and counted); its history
     may reach back into an earlier split;
   - within a split, windows start their forecast at grid steps divisible by the split's
-    stride, so the same data always gives the same windows.
+    stride, so the same data always gives the same windows;
+  - a split's sample rate keeps that share of its windows, chosen by a hash of series key
+    and forecast start: deterministic, and the same windows across runs.
 """
 
 import collections
 import dataclasses
 import datetime
+import hashlib
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -36,14 +39,27 @@ class Row:
   values: Mapping[str, float]  # transformed feature name -> value
 
 
+_SECONDS_PER_STEP = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
+
+
 def grid_step(seconds: int, frequency: Frequency) -> int:
-  """The index of a timestamp on the spec's time grid."""
-  if frequency == Frequency.HOURLY:
-    return seconds // 3600
-  if frequency == Frequency.DAILY:
-    return seconds // 86400
+  """The index of a timestamp on the spec's time grid.
+
+  Raises:
+    ValueError: if the timestamp is not on the grid (e.g. 10:30 on an hourly grid, or
+      the 15th on a monthly grid, whose steps are first days of months at 00:00).
+  """
   moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-  return moment.year * 12 + moment.month - 1
+  if frequency == Frequency.MONTHLY:
+    if (moment.day, moment.hour, moment.minute, moment.second) != (1, 0, 0, 0):
+      raise ValueError(f'{moment:%Y-%m-%d %H:%M:%S} is not on the monthly grid (first day of '
+                       'a month, 00:00); align the timestamps or declare another frequency')
+    return moment.year * 12 + moment.month - 1
+  step, remainder = divmod(seconds, _SECONDS_PER_STEP[frequency])
+  if remainder:
+    raise ValueError(f'{moment:%Y-%m-%d %H:%M:%S} is not on the {frequency.value} grid; '
+                     'align the timestamps or declare another frequency')
+  return step
 
 
 def row_from_example(example: tf.train.Example, spec: DatasetSpec, split: str):
@@ -62,25 +78,37 @@ def _value_feature_names(spec: DatasetSpec) -> List[str]:
   return [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
 
 
+def sample_unit(series_key: str, forecast_seconds: int) -> float:
+  """A deterministic pseudo-random number in [0, 1) for one window."""
+  digest = hashlib.sha256(f'{series_key}|{forecast_seconds}'.encode()).digest()
+  return int.from_bytes(digest[:8], 'big') / 2.0**64
+
+
 def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
-                  strides: Mapping[str, int]) -> Tuple[List[Tuple[str, bytes]], Counts]:
+                  strides: Mapping[str, int], sample_rates: Mapping[str, float] = None
+                  ) -> Tuple[List[Tuple[str, bytes]], Counts]:
   """The serialized windows of one series, each with its split, and what was counted.
 
   Args:
     series_key: the composite series key.
     rows: the series' rows, in any order.
     spec: the dataset spec; gives the window shape and the time grid.
-    strides: forecast-start stride per split name, in grid steps.
+    strides: forecast-start stride per split name, in grid steps; splits not named get
+      no windows.
+    sample_rates: share of windows to keep per split name (default 1.0).
 
   Returns:
     A list of (split name, serialized tf.Example) and a dict of counts.
 
   Raises:
-    ValueError: if two rows of the series fall on the same time step.
+    ValueError: if a row is off the time grid or two rows fall on the same step.
   """
   rows = sorted(rows, key=lambda row: row.seconds)
   counts = collections.Counter(series=1, rows=len(rows))
-  steps = np.array([grid_step(row.seconds, spec.frequency) for row in rows])
+  try:
+    steps = np.array([grid_step(row.seconds, spec.frequency) for row in rows])
+  except ValueError as error:
+    raise ValueError(f"series '{series_key}': {error}") from None
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
     moment = datetime.datetime.fromtimestamp(rows[duplicated[0]].seconds,
@@ -119,6 +147,9 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
       counts['windows_skipped_gap'] += 1
     elif split_at[start + window - 1] != split:
       counts['windows_skipped_crossing_split'] += 1
+    elif sample_unit(series_key, int(seconds_at[forecast])) >= (sample_rates or {}).get(
+        split, 1.0):
+      counts['windows_sampled_out'] += 1
     else:
       counts[f'windows_{split}'] += 1
       example = _window_example(series_key, columns, start, int(seconds_at[forecast]), spec)

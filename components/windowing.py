@@ -9,7 +9,7 @@ series, rows, windows per split and windows skipped, by reason.
 import json
 import logging
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import apache_beam as beam
 import tensorflow as tf
@@ -29,6 +29,7 @@ class WindowingSpec(types.ComponentSpec):
   PARAMETERS = {
       'dataset_spec': ExecutionParameter(type=str),  # DatasetSpec.to_json()
       'strides': ExecutionParameter(type=str),  # JSON: split name -> stride in grid steps
+      'sample_rates': ExecutionParameter(type=str),  # JSON: split name -> share kept
   }
   INPUTS = {'examples': ChannelParameter(type=standard_artifacts.Examples)}
   OUTPUTS = {'windows': ChannelParameter(type=standard_artifacts.Examples)}
@@ -42,7 +43,7 @@ def _read_split(pipeline, examples_uri: str, split: str, spec: DatasetSpec):
           | f'Row[{split}]' >> beam.Map(window_builder.row_from_example, spec, split))
 
 
-def _write_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
+def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
   report = {'windows': {split: counts.get(f'windows_{split}', 0) for split in splits}}
   report.update({name: value for name, value in sorted(counts.items())
                  if not name.startswith('windows_') or 'skipped' in name})
@@ -71,19 +72,21 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     windows.split_names = artifact_utils.encode_split_names(splits)
     spec = DatasetSpec.from_json(exec_properties['dataset_spec'])
     strides = json.loads(exec_properties['strides'])
-    unknown = sorted(set(strides) - set(splits))
+    sample_rates = json.loads(exec_properties['sample_rates'])
+    unknown = sorted((set(strides) | set(sample_rates)) - set(splits))
     if unknown:
-      raise ValueError(f'strides given for splits {unknown}, but the examples have splits '
-                       f'{splits}')
+      raise ValueError(f'strides or sample rates given for splits {unknown}, but the '
+                       f'examples have splits {splits}')
+    strides = {split: strides.get(split, 1) for split in splits}
     with self._make_beam_pipeline() as pipeline:
       rows = ([_read_split(pipeline, examples.uri, split, spec) for split in splits]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(lambda item: window_builder.build_windows(
-                   item[0], item[1], spec, {s: strides.get(s, 1) for s in splits})))
+                   item[0], item[1], spec, strides, sample_rates)))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
-           | 'Report' >> beam.Map(_write_report, os.path.join(windows.uri, WINDOW_REPORT_FILE),
+           | 'Report' >> beam.Map(write_window_report, os.path.join(windows.uri, WINDOW_REPORT_FILE),
                                   splits))
       tagged = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
       for split in splits:
@@ -102,15 +105,19 @@ class Windowing(base_beam_component.BaseBeamComponent):
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
   def __init__(self, examples: types.BaseChannel, dataset_spec: DatasetSpec,
-               strides: Dict[str, int]):
+               strides: Dict[str, int], sample_rates: Optional[Dict[str, float]] = None):
     """Args:
       examples: Transform's transformed examples.
       dataset_spec: gives the window shape, time grid and features.
       strides: forecast-start stride per split in grid steps (default 1 for others).
+      sample_rates: share of windows kept per split, in (0, 1] (default 1).
     """
+    sample_rates = sample_rates or {}
     bad = {split: stride for split, stride in strides.items() if int(stride) < 1}
+    bad.update({split: rate for split, rate in sample_rates.items() if not 0 < rate <= 1})
     if bad:
-      raise ValueError(f'strides must be at least 1, got {bad}')
+      raise ValueError(f'strides must be at least 1 and sample rates in (0, 1], got {bad}')
     super().__init__(spec=WindowingSpec(
         examples=examples, dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
+        sample_rates=json.dumps(sample_rates),
         windows=types.Channel(type=standard_artifacts.Examples)))

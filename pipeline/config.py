@@ -45,6 +45,7 @@ class PipelineConfig:
     time_split: where eval (and test) begin.
     blessing: the Evaluator's thresholds.
     strides: forecast-start stride per split, in time steps of the data.
+    sample_rates: share of windows kept per split (default: all), for large data.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     model_overrides: TFTConfig fields to change from the preset.
     train_steps: optimizer steps budget for the Trainer.
@@ -58,6 +59,7 @@ class PipelineConfig:
   time_split: TimeSplit
   blessing: Blessing
   strides: Mapping[str, int] = dataclasses.field(default_factory=lambda: {'train': 1})
+  sample_rates: Mapping[str, float] = dataclasses.field(default_factory=dict)
   model_preset: str = 'local'
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   train_steps: int = 1000

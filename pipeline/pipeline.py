@@ -44,7 +44,8 @@ def create_pipeline(
       splits_config=tfx.proto.SplitsConfig(analyze=['train'],
                                             transform=list(config.time_split.split_names)))
   windowing = Windowing(examples=transform.outputs['transformed_examples'],
-                        dataset_spec=spec, strides=dict(config.strides))
+                        dataset_spec=spec, strides=dict(config.strides),
+                        sample_rates=dict(config.sample_rates))
   trainer = tfx.components.Trainer(
       run_fn=RUN_FN,
       examples=windowing.outputs['windows'],

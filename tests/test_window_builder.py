@@ -105,3 +105,31 @@ def test_monthly_grid_counts_calendar_months():
   jan = int(datetime.datetime(2017, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
   mar = int(datetime.datetime(2017, 3, 1, tzinfo=datetime.timezone.utc).timestamp())
   assert grid_step(mar, Frequency.MONTHLY) - grid_step(jan, Frequency.MONTHLY) == 2
+
+
+@pytest.mark.parametrize('frequency, moment', [
+    (Frequency.HOURLY, datetime.datetime(2024, 1, 1, 10, 30)),
+    (Frequency.DAILY, datetime.datetime(2024, 1, 1, 6)),
+    (Frequency.MONTHLY, datetime.datetime(2024, 1, 15)),
+])
+def test_timestamps_off_the_grid_are_an_error(frequency, moment):
+  seconds = int(moment.replace(tzinfo=datetime.timezone.utc).timestamp())
+  with pytest.raises(ValueError, match=f'not on the {frequency.value} grid'):
+    grid_step(seconds, frequency)
+
+
+def test_off_grid_rows_name_the_series():
+  rows = _rows(range(7))
+  rows[2] = Row(seconds=rows[2].seconds + 60, split='train', values=rows[2].values)
+  with pytest.raises(ValueError, match="series 'a': 2024-01-01 02:01:00 is not on the hourly"):
+    build_windows('a', rows, SPEC, {'train': 1})
+
+
+def test_sampling_keeps_a_deterministic_share_of_windows():
+  rows = _rows(range(2000))
+  full, _ = build_windows('a', rows, SPEC, {'train': 1})
+  kept, counts = build_windows('a', rows, SPEC, {'train': 1}, {'train': 0.25})
+  again, _ = build_windows('a', list(reversed(rows)), SPEC, {'train': 1}, {'train': 0.25})
+  assert counts['windows_train'] + counts['windows_sampled_out'] == len(full)
+  assert 0.2 < len(kept) / len(full) < 0.3
+  assert [_parse(w) for _, w in kept] == [_parse(w) for _, w in again]

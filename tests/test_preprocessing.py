@@ -1,0 +1,90 @@
+"""preprocessing_fn under TF Transform's Beam implementation: analyzers see train only."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_transform as tft
+import tensorflow_transform.beam as tft_beam
+from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
+
+from schema.datasets import SYNTHETIC
+from schema.features import (OOV_BUCKETS, SERIES_ID, SERIES_VOCABULARY,
+                             missing_indicator_name, transformed_name)
+from schema.time_split import parse_timestamp
+from trainer_module.preprocessing import preprocessing_fn
+
+FEATURE_SPEC = {
+    'station': tf.io.FixedLenFeature([1], tf.string),
+    'timestamp': tf.io.FixedLenFeature([1], tf.int64),
+    'load': tf.io.FixedLenFeature([1], tf.float32),
+    'region': tf.io.FixedLenFeature([1], tf.string),
+    'capacity': tf.io.FixedLenFeature([1], tf.float32),
+    'price': tf.io.FixedLenFeature([1], tf.float32),
+    'temperature': tf.io.VarLenFeature(tf.float32),
+}
+T0 = parse_timestamp('2024-01-01 00:00')
+
+
+def _row(station, hour, temperature, price=1.0, region='north'):
+  return {'station': [station.encode()], 'timestamp': [T0 + 3600 * hour], 'load': [10.0 + hour],
+          'region': [region.encode()], 'capacity': [50.0], 'price': [price],
+          'temperature': [] if temperature is None else [temperature]}
+
+
+TRAIN = [_row('a', 0, 10.0), _row('a', 1, None), _row('b', 0, 14.0), _row('b', 1, 12.0, 2.0)]
+# Extreme eval values: if they reached the analyzers, the statistics would move a lot.
+EVAL = [_row('a', 2, 1000.0, 50.0), _row('new_station', 3, None, region='mars')]
+
+
+@pytest.fixture(scope='module')
+def transformed(tmp_path_factory):
+  metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(FEATURE_SPEC))
+  with tft_beam.Context(temp_dir=str(tmp_path_factory.mktemp('tft')), force_tf_compat_v1=False):
+    transform_fn = (TRAIN, metadata) | tft_beam.AnalyzeDataset(
+        lambda inputs: preprocessing_fn(inputs, {'dataset_spec': SYNTHETIC.to_json()}))
+    (train_out, _), (eval_out, _) = (
+        ((TRAIN, metadata), transform_fn) | 'Train' >> tft_beam.TransformDataset(),
+        ((EVAL, metadata), transform_fn) | 'Eval' >> tft_beam.TransformDataset())
+    output_dir = str(tmp_path_factory.mktemp('transform_fn'))
+    _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
+  return train_out, eval_out, tft.TFTransformOutput(output_dir)
+
+
+def test_missing_values_are_imputed_with_the_train_mean_and_flagged(transformed):
+  train, _, _ = transformed
+  temperature = transformed_name('temperature')
+  flag = missing_indicator_name('temperature')
+  present = np.array([10.0, 14.0, 12.0])
+  mean, std = present.mean(), present.std()
+  got = [row[temperature] for row in train]
+  np.testing.assert_allclose(got, [(10 - mean) / std, 0.0, (14 - mean) / std, (12 - mean) / std],
+                             rtol=1e-5)
+  assert [row[flag] for row in train] == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_eval_values_never_influence_the_statistics(transformed):
+  _, evaluation, _ = transformed
+  mean, std = np.mean([10.0, 14.0, 12.0]), np.std([10.0, 14.0, 12.0])
+  np.testing.assert_allclose(evaluation[0][transformed_name('temperature')],
+                             (1000.0 - mean) / std, rtol=1e-5)
+  prices = np.array([1.0, 1.0, 1.0, 2.0])
+  np.testing.assert_allclose(evaluation[0][transformed_name('price')],
+                             (50.0 - prices.mean()) / prices.std(), rtol=1e-5)
+  assert evaluation[1][transformed_name('temperature')] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_unseen_categories_map_to_the_out_of_vocabulary_bucket(transformed):
+  train, evaluation, transform_output = transformed
+  series_vocabulary = transform_output.vocabulary_size_by_name(SERIES_VOCABULARY)
+  assert series_vocabulary == 2
+  assert {row[SERIES_ID] for row in train} == {0, 1}
+  assert evaluation[1][SERIES_ID] == series_vocabulary + OOV_BUCKETS - 1
+  region_vocabulary = transform_output.vocabulary_size_by_name('region')
+  assert evaluation[1][transformed_name('region')] == region_vocabulary
+
+
+def test_target_and_time_pass_through_unscaled(transformed):
+  train, _, _ = transformed
+  assert [row[transformed_name('load')] for row in train] == [10.0, 11.0, 10.0, 11.0]
+  assert [row[transformed_name('hour_of_day')] for row in train] == [0, 1, 0, 1]
+  assert train[0][transformed_name('timestamp')] == T0
