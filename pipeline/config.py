@@ -6,8 +6,9 @@ deployment settings (`pipeline_root`, `serving_model_dir`). Runners fill in the 
 """
 
 import dataclasses
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Optional
 
+from components.anomaly_gate import MODES as ANOMALY_MODES
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
@@ -50,6 +51,10 @@ class PipelineConfig:
     model_overrides: TFTConfig fields to change from the preset.
     train_steps: optimizer steps budget for the Trainer.
     input_pattern: the CSV file pattern under `data_root` (may contain `{SPAN}`).
+    schema_file: a curated TFDV schema to import; None infers one with SchemaGen (to
+      bootstrap a new data set).
+    on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
+      'warn' logs the anomalies and goes on.
   """
   pipeline_name: str
   pipeline_root: str
@@ -64,12 +69,16 @@ class PipelineConfig:
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   train_steps: int = 1000
   input_pattern: str = '*.csv'
+  schema_file: Optional[str] = None
+  on_anomalies: str = 'stop'
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles
     if 0.5 not in quantiles:
       raise ValueError(f'the quantiles {quantiles} must include 0.5: the Evaluator scores '
                        'the median forecast')
+    if self.on_anomalies not in ANOMALY_MODES:
+      raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
 

@@ -12,7 +12,7 @@ import time
 import warnings
 from typing import List, Optional
 
-from schema.datasets import DATASETS, get_dataset
+from schema.datasets import DATASETS, SCHEMA_DIR, curated_schema_path, get_dataset
 
 DEFAULT_OUTPUT = 'runs'
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +44,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       help="series to generate for 'synthetic' (default: %(default)s)")
   parser.add_argument('--days', type=int, default=100,
                       help="days of hourly data to generate for 'synthetic' (default: %(default)s)")
+  parser.add_argument('--schema', choices=('curated', 'infer'), default='curated',
+                      help="'curated': import the data set's checked-in TFDV schema "
+                      "(schema/schemas/); 'infer': infer one with SchemaGen, to bootstrap a "
+                      'new data set (default: %(default)s)')
+  parser.add_argument('--on-anomalies', choices=('stop', 'warn'), default='stop',
+                      help='when the data breaks the schema: stop before Transform, or '
+                      'warn and go on (default: %(default)s)')
   parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
   return parser.parse_args(argv)
 
@@ -91,6 +98,16 @@ def _resolve_data(args: argparse.Namespace, output_dir: str) -> str:
   return data_dir
 
 
+def _schema_file(args: argparse.Namespace) -> Optional[str]:
+  if args.schema == 'infer':
+    return None
+  path = curated_schema_path(args.dataset)
+  if path is None:
+    raise SystemExit(f"error: data set '{args.dataset}' has no curated schema in "
+                     f'{SCHEMA_DIR}; run with --schema infer to bootstrap one')
+  return path
+
+
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   _configure_logs(args.verbose)
@@ -118,15 +135,24 @@ def main(argv: Optional[List[str]] = None) -> int:
       blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
       strides=pipeline_config.default_strides(spec, dataset.split),
       model_preset=args.preset,
-      train_steps=args.train_steps)
+      train_steps=args.train_steps,
+      schema_file=_schema_file(args),
+      on_anomalies=args.on_anomalies)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
   started = time.monotonic()
-  with progress.ComponentProgress(metadata):
-    tfx.orchestration.LocalDagRunner().run(
-        create_pipeline(config, metadata_connection_config=metadata,
-                        beam_pipeline_args=BEAM_ARGS))
+  try:
+    with progress.ComponentProgress(metadata):
+      tfx.orchestration.LocalDagRunner().run(
+          create_pipeline(config, metadata_connection_config=metadata,
+                          beam_pipeline_args=BEAM_ARGS))
+  except Exception as error:  # pylint: disable=broad-except
+    if args.verbose:
+      raise
+    print(f'\nerror: the pipeline stopped: {error}\n(run with --verbose for the full trace; '
+          f'artifacts so far are in {config.pipeline_root})', file=sys.stderr)
+    return 1
   summary = run_summary.latest_run_summary(metadata, pipeline_name)
   print(summary.format(config.pipeline_root))
   print(f'  total:       {time.monotonic() - started:.1f} s')

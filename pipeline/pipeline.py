@@ -1,7 +1,8 @@
 """The one pipeline definition, shared by the local runner and the Kubeflow V2 runner.
 
-TimeSeriesExampleGen -> StatisticsGen -> SchemaGen -> ExampleValidator -> Transform ->
-Windowing -> Trainer -> Evaluator (vs. the last blessed model) -> Pusher.
+TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen ->
+ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
+Evaluator (vs. the last blessed model) -> Pusher.
 """
 
 from typing import List, Optional
@@ -10,6 +11,7 @@ import tensorflow_model_analysis as tfma
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
 
+from components.anomaly_gate import AnomalyGate
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.windowing import Windowing
 from pipeline.config import Blessing, PipelineConfig
@@ -33,16 +35,22 @@ def create_pipeline(
       input_base=config.data_root, dataset_spec=spec, time_split=config.time_split,
       input_pattern=config.input_pattern)
   statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs['examples'])
-  schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs['statistics'],
-                                        infer_feature_shape=True)
+  if config.schema_file:
+    schema_gen = tfx.components.ImportSchemaGen(schema_file=config.schema_file)
+  else:
+    schema_gen = tfx.components.SchemaGen(statistics=statistics_gen.outputs['statistics'],
+                                          infer_feature_shape=True)
   example_validator = tfx.components.ExampleValidator(
       statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
+  anomaly_gate = AnomalyGate(anomalies=example_validator.outputs['anomalies'],
+                             mode=config.on_anomalies)
   transform = tfx.components.Transform(
       examples=example_gen.outputs['examples'], schema=schema_gen.outputs['schema'],
       preprocessing_fn=PREPROCESSING_FN,
       custom_config={'dataset_spec': spec.to_json()},
       splits_config=tfx.proto.SplitsConfig(analyze=['train'],
                                             transform=list(config.time_split.split_names)))
+  transform.add_upstream_node(anomaly_gate)
   windowing = Windowing(examples=transform.outputs['transformed_examples'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
@@ -73,8 +81,8 @@ def create_pipeline(
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
-      components=[example_gen, statistics_gen, schema_gen, example_validator, transform,
-                  windowing, trainer, model_resolver, evaluator, pusher],
+      components=[example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
+                  transform, windowing, trainer, model_resolver, evaluator, pusher],
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])

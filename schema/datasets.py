@@ -1,6 +1,7 @@
-"""The data sets the pipeline knows by name: their specs and default time splits."""
+"""The data sets the pipeline knows by name: specs, default splits, curated schemas."""
 
 import dataclasses
+import os
 from typing import Dict, Optional
 
 from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
@@ -108,3 +109,12 @@ def get_dataset(name: str) -> Dataset:
   if name not in DATASETS:
     raise ValueError(f"unknown dataset '{name}'; choose one of {sorted(DATASETS)}")
   return DATASETS[name]
+
+
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'schemas')
+
+
+def curated_schema_path(name: str) -> Optional[str]:
+  """The curated TFDV schema of data set `name`, or None if it has none."""
+  path = os.path.join(SCHEMA_DIR, f'{name}.pbtxt')
+  return path if os.path.exists(path) else None

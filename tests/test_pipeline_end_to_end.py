@@ -21,7 +21,8 @@ from schema.window_layout import TARGET_FUTURE
 from trainer_module.export import quantile_key
 
 EXPECTED_NODES = {
-    'TimeSeriesExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Transform',
+    'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
+    'AnomalyGate', 'Transform',
     'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator', 'Pusher'}
 
 
@@ -37,6 +38,7 @@ def finished_run(tmp_path_factory):
       data_root=str(data_root), serving_model_dir=str(root / 'serving'),
       dataset=spec, time_split=split, blessing=Blessing(max_mae=1e6),
       strides=default_strides(spec, split), train_steps=6,
+      schema_file=datasets.curated_schema_path('synthetic'),
       model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 2})
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       str(root / 'metadata.sqlite'))
