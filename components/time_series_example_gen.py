@@ -1,4 +1,8 @@
-"""An ExampleGen that reads CSV rows typed by a dataset spec and splits them by time.
+"""An ExampleGen that reads rows typed by a dataset spec and splits them by time.
+
+Input files are CSV (`.csv`, with a header) or TFRecords of tf.Examples (`.tfrecord`,
+`.tfrecord.gz`, `.gz`; one feature per column, the time as an ISO 8601 string or as
+int64 epoch seconds); both go through the same checks.
 
 TFX's own ExampleGens split rows by hash, which leaks the future into training for time
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
@@ -7,6 +11,7 @@ It writes `split_report.json` into the output artifact with the row count of eac
 """
 
 import csv
+import datetime
 import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -25,6 +30,7 @@ from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
 
 SPLIT_REPORT_FILE = 'split_report.json'
+TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
 AFTER_END = 'after_end'
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -107,6 +113,42 @@ def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example
         raise ValueError(f'{path}, line {line_number}: {len(row)} fields, but the header '
                          f'has {len(header)}; fix the row')
       yield parse_row(dict(zip(header, row)), spec, f'{path}, line {line_number}')
+
+
+def read_tfrecord_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
+  """tf.Examples from a TFRecord file, re-typed and checked like CSV rows."""
+  compression = 'GZIP' if path.endswith('.gz') else ''
+  for number, record in enumerate(tf.compat.v1.io.tf_record_iterator(
+      path, tf.compat.v1.io.TFRecordOptions(compression)), start=1):
+    where = f'{path}, record {number}'
+    yield parse_row(_as_text(tf.train.Example.FromString(record), spec, where), spec, where)
+
+
+def _as_text(example: tf.train.Example, spec: DatasetSpec, where: str) -> Dict[str, str]:
+  """The declared columns of `example` as strings, '' where absent."""
+  values = {}
+  for column in spec.columns:
+    feature = example.features.feature.get(column.name)
+    kind = feature.WhichOneof('kind') if feature is not None else None
+    found = list(getattr(feature, kind).value) if kind else []
+    if len(found) > 1:
+      raise ValueError(f"{where}: column '{column.name}' holds {len(found)} values; "
+                       'each example is one row with one value per column')
+    value = found[0] if found else ''
+    if kind == 'int64_list' and column.role == Role.TIME:
+      value = datetime.datetime.fromtimestamp(value, datetime.timezone.utc).isoformat()
+    values[column.name] = value.decode() if isinstance(value, bytes) else str(value)
+  return values
+
+
+def read_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
+  """Rows of a CSV or TFRecord file as typed tf.Examples, chosen by the file name."""
+  if path.endswith('.csv'):
+    return read_csv_examples(path, spec)
+  if path.endswith(TFRECORD_SUFFIXES):
+    return read_tfrecord_examples(path, spec)
+  raise ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
+                   f'named {TFRECORD_SUFFIXES}')
 
 
 def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
@@ -199,28 +241,29 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
 @beam.ptransform_fn
 def _CsvToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
                   split_pattern: str) -> beam.PCollection:
-  """Reads the CSV files matching `split_pattern` under the input base as tf.Examples."""
+  """Reads the files matching `split_pattern` under the input base as tf.Examples."""
   spec, _ = _unpack_custom_config(exec_properties)
   pattern = os.path.join(exec_properties[standard_component_specs.INPUT_BASE_KEY],
                          split_pattern)
   files = matching_files(pattern)
   for path in files:
-    read_header(path, spec)  # fail before the pipeline starts when a column is missing
+    if path.endswith('.csv'):
+      read_header(path, spec)  # fail before the pipeline starts when a column is missing
   return (pipeline | 'Files' >> beam.Create(files)
-          | 'Rows' >> beam.FlatMap(read_csv_examples, spec)
+          | 'Rows' >> beam.FlatMap(read_examples, spec)
           | 'Reshuffle' >> beam.Reshuffle())
 
 
 class TimeSeriesExampleGen(example_gen_component.FileBasedExampleGen):
-  """Reads the CSV files under `input_base` and splits their rows by time."""
+  """Reads the CSV or TFRecord files under `input_base` and splits their rows by time."""
 
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
   def __init__(self, input_base: str, dataset_spec: DatasetSpec, time_split: TimeSplit,
-               input_pattern: str = '*.csv',
+               input_pattern: str = '*',
                range_config: Optional[range_config_pb2.RangeConfig] = None):
     """Args:
-      input_base: the directory holding the CSV files.
+      input_base: the directory holding the input files.
       dataset_spec: declares the columns to read and their types.
       time_split: where eval (and test) begin.
       input_pattern: file pattern under `input_base`; may contain `{SPAN}`.

@@ -50,7 +50,8 @@ class PipelineConfig:
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     model_overrides: TFTConfig fields to change from the preset.
     train_steps: optimizer steps budget for the Trainer.
-    input_pattern: the CSV file pattern under `data_root` (may contain `{SPAN}`).
+    input_pattern: the input file pattern under `data_root` (may contain `{SPAN}`); files
+      are CSV or TFRecords of tf.Examples, by extension.
     schema_file: a curated TFDV schema to import; None infers one with SchemaGen (to
       bootstrap a new data set).
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
@@ -68,7 +69,7 @@ class PipelineConfig:
   model_preset: str = 'local'
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   train_steps: int = 1000
-  input_pattern: str = '*.csv'
+  input_pattern: str = '*'
   schema_file: Optional[str] = None
   on_anomalies: str = 'stop'
 

@@ -29,6 +29,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       help='dataset spec to use (default: %(default)s, generated data)')
   parser.add_argument('--data', help='CSV file or directory of CSV files; default: the '
                       "dataset's reference file, or freshly generated data for 'synthetic'")
+  parser.add_argument('--input-pattern', default='*',
+                      help='file pattern under the data directory; may contain {SPAN} to read '
+                      "the latest span, e.g. 'span-{SPAN}/*.csv' (default: %(default)s). Files "
+                      'are CSV or TFRecords of tf.Examples (.tfrecord, .tfrecord.gz)')
   parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
                       help='where runs write artifacts, metadata and published models; '
                       'each dataset gets a subdirectory (default: %(default)s)')
@@ -137,6 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
       model_preset=args.preset,
       train_steps=args.train_steps,
       schema_file=_schema_file(args),
+      input_pattern=args.input_pattern,
       on_anomalies=args.on_anomalies)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))

@@ -1,6 +1,7 @@
 """Reading rows by the spec and assigning them to splits by time."""
 
 import pytest
+import tensorflow as tf
 
 from components import time_series_example_gen as gen
 from schema.datasets import SYNTHETIC
@@ -76,3 +77,50 @@ def test_bad_time_splits_raise(kwargs, message):
 def test_empty_split_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"leaves splits \['eval'\] empty"):
     gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5))
+
+
+def _tfrecord(path, rows, compress=False):
+  options = tf.io.TFRecordOptions('GZIP' if compress else '')
+  with tf.io.TFRecordWriter(str(path), options) as writer:
+    for row in rows:
+      features = {}
+      for name, value in row.items():
+        if isinstance(value, bytes):
+          features[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+        elif isinstance(value, int):
+          features[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+        elif isinstance(value, list):
+          features[name] = tf.train.Feature(float_list=tf.train.FloatList(value=value))
+        else:
+          features[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+      writer.write(tf.train.Example(
+          features=tf.train.Features(feature=features)).SerializeToString())
+
+
+TF_ROW = {'station': b's1', 'load': 3.5, 'region': b'north', 'capacity': 50.0, 'price': 1.25}
+
+
+@pytest.mark.parametrize('time_value', [b'2024-01-01 05:00:00',
+                                        parse_timestamp('2024-01-01 05:00:00')])
+def test_tfrecord_rows_read_like_csv_rows(tmp_path, time_value):
+  path = tmp_path / 'rows.tfrecord.gz'
+  _tfrecord(path, [dict(TF_ROW, timestamp=time_value)], compress=True)
+  [from_tfrecord] = gen.read_examples(str(path), SYNTHETIC)
+  from_csv = gen.parse_row(dict(ROW, price='1.25'), SYNTHETIC, 'x')
+  assert from_tfrecord == from_csv
+
+
+def test_tfrecord_errors_name_file_and_record(tmp_path):
+  path = tmp_path / 'rows.tfrecord'
+  _tfrecord(path, [dict(TF_ROW, timestamp=b'2024-01-01'), dict(TF_ROW, timestamp=b'2024-01-01',
+                                                                 load=[1.0, 2.0])])
+  with pytest.raises(ValueError, match="rows.tfrecord, record 2: column 'load' holds 2 values"):
+    list(gen.read_examples(str(path), SYNTHETIC))
+  _tfrecord(path, [{k: v for k, v in TF_ROW.items() if k != 'load'} | {'timestamp': b'2024-01-01'}])
+  with pytest.raises(ValueError, match=r"rows.tfrecord, record 1: column 'load' is empty"):
+    list(gen.read_examples(str(path), SYNTHETIC))
+
+
+def test_unknown_file_format_is_an_error():
+  with pytest.raises(ValueError, match='unknown input format'):
+    gen.read_examples('data.parquet', SYNTHETIC)
