@@ -27,6 +27,12 @@ class DType(str, enum.Enum):
   REAL = 'real'  # floats
 
 
+class Scaling(str, enum.Enum):
+  """How Transform z-scores a real covariate and imputes its missing values."""
+  GLOBAL = 'global'  # train-period mean and std over all series
+  PER_SERIES = 'per_series'  # each series' own train-period mean and std
+
+
 class Frequency(str, enum.Enum):
   """Spacing of consecutive rows of one series."""
   HOURLY = 'hourly'
@@ -56,11 +62,14 @@ class Column:
     dtype: how its values are read.
     allow_missing: whether values may be empty. Missing values of real covariates are
       imputed by Transform and flagged by a missing-indicator feature.
+    scaling: for known and observed reals, whether the z-score (and the imputed mean)
+      is over all series or per series; series unseen in training use all series'.
   """
   name: str
   role: Role
   dtype: DType = DType.REAL
   allow_missing: bool = False
+  scaling: Scaling = Scaling.GLOBAL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +138,8 @@ class DatasetSpec:
   def from_dict(cls, data: Dict[str, Any]) -> 'DatasetSpec':
     columns = tuple(
         Column(name=c['name'], role=Role(c['role']), dtype=DType(c['dtype']),
-               allow_missing=bool(c.get('allow_missing', False)))
+               allow_missing=bool(c.get('allow_missing', False)),
+               scaling=Scaling(c.get('scaling', Scaling.GLOBAL)))
         for c in data['columns'])
     return cls(name=data['name'], columns=columns, frequency=Frequency(data['frequency']),
                encoder_steps=int(data['encoder_steps']), horizon=int(data['horizon']),
@@ -157,6 +167,11 @@ def _validate(spec: DatasetSpec) -> None:
     if column.allow_missing and column.dtype == DType.CATEGORICAL:
       raise ValueError(f"{where}: categorical column '{column.name}' cannot allow missing "
                        'values; fill them with an explicit category such as "unknown"')
+  for column in spec.columns:
+    per_series_ok = column.role in (Role.KNOWN, Role.OBSERVED) and column.dtype == DType.REAL
+    if column.scaling == Scaling.PER_SERIES and not per_series_ok:
+      raise ValueError(f"{where}: column '{column.name}' cannot be scaled per series; only "
+                       'known and observed reals can (the target is scaled per window)')
   for column in spec.columns_with(Role.OBSERVED, DType.CATEGORICAL):
     raise ValueError(f"{where}: observed column '{column.name}' is categorical; observed "
                      'inputs must be real (encode the category as numbers, or declare it '

@@ -4,7 +4,7 @@ import dataclasses
 import os
 from typing import Dict, Optional
 
-from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role, Scaling
 from schema.time_split import TimeSplit
 
 _CATEGORICAL = DType.CATEGORICAL
@@ -56,7 +56,7 @@ STALLION = DatasetSpec(
         Column('volume', Role.TARGET),
         Column('avg_population_2017', Role.STATIC),
         Column('avg_yearly_household_income_2017', Role.STATIC),
-        Column('price_regular', Role.KNOWN),
+        Column('price_regular', Role.KNOWN, scaling=Scaling.PER_SERIES),  # prices differ by SKU
         Column('discount_in_percent', Role.KNOWN),
     ) + tuple(Column(name, Role.KNOWN) for name in _STALLION_HOLIDAYS) + (
         Column('industry_volume', Role.OBSERVED),

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from schema import datasets
-from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role, Scaling
 from schema.features import (SERIES_ID, Group, features_in, missing_indicator_name,
                              model_features, transformed_name)
 
@@ -90,6 +90,8 @@ def test_single_series_data_needs_no_key_column():
     ((_KEY, _TIME, _TARGET, Column('hour_of_day', Role.KNOWN)),
      {'calendar_features': ('hour_of_day',)}, 'names of calendar features'),
     ((_KEY, _TIME, _TARGET), {'horizon': 0}, 'must both be at least 1'),
+    ((_KEY, _TIME, _TARGET, Column('size', Role.STATIC, scaling=Scaling.PER_SERIES)), {},
+     'cannot be scaled per series'),
 ])
 def test_bad_specs_raise_clear_errors(columns, changes, message):
   with pytest.raises(ValueError, match=message):

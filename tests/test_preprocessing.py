@@ -1,5 +1,7 @@
 """preprocessing_fn under TF Transform's Beam implementation: analyzers see train only."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -7,6 +9,7 @@ import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 
+from schema.dataset_spec import Scaling
 from schema.datasets import SYNTHETIC
 from schema.features import (OOV_BUCKETS, SERIES_ID, SERIES_VOCABULARY,
                              missing_indicator_name, transformed_name)
@@ -36,18 +39,23 @@ TRAIN = [_row('a', 0, 10.0), _row('a', 1, None), _row('b', 0, 14.0), _row('b', 1
 EVAL = [_row('a', 2, 1000.0, 50.0), _row('new_station', 3, None, region='mars')]
 
 
-@pytest.fixture(scope='module')
-def transformed(tmp_path_factory):
+def run_transform(spec, train, evaluation, tmp_path_factory):
+  """Analyzes `train` only, transforms both; returns their rows and the transform output."""
   metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(FEATURE_SPEC))
   with tft_beam.Context(temp_dir=str(tmp_path_factory.mktemp('tft')), force_tf_compat_v1=False):
-    transform_fn = (TRAIN, metadata) | tft_beam.AnalyzeDataset(
-        lambda inputs: preprocessing_fn(inputs, {'dataset_spec': SYNTHETIC.to_json()}))
+    transform_fn = (train, metadata) | tft_beam.AnalyzeDataset(
+        lambda inputs: preprocessing_fn(inputs, {'dataset_spec': spec.to_json()}))
     (train_out, _), (eval_out, _) = (
-        ((TRAIN, metadata), transform_fn) | 'Train' >> tft_beam.TransformDataset(),
-        ((EVAL, metadata), transform_fn) | 'Eval' >> tft_beam.TransformDataset())
+        ((train, metadata), transform_fn) | 'Train' >> tft_beam.TransformDataset(),
+        ((evaluation, metadata), transform_fn) | 'Eval' >> tft_beam.TransformDataset())
     output_dir = str(tmp_path_factory.mktemp('transform_fn'))
     _ = transform_fn | tft_beam.WriteTransformFn(output_dir)
   return train_out, eval_out, tft.TFTransformOutput(output_dir)
+
+
+@pytest.fixture(scope='module')
+def transformed(tmp_path_factory):
+  return run_transform(SYNTHETIC, TRAIN, EVAL, tmp_path_factory)
 
 
 def test_missing_values_are_imputed_with_the_train_mean_and_flagged(transformed):
@@ -88,3 +96,20 @@ def test_target_and_time_pass_through_unscaled(transformed):
   assert [row[transformed_name('load')] for row in train] == [10.0, 11.0, 10.0, 11.0]
   assert [row[transformed_name('hour_of_day')] for row in train] == [0, 1, 0, 1]
   assert train[0][transformed_name('timestamp')] == T0
+
+
+def test_per_series_scaling_uses_each_series_statistics(tmp_path_factory):
+  per_series = dataclasses.replace(SYNTHETIC, columns=tuple(
+      dataclasses.replace(c, scaling=Scaling.PER_SERIES) if c.name == 'temperature' else c
+      for c in SYNTHETIC.columns))
+  train = [_row('a', 0, 10.0), _row('a', 1, 12.0), _row('a', 2, None),
+           _row('b', 0, 100.0), _row('b', 1, 120.0)]
+  evaluation = [_row('a', 3, 11.0), _row('b', 2, 130.0), _row('new_station', 0, 57.0)]
+  train_out, eval_out, _ = run_transform(per_series, train, evaluation, tmp_path_factory)
+  temperature = transformed_name('temperature')
+  np.testing.assert_allclose([row[temperature] for row in train_out],
+                             [-1.0, 1.0, 0.0, -1.0, 1.0], atol=1e-5)
+  everyone = np.array([10.0, 12.0, 100.0, 120.0])
+  np.testing.assert_allclose(
+      [row[temperature] for row in eval_out],
+      [0.0, 2.0, (57.0 - everyone.mean()) / everyone.std()], atol=1e-5)

@@ -4,19 +4,20 @@ Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. A
 (means, variances, vocabularies) run on the train split only. Outputs, per row:
   - the composite series key (string) and its integer id;
   - the time (epoch seconds) and the target, unscaled (the model scales each window);
-  - real covariates imputed with their train mean, z-scored, plus a 0/1 missing
-    indicator where the spec allows missing values;
+  - real covariates z-scored with train statistics (over all series, or per series
+    where the spec says so), missing values imputed with the train mean (0 after
+    scaling), plus a 0/1 missing indicator where the spec allows missing values;
   - categoricals as vocabulary ids with one out-of-vocabulary bucket;
   - calendar features (hour of day, day of week, ...) as integer ids.
 """
 
-from typing import Dict, Union
+from typing import Dict, Optional, Tuple, Union
 
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema import features as feature_names
-from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
 _MIN_STD = 1e-6
@@ -32,9 +33,11 @@ def preprocessing_fn(inputs: Dict[str, Tensor], custom_config: Dict) -> Dict[str
       name(spec.target_column): _dense(inputs[spec.target_column], float('nan')),
   }
   series_key = series_key_of(inputs, spec, batch_like=seconds)
+  series_id = _vocabulary_ids(series_key, feature_names.SERIES_VOCABULARY)
   outputs[feature_names.SERIES_KEY] = series_key
-  outputs[feature_names.SERIES_ID] = _vocabulary_ids(series_key,
-                                                     feature_names.SERIES_VOCABULARY)
+  outputs[feature_names.SERIES_ID] = series_id
+  seen_series = series_id < tft.experimental.get_vocabulary_size_by_name(
+      feature_names.SERIES_VOCABULARY)
   if len(spec.series_key_columns) > 1:
     for column in spec.series_key_columns:
       outputs[name(column)] = _vocabulary_ids(_dense(inputs[column], b''), column)
@@ -46,7 +49,9 @@ def preprocessing_fn(inputs: Dict[str, Tensor], custom_config: Dict) -> Dict[str
         outputs[name(column.name)] = _vocabulary_ids(_dense(inputs[column.name], b''),
                                                      column.name)
         continue
-      scaled, missing = _impute_and_scale(inputs[column.name])
+      per_series = column.scaling == Scaling.PER_SERIES
+      scaled, missing = _impute_and_scale(inputs[column.name],
+                                          (series_key, seen_series) if per_series else None)
       outputs[name(column.name)] = scaled
       if column.allow_missing:
         outputs[feature_names.missing_indicator_name(column.name)] = missing
@@ -100,19 +105,28 @@ def _vocabulary_ids(values: tf.Tensor, vocabulary: str) -> tf.Tensor:
                                           vocab_filename=vocabulary)
 
 
-def _impute_and_scale(values: Tensor):
-  """Z-scored values [B] with missing ones set to the mean (0), and a 0/1 missing flag [B]."""
+def _impute_and_scale(values: Tensor, per_series: Optional[Tuple[tf.Tensor, tf.Tensor]]):
+  """Z-scored values [B] with missing ones at the mean (0), and a 0/1 missing flag [B].
+
+  Args:
+    values: a feature with at most one value per row, dense or sparse.
+    per_series: (series key [B], whether the series was seen in training [B]) to scale
+      by each series' statistics; None scales by statistics over all series.
+  """
   if isinstance(values, tf.SparseTensor):
-    present = values.values
-    dense = _dense(values, float('nan'))
+    present, rows, batch = values.values, values.indices[:, 0], values.dense_shape[:1]
   else:
     present = tf.reshape(values, [-1])
-    dense = _dense(values, float('nan'))
-  mean = tft.mean(present)
-  std = tf.sqrt(tft.var(present))
-  missing = tf.math.is_nan(dense)
-  scaled = (tf.where(missing, mean, dense) - mean) / tf.maximum(std, _MIN_STD)
-  return scaled, tf.cast(missing, tf.float32)
+    batch = tf.shape(present, out_type=tf.int64)
+    rows = tf.range(batch[0])
+  scaled = (present - tft.mean(present)) / tf.maximum(tf.sqrt(tft.var(present)), _MIN_STD)
+  if per_series is not None:
+    series_key, seen_series = per_series
+    scaled_per_series = tft.scale_to_z_score_per_key(present, tf.gather(series_key, rows))
+    scaled = tf.where(tf.gather(seen_series, rows), scaled_per_series, scaled)
+  row_indices = tf.expand_dims(rows, 1)
+  missing = 1.0 - tf.scatter_nd(row_indices, tf.ones_like(scaled), batch)
+  return tf.scatter_nd(row_indices, scaled, batch), missing
 
 
 def _dense(values: Tensor, default) -> tf.Tensor:
