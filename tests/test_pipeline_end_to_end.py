@@ -11,11 +11,9 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from tfx import v1 as tfx
 
-from pipeline import default_data, run_summary
+from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
-from pipeline.pipeline import create_pipeline
 from schema import datasets
 from schema.window_layout import TARGET_FUTURE
 from trainer_module.export import quantile_key
@@ -27,7 +25,7 @@ EXPECTED_NODES = {
 
 
 @pytest.fixture(scope='module')
-def finished_run(tmp_path_factory):
+def finished_run(tmp_path_factory, run_pipeline):
   root = tmp_path_factory.mktemp('run')
   data_root = root / 'data'
   default_data.generate(str(data_root / 'data.csv'), num_series=3, days=12, seed=1)
@@ -40,12 +38,7 @@ def finished_run(tmp_path_factory):
       strides=default_strides(spec, split), train_steps=6,
       schema_file=datasets.curated_schema_path('synthetic'),
       model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 2})
-  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
-      str(root / 'metadata.sqlite'))
-  tfx.orchestration.LocalDagRunner().run(create_pipeline(
-      config, metadata_connection_config=metadata,
-      beam_pipeline_args=['--direct_running_mode=in_memory', '--direct_num_workers=1']))
-  return config, run_summary.latest_run_summary(metadata, config.pipeline_name)
+  return config, run_pipeline(config)
 
 
 def test_every_component_executed(finished_run):

@@ -3,16 +3,14 @@
 import csv
 
 import pytest
-from tfx import v1 as tfx
 
 from components.anomaly_gate import DataAnomaliesError
 from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
-from pipeline.pipeline import create_pipeline
 from schema import datasets
 
 
-def test_unexpected_category_stops_the_run_before_transform(tmp_path):
+def test_unexpected_category_stops_the_run_before_transform(tmp_path, run_pipeline):
   path = tmp_path / 'data' / 'data.csv'
   default_data.generate(str(path), num_series=2, days=3, seed=0)
   with open(path) as f:
@@ -25,19 +23,14 @@ def test_unexpected_category_stops_the_run_before_transform(tmp_path):
   spec = datasets.SYNTHETIC.with_window(encoder_steps=12, horizon=4)
   split = datasets.get_dataset('synthetic').split
   config = PipelineConfig(
-      pipeline_name='tft-anomalies', pipeline_root=str(tmp_path / 'root'),
+      pipeline_name='tft-anomalies', pipeline_root=str(tmp_path / 'pipeline_root'),
       data_root=str(path.parent), serving_model_dir=str(tmp_path / 'serving'), dataset=spec,
       time_split=split, blessing=Blessing(max_mae=1e6), strides=default_strides(spec, split),
       schema_file=datasets.curated_schema_path('synthetic'))
-  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
-      str(tmp_path / 'metadata.sqlite'))
-
   with pytest.raises(DataAnomaliesError, match=r"feature 'region': Unexpected string values"):
-    tfx.orchestration.LocalDagRunner().run(create_pipeline(
-        config, metadata_connection_config=metadata,
-        beam_pipeline_args=['--direct_running_mode=in_memory', '--direct_num_workers=1']))
+    run_pipeline(config)
 
-  states = {c.node_id: c.state for c in
-            run_summary.latest_run_summary(metadata, config.pipeline_name).components}
+  states = {c.node_id: c.state for c in run_summary.latest_run_summary(
+      run_pipeline.last_metadata, config.pipeline_name).components}
   assert states['AnomalyGate'] == 'FAILED'
   assert 'Transform' not in states and 'Trainer' not in states

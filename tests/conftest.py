@@ -1,0 +1,27 @@
+"""Shared fixtures."""
+
+import os
+
+import pytest
+from tfx import v1 as tfx
+
+from pipeline import run_summary
+from pipeline.local_runner import BEAM_ARGS
+from pipeline.pipeline import create_pipeline
+
+
+@pytest.fixture(scope='session')
+def run_pipeline():
+  """Runs `create_pipeline(config)` with LocalDagRunner; returns the run's summary."""
+
+  def run(config):
+    metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+        os.path.join(os.path.dirname(config.pipeline_root), 'metadata.sqlite'))
+    try:
+      tfx.orchestration.LocalDagRunner().run(create_pipeline(
+          config, metadata_connection_config=metadata, beam_pipeline_args=BEAM_ARGS))
+    finally:
+      run.last_metadata = metadata
+    return run_summary.latest_run_summary(metadata, config.pipeline_name)
+
+  return run
