@@ -86,8 +86,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                    item[0], item[1], spec, strides, sample_rates)))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
-           | 'Report' >> beam.Map(write_window_report, os.path.join(windows.uri, WINDOW_REPORT_FILE),
-                                  splits))
+           | 'Report' >> beam.Map(write_window_report,
+                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits))
       tagged = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
       for split in splits:
         _ = (tagged

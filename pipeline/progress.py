@@ -6,7 +6,6 @@ how the components' libraries configure logging.
 
 import sys
 import threading
-import time
 
 from ml_metadata import errors, metadata_store
 from ml_metadata.proto import metadata_store_pb2
