@@ -19,5 +19,8 @@ setuptools.setup(
         'kfp-pipeline-spec>=0.2.2',
         'matplotlib',
     ],
-    entry_points={'console_scripts': ['tft-pipeline=pipeline.local_runner:main']},
+    entry_points={'console_scripts': [
+        'tft-pipeline=pipeline.local_runner:main',
+        'tft-cloud=kubeflow.cli:main',
+    ]},
 )

@@ -34,6 +34,63 @@ class Blessing:
 
 
 @dataclasses.dataclass(frozen=True)
+class VertexTraining:
+  """Runs the Trainer as a Vertex AI CustomJob on one machine of the given kind.
+
+  Attributes:
+    project: the GCP project of the job.
+    region: the Vertex AI region of the job.
+    image: the job's container; it must hold tfx and this project.
+    machine_spec: a Vertex MachineSpec: 'machine_type' and, for accelerators,
+      'accelerator_type', 'accelerator_count' or (TPU v5e and later) 'tpu_topology'.
+    distribution: the strategy `trainer_module.distribution` builds on that machine
+      ('tpu', 'gpu', 'cpu').
+    service_account: the job runs as this account; None: Vertex's default.
+  """
+  project: str
+  region: str
+  image: str
+  machine_spec: Mapping[str, Any]
+  distribution: str
+  service_account: Optional[str] = None
+
+  def training_args(self) -> Dict[str, Any]:
+    """The CustomJob for the Vertex Trainer extension (its TRAINING_ARGS_KEY)."""
+    job_spec: Dict[str, Any] = {'worker_pool_specs': [{
+        'machine_spec': dict(self.machine_spec),
+        'replica_count': 1,
+        'container_spec': {'image_uri': self.image},
+    }]}
+    if self.service_account:
+      job_spec['service_account'] = self.service_account
+    return {'project': self.project, 'job_spec': job_spec}
+
+
+@dataclasses.dataclass(frozen=True)
+class VertexServing:
+  """Pusher uploads a blessed model and deploys it to a Vertex AI endpoint.
+
+  Attributes:
+    project: the GCP project of the endpoint.
+    region: the Vertex AI region of the endpoint.
+    endpoint_name: the endpoint's display name; created when missing.
+    serving_image: a TensorFlow serving container, e.g. one of Vertex's prebuilt
+      'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest'.
+    machine_type: the serving machine.
+  """
+  project: str
+  region: str
+  endpoint_name: str
+  serving_image: str
+  machine_type: str = 'n1-standard-4'
+
+  def serving_args(self) -> Dict[str, Any]:
+    """The deployment for the Vertex Pusher extension (its SERVING_ARGS_KEY)."""
+    return {'project': self.project, 'endpoint_name': self.endpoint_name,
+            'machine_type': self.machine_type}
+
+
+@dataclasses.dataclass(frozen=True)
 class PipelineConfig:
   """Everything `create_pipeline` needs.
 
@@ -56,6 +113,10 @@ class PipelineConfig:
       bootstrap a new data set).
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
       'warn' logs the anomalies and goes on.
+    vertex_training: run the Trainer as a Vertex AI CustomJob; None: in the pipeline's
+      own process or container.
+    vertex_serving: push blessed models to a Vertex AI endpoint instead of
+      `serving_model_dir`.
   """
   pipeline_name: str
   pipeline_root: str
@@ -72,6 +133,8 @@ class PipelineConfig:
   input_pattern: str = '*'
   schema_file: Optional[str] = None
   on_anomalies: str = 'stop'
+  vertex_training: Optional[VertexTraining] = None
+  vertex_serving: Optional[VertexServing] = None
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles

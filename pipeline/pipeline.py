@@ -10,6 +10,7 @@ from typing import List, Optional
 import tensorflow_model_analysis as tfma
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
+from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
 from components.time_series_example_gen import TimeSeriesExampleGen
@@ -17,6 +18,7 @@ from components.windowing import Windowing
 from pipeline.config import Blessing, PipelineConfig
 from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE
+from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
 from trainer_module.export import SERVING_SIGNATURE, quantile_key
 
 PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
@@ -54,13 +56,8 @@ def create_pipeline(
   windowing = Windowing(examples=transform.outputs['transformed_examples'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
-  trainer = tfx.components.Trainer(
-      run_fn=RUN_FN,
-      examples=windowing.outputs['windows'],
-      transform_graph=transform.outputs['transform_graph'],
-      train_args=tfx.proto.TrainArgs(splits=['train'], num_steps=config.train_steps),
-      eval_args=tfx.proto.EvalArgs(splits=['eval']),
-      custom_config=config.trainer_custom_config())
+  trainer = _make_trainer(config, windows=windowing.outputs['windows'],
+                          transform_graph=transform.outputs['transform_graph'])
   model_resolver = tfx.dsl.Resolver(
       strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
@@ -72,12 +69,8 @@ def create_pipeline(
       baseline_model=model_resolver.outputs['model'],
       example_splits=['eval'],
       eval_config=make_eval_config(config.blessing))
-  pusher = tfx.components.Pusher(
-      model=trainer.outputs['model'],
-      model_blessing=evaluator.outputs['blessing'],
-      push_destination=tfx.proto.PushDestination(
-          filesystem=tfx.proto.PushDestination.Filesystem(
-              base_directory=config.serving_model_dir)))
+  pusher = _make_pusher(config, model=trainer.outputs['model'],
+                        blessing=evaluator.outputs['blessing'])
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
@@ -86,6 +79,45 @@ def create_pipeline(
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])
+
+
+def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
+                  transform_graph: tfx.dsl.Channel) -> tfx.components.Trainer:
+  """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured."""
+  arguments = dict(
+      run_fn=RUN_FN,
+      examples=windows,
+      transform_graph=transform_graph,
+      train_args=tfx.proto.TrainArgs(splits=['train'], num_steps=config.train_steps),
+      eval_args=tfx.proto.EvalArgs(splits=['eval']))
+  vertex = config.vertex_training
+  if vertex is None:
+    return tfx.components.Trainer(custom_config=config.trainer_custom_config(), **arguments)
+  return vertex_ai.Trainer(custom_config={
+      **config.trainer_custom_config(),
+      DISTRIBUTION_KEY: vertex.distribution,
+      vertex_ai.ENABLE_VERTEX_KEY: True,
+      vertex_ai.VERTEX_REGION_KEY: vertex.region,
+      vertex_ai.TRAINING_ARGS_KEY: vertex.training_args(),
+  }, **arguments)
+
+
+def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,
+                 blessing: tfx.dsl.Channel) -> tfx.components.Pusher:
+  """The Pusher: to `serving_model_dir`, or to a Vertex AI endpoint when configured."""
+  vertex = config.vertex_serving
+  if vertex is None:
+    return tfx.components.Pusher(
+        model=model, model_blessing=blessing,
+        push_destination=tfx.proto.PushDestination(
+            filesystem=tfx.proto.PushDestination.Filesystem(
+                base_directory=config.serving_model_dir)))
+  return vertex_ai.Pusher(model=model, model_blessing=blessing, custom_config={
+      vertex_ai.ENABLE_VERTEX_KEY: True,
+      vertex_ai.VERTEX_REGION_KEY: vertex.region,
+      vertex_ai.VERTEX_CONTAINER_IMAGE_URI_KEY: vertex.serving_image,
+      vertex_ai.SERVING_ARGS_KEY: vertex.serving_args(),
+  })
 
 
 def make_eval_config(blessing: Blessing) -> tfma.EvalConfig:

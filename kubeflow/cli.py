@@ -1,0 +1,290 @@
+"""The cloud command: compile, submit and schedule the pipeline on Vertex AI or Kubeflow.
+
+  python -m kubeflow.cli compile   --config deploy.yaml        # writes build/<name>.json
+  python -m kubeflow.cli submit    --config deploy.yaml [--param name=value]
+  python -m kubeflow.cli schedule  --config deploy.yaml --cron '0 3 * * *' --time-zone Europe/Paris
+  python -m kubeflow.cli schedules list|pause|resume|delete --config deploy.yaml [ID]
+
+Every command reads the same deployment config (`kubeflow.deployment`); flags override
+its fields. `platform: vertex` talks to Vertex AI Pipelines, `platform: kubeflow` to the
+Kubeflow Pipelines API server at `kfp_host`. Thin: the work is in `kubeflow.runner`,
+`kubeflow.vertex` and `kubeflow.kfp_schedules`.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import warnings
+from typing import Any, Dict, List, Optional
+
+from kubeflow import deployment as deployment_lib
+from kubeflow.cron import Cron
+
+DEFAULT_BUILD_DIR = 'build'
+
+# Flags that override deployment fields: flag dest -> field (dotted for sections).
+_OVERRIDES = {
+    'project': 'project', 'region': 'region', 'pipeline_root': 'pipeline_root',
+    'data_root': 'data_root', 'image': 'image', 'dataset': 'dataset',
+    'platform': 'platform', 'kfp_host': 'kfp_host', 'service_account': 'service_account',
+    'train_steps': 'train_steps', 'hardware': 'training.hardware',
+    'machine_type': 'training.machine_type', 'accelerator_type': 'training.accelerator_type',
+    'accelerator_count': 'training.accelerator_count', 'tpu_topology': 'training.tpu_topology',
+    'endpoint': 'endpoint.name',
+}
+
+
+def _deployment_flags() -> argparse.ArgumentParser:
+  flags = argparse.ArgumentParser(add_help=False)
+  group = flags.add_argument_group('deployment (override the --config file)')
+  group.add_argument('--config', help='deployment YAML/JSON file (see kubeflow/deployment.py)')
+  group.add_argument('--project', help='GCP project')
+  group.add_argument('--region', help='Vertex AI region, e.g. europe-west4')
+  group.add_argument('--pipeline-root', help='gs:// root of the pipeline artifacts')
+  group.add_argument('--data-root', help='gs:// directory of the input files')
+  group.add_argument('--image', help='pipeline container image (built from the Dockerfile)')
+  group.add_argument('--dataset', help='dataset spec name, e.g. synthetic, etth1, stallion')
+  group.add_argument('--platform', choices=deployment_lib.PLATFORMS,
+                     help='Vertex AI Pipelines or self-hosted Kubeflow Pipelines')
+  group.add_argument('--kfp-host', help='Kubeflow Pipelines API server (platform kubeflow)')
+  group.add_argument('--service-account', help='runs and training jobs run as this account')
+  group.add_argument('--train-steps', type=int, help="the Trainer's optimizer steps")
+  group.add_argument('--hardware', choices=deployment_lib.HARDWARE,
+                     help='train as a Vertex AI CustomJob on this kind of machine')
+  group.add_argument('--machine-type', help="training machine, e.g. cloud-tpu, "
+                     'ct5lp-hightpu-4t, n1-standard-8')
+  group.add_argument('--accelerator-type', help='e.g. TPU_V3, NVIDIA_TESLA_T4')
+  group.add_argument('--accelerator-count', type=int, help='accelerators on the machine')
+  group.add_argument('--tpu-topology', help="TPU slice shape of TPU VM machines, e.g. 2x2")
+  group.add_argument('--endpoint', help='push blessed models to this Vertex AI endpoint')
+  group.add_argument('--dataflow', action='store_true',
+                     help='run the Beam components on Dataflow (settings from the file)')
+  return flags
+
+
+def _service_flags() -> argparse.ArgumentParser:
+  flags = argparse.ArgumentParser(add_help=False)
+  flags.add_argument('--api-endpoint', help='another Vertex AI API endpoint (e.g. a private '
+                     'one); with http://, used over REST')
+  return flags
+
+
+def _run_flags() -> argparse.ArgumentParser:
+  flags = argparse.ArgumentParser(add_help=False)
+  flags.add_argument('--pipeline', help='compiled pipeline JSON (default: '
+                     f'{DEFAULT_BUILD_DIR}/<pipeline name>.json, as compile writes it)')
+  flags.add_argument('--param', action='append', default=[], metavar='NAME=VALUE',
+                     help='runtime parameter value; repeatable')
+  flags.add_argument('--enable-caching', action=argparse.BooleanOptionalAction, default=None,
+                     help="turn every task's caching on or off (default: as compiled)")
+  return flags
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+  deployment_flags, service_flags, run_flags = (
+      _deployment_flags(), _service_flags(), _run_flags())
+  parser = argparse.ArgumentParser(
+      prog='tft-cloud',
+      description='Compile the TFX pipeline for Vertex AI Pipelines / Kubeflow, submit '
+      'runs and schedule retraining.')
+  commands = parser.add_subparsers(dest='command', required=True)
+
+  compile_cmd = commands.add_parser(
+      'compile', parents=[deployment_flags],
+      help='write the pipeline JSON (offline, nothing uploaded)')
+  compile_cmd.add_argument('--output', help='default: '
+                           f'{DEFAULT_BUILD_DIR}/<pipeline name>.json')
+
+  commands.add_parser('submit', parents=[deployment_flags, service_flags, run_flags],
+                      help='start one run of the compiled pipeline')
+
+  schedule = commands.add_parser(
+      'schedule', parents=[deployment_flags, service_flags, run_flags],
+      help='run the compiled pipeline on a cron schedule')
+  schedule.add_argument('--cron', required=True,
+                        help="five-field cron, e.g. '0 3 * * *'; may start with TZ=<zone>")
+  schedule.add_argument('--time-zone', help='IANA time zone of the cron, e.g. Europe/Paris '
+                        '(Vertex AI only; default UTC)')
+  schedule.add_argument('--name', help='schedule name (default: <pipeline name>-schedule)')
+  schedule.add_argument('--start-time', help='RFC 3339 time of the first run, e.g. '
+                        '2026-12-01T00:00:00Z (default: now)')
+  schedule.add_argument('--end-time', help='RFC 3339 time after which no run starts')
+  schedule.add_argument('--max-concurrent-runs', type=int, default=1,
+                        help='runs of this schedule at the same time (default: %(default)s)')
+  schedule.add_argument('--max-runs', type=int,
+                        help='stop after this many runs (Vertex AI only; default: no limit)')
+  schedule.add_argument('--experiment', help='KFP experiment (platform kubeflow; default: '
+                        'the pipeline name)')
+
+  schedules = commands.add_parser('schedules', help='list, pause, resume or delete schedules')
+  actions = schedules.add_subparsers(dest='action', required=True)
+  actions.add_parser('list', parents=[deployment_flags, service_flags],
+                     help="the project's pipeline schedules (recurring runs on Kubeflow)")
+  for action, text in (('pause', 'pause a schedule'), ('resume', 'resume a paused schedule'),
+                       ('delete', 'delete a schedule')):
+    command = actions.add_parser(action, parents=[deployment_flags, service_flags], help=text)
+    command.add_argument('schedule', help='schedule ID or resource name (recurring run ID '
+                         'on Kubeflow)')
+  return parser.parse_args(argv)
+
+
+def load_deployment(args: argparse.Namespace) -> deployment_lib.DeploymentConfig:
+  overrides: Dict[str, Any] = {field: getattr(args, dest) for dest, field in _OVERRIDES.items()}
+  if args.dataflow:
+    overrides['dataflow'] = {}
+  return deployment_lib.load(args.config, overrides)
+
+
+def _pipeline_path(args: argparse.Namespace, deployment: deployment_lib.DeploymentConfig) -> str:
+  return args.pipeline or os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}.json')
+
+
+def _compile(args, deployment) -> int:
+  from kubeflow import runner
+
+  output = args.output or os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}.json')
+  job = runner.compile_pipeline(deployment, output)
+  spec = job['pipelineSpec']
+  tasks = sorted(spec['root']['dag']['tasks'])
+  print(f'[compile] {deployment.name} -> {output}')
+  print(f'  image:      {deployment.image}')
+  print(f'  root:       {job["runtimeConfig"]["gcsOutputDirectory"]}')
+  print(f'  components: {", ".join(tasks)}')
+  training = deployment.training
+  print('  trainer:    ' + (
+      f'Vertex AI CustomJob {json.dumps(training.machine_spec())}, distribution '
+      f'{training.hardware}' if training else 'in the pipeline step'))
+  print(f'  beam:       {" ".join(deployment.beam_pipeline_args())}')
+  print('  pusher:     ' + (f'Vertex AI endpoint {deployment.endpoint.name!r}'
+                            if deployment.endpoint else deployment.model_dir))
+  return 0
+
+
+def _submit(args, deployment) -> int:
+  from kubeflow import pipeline_job
+
+  path = _pipeline_path(args, deployment)
+  values = pipeline_job.parse_parameter_values(pipeline_job.read_pipeline_job(path),
+                                               args.param)
+  if deployment.platform == 'kubeflow':
+    from kubeflow import kfp_schedules
+
+    client = kfp_schedules.connect(deployment.kfp_host)
+    run = kfp_schedules.submit_run(client, path, name=deployment.name,
+                                   experiment=deployment.name, enable_caching=args.enable_caching,
+                                   parameter_values=values,
+                                   service_account=deployment.service_account)
+    print(f'[submit] Kubeflow run {run.run_id} of {path} at {deployment.kfp_host}')
+  else:
+    from kubeflow import vertex
+
+    vertex.connect(deployment.project, deployment.region, api_endpoint=args.api_endpoint)
+    job = vertex.submit(vertex.make_job(path, values, enable_caching=args.enable_caching),
+                        service_account=deployment.service_account)
+    print(f'[submit] Vertex AI pipeline job {job.resource_name}')
+  print(f'  pipeline:   {path}')
+  print(f'  parameters: {json.dumps(values, sort_keys=True)}')
+  print(f'  caching:    {_caching(args.enable_caching)}')
+  return 0
+
+
+def _schedule(args, deployment) -> int:
+  from kubeflow import pipeline_job
+
+  path = _pipeline_path(args, deployment)
+  values = pipeline_job.parse_parameter_values(pipeline_job.read_pipeline_job(path),
+                                               args.param)
+  cron = Cron.parse(args.cron, args.time_zone)
+  name = args.name or f'{deployment.name}-schedule'
+  if deployment.platform == 'kubeflow':
+    from kubeflow import kfp_schedules
+
+    if args.max_runs is not None:
+      raise ValueError('--max-runs is a Vertex AI setting; Kubeflow recurring runs end at '
+                       '--end-time')
+    client = kfp_schedules.connect(deployment.kfp_host)
+    run = kfp_schedules.create_recurring_run(
+        client, path, cron, name=name, experiment=args.experiment or deployment.name,
+        start_time=args.start_time, end_time=args.end_time,
+        max_concurrency=args.max_concurrent_runs, enable_caching=args.enable_caching,
+        parameter_values=values, service_account=deployment.service_account)
+    print(f'[schedule] Kubeflow recurring run {run.recurring_run_id} {name!r}')
+    print(f'  cron:       {cron.kubeflow()!r} (cluster time zone)')
+  else:
+    from kubeflow import vertex
+
+    vertex.connect(deployment.project, deployment.region, api_endpoint=args.api_endpoint)
+    schedule = vertex.create_schedule(
+        vertex.make_job(path, values, enable_caching=args.enable_caching), cron,
+        display_name=name, start_time=args.start_time, end_time=args.end_time,
+        max_concurrent_run_count=args.max_concurrent_runs, max_run_count=args.max_runs,
+        service_account=deployment.service_account)
+    print(f'[schedule] Vertex AI schedule {schedule.resource_name} {name!r}')
+    print(f'  cron:       {cron.vertex()!r}')
+  print(f'  pipeline:   {path}')
+  print(f'  window:     {args.start_time or "now"} .. {args.end_time or "no end"}, at most '
+        f'{args.max_concurrent_runs} at a time'
+        + (f', {args.max_runs} runs' if args.max_runs else ''))
+  print(f'  parameters: {json.dumps(values, sort_keys=True)}')
+  print(f'  caching:    {_caching(args.enable_caching)}')
+  return 0
+
+
+def _schedules(args, deployment) -> int:
+  if deployment.platform == 'kubeflow':
+    from kubeflow import kfp_schedules
+
+    client = kfp_schedules.connect(deployment.kfp_host)
+    if args.action == 'list':
+      for run in kfp_schedules.list_recurring_runs(client):
+        print(kfp_schedules.describe_recurring_run(run))
+      return 0
+    operation = {'pause': client.disable_recurring_run, 'resume': client.enable_recurring_run,
+                 'delete': client.delete_recurring_run}[args.action]
+    operation(args.schedule)
+    print(f'[schedules] {args.action}: Kubeflow recurring run {args.schedule}')
+    return 0
+
+  from kubeflow import vertex
+
+  vertex.connect(deployment.project, deployment.region, api_endpoint=args.api_endpoint)
+  if args.action == 'list':
+    for schedule in vertex.list_schedules():
+      print(vertex.describe_schedule(schedule))
+    return 0
+  schedule = vertex.get_schedule(args.schedule)
+  {'pause': schedule.pause, 'resume': schedule.resume, 'delete': schedule.delete}[args.action]()
+  print(f'[schedules] {args.action}: Vertex AI schedule {schedule.resource_name}')
+  return 0
+
+
+def _caching(enable_caching: Optional[bool]) -> str:
+  return 'as compiled' if enable_caching is None else ('on' if enable_caching else 'off')
+
+
+def _quiet_logs() -> None:
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  for category in (FutureWarning, DeprecationWarning, UserWarning):
+    warnings.filterwarnings('ignore', category=category)
+  logging.getLogger().setLevel(logging.WARNING)
+
+
+_COMMANDS = {'compile': _compile, 'submit': _submit, 'schedule': _schedule,
+             'schedules': _schedules}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  _quiet_logs()
+  try:
+    deployment = load_deployment(args)
+    return _COMMANDS[args.command](args, deployment)
+  except ValueError as error:  # DeploymentConfigError, bad cron, parameters, files
+    print(f'error: {error}', file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,59 @@
+"""Compiles the pipeline for Vertex AI Pipelines / Kubeflow with KubeflowV2DagRunner.
+
+The Kubeflow counterpart of `pipeline.local_runner`: it supplies paths, the image and
+Beam arguments, and no metadata connection (the orchestrator owns the metadata store);
+the pipeline itself is `pipeline.pipeline.create_pipeline`. Compiling is offline: the
+pipeline names its functions by dotted path, which the image resolves from the
+installed project, so nothing is uploaded.
+"""
+
+import os
+from typing import Any, Dict
+
+from kubeflow.deployment import DeploymentConfig
+
+
+def make_pipeline_config(deployment: DeploymentConfig):
+  """The `PipelineConfig` for `deployment`, built as the local runner builds its own."""
+  from pipeline import config as pipeline_config  # imports TensorFlow
+  from schema.datasets import get_dataset
+
+  dataset = get_dataset(deployment.dataset)
+  spec = dataset.spec
+  training = deployment.training
+  endpoint = deployment.endpoint
+  return pipeline_config.PipelineConfig(
+      pipeline_name=deployment.name,
+      pipeline_root=deployment.pipeline_root,
+      data_root=deployment.data_root,
+      serving_model_dir=deployment.model_dir,
+      dataset=spec,
+      time_split=dataset.split,
+      blessing=pipeline_config.Blessing(max_mae=dataset.max_mae),
+      strides=pipeline_config.default_strides(spec, dataset.split),
+      model_preset=deployment.model_preset,
+      train_steps=deployment.train_steps,
+      schema_file=deployment.schema_path,
+      input_pattern=deployment.input_pattern,
+      vertex_training=None if training is None else pipeline_config.VertexTraining(
+          project=deployment.project, region=deployment.region, image=deployment.image,
+          machine_spec=training.machine_spec(), distribution=training.hardware,
+          service_account=deployment.service_account),
+      vertex_serving=None if endpoint is None else pipeline_config.VertexServing(
+          project=deployment.project, region=deployment.region, endpoint_name=endpoint.name,
+          serving_image=endpoint.serving_image, machine_type=endpoint.machine_type))
+
+
+def compile_pipeline(deployment: DeploymentConfig, output_path: str) -> Dict[str, Any]:
+  """Writes the PipelineJob JSON for `deployment` to `output_path` and returns it."""
+  from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
+  from pipeline.pipeline import create_pipeline
+
+  runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
+      config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+          default_image=deployment.image),
+      output_dir=os.path.dirname(os.path.abspath(output_path)),
+      output_filename=os.path.basename(output_path))
+  return runner.run(create_pipeline(make_pipeline_config(deployment),
+                                    metadata_connection_config=None,
+                                    beam_pipeline_args=deployment.beam_pipeline_args()))

@@ -1,0 +1,184 @@
+"""The compiled pipeline JSON: every component, the image, the Trainer's Vertex AI job
+per hardware kind, the Pusher, Beam arguments, and a strict KFP PipelineSpec parse.
+
+The deployments and their compiled JSON come from conftest (one compile per session).
+"""
+
+import json
+
+import pytest
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+
+from kubeflow import runner
+
+PROJECT, REGION, IMAGE = 'test-project', 'europe-west4', (
+    'europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test')
+VERTEX_TRAINER = 'tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor'
+LOCAL_TRAINER = 'tfx.components.trainer.executor.GenericExecutor'
+VERTEX_PUSHER = 'tfx.extensions.google_cloud_ai_platform.pusher.executor.Executor'
+
+
+def task_parameter(job, task, name):
+  value = job['pipelineSpec']['root']['dag']['tasks'][task]['inputs']['parameters'][name]
+  return value['runtimeValue']['constantValue']['stringValue']
+
+
+def custom_config(job, task):
+  return json.loads(task_parameter(job, task, 'custom_config'))
+
+
+def executor(job, task):
+  executors = job['pipelineSpec']['deploymentSpec']['executors']
+  return executors[f'{task}_executor']['container']
+
+
+def executor_class(job, task):
+  args = executor(job, task)['args']
+  return args[args.index('--executor_class_path') + 1]
+
+
+@pytest.mark.parametrize('name', ['tpu', 'tpu_v5e', 'gpu', 'cpu', 'in_step'])
+def test_pipeline_spec_parses_strictly_into_the_kfp_proto(compiled, name):
+  _, job = compiled[name]
+  spec = json_format.ParseDict(job['pipelineSpec'], pipeline_spec_pb2.PipelineSpec(),
+                               ignore_unknown_fields=False)
+  assert spec.pipeline_info.name == 'tft-synthetic'
+  assert spec.sdk_version == 'tfx-1.16.0'
+  # The whole job too: KubeflowV2DagRunner writes a PipelineJob message.
+  json_format.ParseDict(job, pipeline_spec_pb2.PipelineJob(), ignore_unknown_fields=False)
+
+
+def test_every_component_of_create_pipeline_is_a_task(compiled, deployments):
+  from pipeline.pipeline import create_pipeline
+
+  _, job = compiled['tpu']
+  nodes = create_pipeline(runner.make_pipeline_config(deployments['tpu'])).components
+  node_ids = {node.id for node in nodes}
+  tasks = set(job['pipelineSpec']['root']['dag']['tasks'])
+  # KubeflowV2DagRunner splits the latest-blessed-model Resolver into two resolver steps.
+  resolver = 'latest_blessed_model_resolver'
+  assert resolver in node_ids
+  expected = (node_ids - {resolver}) | {f'{resolver}-model-resolver',
+                                        f'{resolver}-model-blessing-resolver'}
+  assert tasks == expected
+  assert {'TimeSeriesExampleGen', 'Transform', 'Windowing', 'Trainer', 'Evaluator',
+          'Pusher', 'AnomalyGate'} <= tasks
+  assert set(job['pipelineSpec']['components']) == tasks
+
+
+@pytest.mark.parametrize('name', ['tpu', 'gpu', 'in_step'])
+def test_every_container_runs_the_configured_image(compiled, name):
+  _, job = compiled[name]
+  executors = job['pipelineSpec']['deploymentSpec']['executors']
+  containers = [spec['container'] for spec in executors.values() if 'container' in spec]
+  assert len(containers) == 10
+  assert {container['image'] for container in containers} == {IMAGE}
+
+
+def test_runtime_config_and_names_are_as_configured(compiled):
+  _, job = compiled['tpu']
+  assert job['runtimeConfig'] == {'gcsOutputDirectory': 'gs://test-bucket/tft/root'}
+  assert job['displayName'] == 'tft-synthetic'
+  assert task_parameter(job, 'TimeSeriesExampleGen', 'input_base') == 'gs://test-bucket/tft/data'
+  assert task_parameter(job, 'ImportSchemaGen', 'schema_file') == (
+      '/pipeline/schema/schemas/synthetic.pbtxt')
+
+
+def test_tpu_trainer_is_a_vertex_job_on_a_tpu_v3_8_with_tpu_strategy(compiled):
+  _, job = compiled['tpu']
+  assert executor_class(job, 'Trainer') == VERTEX_TRAINER
+  config = custom_config(job, 'Trainer')
+  assert config['distribution'] == 'tpu'
+  assert config['ai_platform_enable_vertex'] is True
+  assert config['ai_platform_vertex_region'] == REGION
+  assert config['ai_platform_training_args'] == {
+      'project': PROJECT,
+      'job_spec': {
+          'service_account': 'runner@test-project.iam.gserviceaccount.com',
+          'worker_pool_specs': [{
+              'machine_spec': {'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
+                               'accelerator_count': 8},
+              'replica_count': 1,
+              'container_spec': {'image_uri': IMAGE},
+          }]}}
+  # What run_fn reads is still there.
+  assert json.loads(config['dataset_spec'])['name'] == 'synthetic'
+  assert config['model_config'] == {'preset': 'local', 'overrides': {}}
+
+
+def test_tpu_v5e_gpu_and_cpu_trainers_differ_accordingly(compiled):
+  machines, distributions = {}, {}
+  for name in ('tpu_v5e', 'gpu', 'cpu'):
+    config = custom_config(compiled[name][1], 'Trainer')
+    pool, = config['ai_platform_training_args']['job_spec']['worker_pool_specs']
+    machines[name] = pool['machine_spec']
+    distributions[name] = config['distribution']
+    assert pool['container_spec'] == {'image_uri': IMAGE}
+    assert executor_class(compiled[name][1], 'Trainer') == VERTEX_TRAINER
+  assert machines == {
+      'tpu_v5e': {'machine_type': 'ct5lp-hightpu-4t', 'tpu_topology': '2x2'},
+      'gpu': {'machine_type': 'n1-standard-8', 'accelerator_type': 'NVIDIA_TESLA_T4',
+              'accelerator_count': 1},
+      'cpu': {'machine_type': 'n1-standard-16'},
+  }
+  assert distributions == {'tpu_v5e': 'tpu', 'gpu': 'gpu', 'cpu': 'cpu'}
+
+
+def test_without_training_hardware_the_standard_trainer_runs_in_step(compiled):
+  _, job = compiled['in_step']
+  assert executor_class(job, 'Trainer') == LOCAL_TRAINER
+  config = custom_config(job, 'Trainer')
+  assert 'distribution' not in config
+  assert not any(key.startswith('ai_platform') for key in config)
+
+
+@pytest.mark.parametrize('name', ['tpu', 'tpu_v5e'])
+def test_the_vertex_extension_turns_the_spec_into_a_valid_custom_job(compiled, name):
+  """What the Trainer's executor will send, built by TFX and checked by the SDK's proto."""
+  from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
+  from tfx.extensions.google_cloud_ai_platform import training_clients
+
+  config = custom_config(compiled[name][1], 'Trainer')
+  job_args = dict(config['ai_platform_training_args'])
+  job_args.pop('project')
+  client = training_clients.VertexJobClient.__new__(training_clients.VertexJobClient)
+  job = client.create_training_job({}, {}, {'custom_config': json.dumps(config)},
+                                   LOCAL_TRAINER, job_args, None, None)
+  proto = custom_job_types.CustomJob(job)  # raises on unknown fields or enum names
+  pool, = proto.job_spec.worker_pool_specs
+  assert pool.container_spec.image_uri == IMAGE
+  assert list(pool.container_spec.command[:3]) == ['python', '-m', 'tfx.scripts.run_executor']
+  expected = custom_config(compiled[name][1], 'Trainer')['ai_platform_training_args'][
+      'job_spec']['worker_pool_specs'][0]['machine_spec']
+  assert pool.machine_spec.machine_type == expected['machine_type']
+  assert pool.machine_spec.accelerator_count == expected.get('accelerator_count', 0)
+  assert pool.machine_spec.tpu_topology == expected.get('tpu_topology', '')
+
+
+def test_pusher_deploys_to_the_vertex_endpoint_only_when_one_is_configured(compiled):
+  _, with_endpoint = compiled['tpu']
+  assert executor_class(with_endpoint, 'Pusher') == VERTEX_PUSHER
+  config = custom_config(with_endpoint, 'Pusher')
+  assert config == {
+      'ai_platform_enable_vertex': True,
+      'ai_platform_vertex_region': REGION,
+      'ai_platform_vertex_container_image_uri':
+          'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest',
+      'ai_platform_serving_args': {'project': PROJECT, 'endpoint_name': 'tft-endpoint',
+                                   'machine_type': 'n1-standard-4'},
+  }
+  _, without = compiled['gpu']
+  assert executor_class(without, 'Pusher') == 'tfx.components.pusher.executor.Executor'
+  destination = json.loads(task_parameter(without, 'Pusher', 'push_destination'))
+  assert destination == {'filesystem': {'base_directory': 'gs://test-bucket/tft/root/serving_model'}}
+
+
+def test_beam_components_run_on_dataflow_only_when_configured(compiled):
+  on_dataflow = executor(compiled['tpu'][1], 'Transform')['args']
+  for arg in ('--runner=DataflowRunner', f'--project={PROJECT}', f'--region={REGION}',
+              '--temp_location=gs://test-bucket/tft/root/beam', f'--sdk_container_image={IMAGE}'):
+    assert arg in on_dataflow
+  in_container = executor(compiled['gpu'][1], 'Transform')['args']
+  assert '--runner=DataflowRunner' not in ' '.join(in_container)
+  assert '--direct_running_mode=multi_processing' in in_container

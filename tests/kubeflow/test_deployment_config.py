@@ -1,0 +1,185 @@
+"""The deployment config and the cron forms: loading, overrides and the errors they give."""
+
+import json
+
+import pytest
+
+from kubeflow import cli, deployment
+from kubeflow.cron import Cron
+
+BASE = {
+    'project': 'p', 'region': 'europe-west4', 'pipeline_root': 'gs://b/root',
+    'data_root': 'gs://b/data', 'image': 'europe-west4-docker.pkg.dev/p/r/tft:1',
+}
+
+
+def write(tmp_path, values, name='deploy.yaml'):
+  path = tmp_path / name
+  path.write_text(json.dumps(values) if name.endswith('.json') else _yaml(values))
+  return str(path)
+
+
+def _yaml(values):
+  import yaml
+  return yaml.safe_dump(values)
+
+
+def test_yaml_file_with_sections_loads_into_typed_config(tmp_path):
+  path = write(tmp_path, {**BASE, 'dataset': 'etth1', 'training': {
+      'hardware': 'tpu', 'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
+      'accelerator_count': 8}, 'dataflow': {'max_num_workers': 8},
+                          'endpoint': {'name': 'tft'}})
+  config = deployment.load(path)
+  assert config.training == deployment.TrainingHardware('tpu', 'cloud-tpu', 'TPU_V3', 8)
+  assert config.training.machine_spec() == {
+      'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3', 'accelerator_count': 8}
+  assert config.dataflow.max_num_workers == 8
+  assert config.endpoint.name == 'tft'
+  assert config.name == 'tft-etth1'
+  assert config.schema_path == '/pipeline/schema/schemas/etth1.pbtxt'
+  with pytest.raises(Exception):
+    config.project = 'other'  # frozen
+
+
+def test_json_file_loads_too(tmp_path):
+  assert deployment.load(write(tmp_path, BASE, 'deploy.json')).project == 'p'
+
+
+def test_overrides_win_over_the_file_and_merge_into_sections(tmp_path):
+  path = write(tmp_path, {**BASE, 'training': {'hardware': 'gpu', 'machine_type': 'n1-standard-8',
+                                               'accelerator_type': 'NVIDIA_TESLA_T4',
+                                               'accelerator_count': 1}})
+  config = deployment.load(path, {'region': 'us-central1', 'training.accelerator_count': 2,
+                                  'project': None})
+  assert config.region == 'us-central1'
+  assert config.project == 'p'  # None does not override
+  assert config.training.accelerator_count == 2
+  assert config.training.accelerator_type == 'NVIDIA_TESLA_T4'
+
+
+def test_tpu_v5e_machine_spec_carries_the_topology():
+  hardware = deployment.TrainingHardware('tpu', 'ct5lp-hightpu-4t', tpu_topology='2x2')
+  assert hardware.machine_spec() == {'machine_type': 'ct5lp-hightpu-4t', 'tpu_topology': '2x2'}
+
+
+@pytest.mark.parametrize('values, message', [
+    ({**BASE, 'project': ''}, 'project is missing'),
+    ({k: v for k, v in BASE.items() if k != 'region'}, "missing ['region']"),
+    ({**BASE, 'pipeline_root': '/tmp/root'}, 'pipeline_root \'/tmp/root\' must be a gs:// URI'),
+    ({**BASE, 'data_root': 's3://b/data'}, "data_root 's3://b/data' must be a gs:// URI"),
+    ({**BASE, 'serving_model_dir': 'models/'}, 'serving_model_dir'),
+    ({**BASE, 'platform': 'kubeflow'}, 'needs kfp_host'),
+    ({**BASE, 'platform': 'airflow'}, "platform 'airflow' is unknown"),
+    ({**BASE, 'dataset': 'weather'}, "dataset 'weather' is unknown"),
+    ({**BASE, 'colour': 'blue'}, "unknown fields ['colour']"),
+    ({**BASE, 'training': {'hardware': 'fpga', 'machine_type': 'x'}},
+     "training hardware 'fpga' is unknown"),
+    ({**BASE, 'training': {'hardware': 'tpu'}}, "missing ['machine_type']"),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu'}},
+     "machine_type 'cloud-tpu' needs accelerator_type"),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'ct5lp-hightpu-4t'}},
+     'needs tpu_topology'),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'ct5lp-hightpu-4t',
+                           'tpu_topology': 'big'}}, "'big' is not of the form"),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu',
+                           'accelerator_type': 'TPU_V9', 'accelerator_count': 8}},
+     "accelerator_type 'TPU_V9' is not a TPU type"),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu',
+                           'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 8}},
+     'is not a TPU type'),
+    ({**BASE, 'training': {'hardware': 'gpu', 'machine_type': 'n1-standard-8',
+                           'accelerator_type': 'NVIDIA_TESLA_T4'}}, 'accelerator_count >= 1'),
+    ({**BASE, 'training': {'hardware': 'cpu', 'machine_type': 'n1-standard-8',
+                           'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 1}},
+     "'cpu' takes no accelerator"),
+    ({**BASE, 'training': 'tpu'}, "'training' in the deployment config must be a mapping"),
+    ({**BASE, 'platform': 'kubeflow', 'kfp_host': 'http://h',
+      'pipeline_root': 'minio://b/root', 'dataflow': {}}, 'Dataflow needs a gs:// temp_location'),
+    ({**BASE, 'train_steps': 0}, 'train_steps must be an integer >= 1'),
+])
+def test_invalid_configs_name_the_problem(values, message):
+  with pytest.raises(deployment.DeploymentConfigError) as error:
+    deployment.from_dict(values)
+  assert message in str(error.value)
+
+
+def test_kubeflow_platform_accepts_other_storage():
+  config = deployment.from_dict({**BASE, 'platform': 'kubeflow', 'kfp_host': 'http://kfp:8888',
+                                 'pipeline_root': 'minio://mlpipeline/root'})
+  assert config.pipeline_root == 'minio://mlpipeline/root'
+
+
+def test_every_tpu_and_gpu_accelerator_the_sdk_knows_is_accepted():
+  from google.cloud.aiplatform_v1.types.accelerator_type import AcceleratorType
+
+  for name in AcceleratorType.__members__:
+    if name.startswith('TPU_'):
+      deployment.TrainingHardware('tpu', 'cloud-tpu', name, 8)
+    elif name.startswith('NVIDIA_'):
+      deployment.TrainingHardware('gpu', 'n1-standard-8', name, 1)
+
+
+def test_beam_args_run_on_dataflow_with_the_pipeline_image_only_when_asked():
+  in_container = deployment.from_dict(BASE)
+  assert in_container.beam_pipeline_args() == [
+      '--direct_running_mode=multi_processing', '--direct_num_workers=0']
+  on_dataflow = deployment.from_dict({**BASE, 'service_account': 'sa@p.iam.gserviceaccount.com',
+                                      'dataflow': {'machine_type': 'n2-standard-4'}})
+  assert on_dataflow.beam_pipeline_args() == [
+      '--runner=DataflowRunner', '--project=p', '--region=europe-west4',
+      '--temp_location=gs://b/root/beam', '--machine_type=n2-standard-4',
+      '--max_num_workers=4', f'--sdk_container_image={BASE["image"]}',
+      '--service_account_email=sa@p.iam.gserviceaccount.com']
+
+
+def test_bad_files_are_reported(tmp_path):
+  with pytest.raises(deployment.DeploymentConfigError, match='cannot read'):
+    deployment.load(str(tmp_path / 'missing.yaml'))
+  listing = tmp_path / 'list.yaml'
+  listing.write_text('- a\n- b\n')
+  with pytest.raises(deployment.DeploymentConfigError, match='must hold a mapping'):
+    deployment.load(str(listing))
+
+
+def test_cron_forms_for_vertex_and_kubeflow():
+  nightly = Cron.parse('0 3 * * *', time_zone='Europe/Paris')
+  assert nightly.vertex() == 'TZ=Europe/Paris 0 3 * * *'
+  assert Cron.parse('TZ=Europe/Paris   0 3 * * *') == nightly
+  assert Cron.parse('CRON_TZ=Asia/Tokyo 30 2 * * 1-5').vertex() == 'TZ=Asia/Tokyo 30 2 * * 1-5'
+  utc = Cron.parse('15 */6 * * MON')
+  assert utc.vertex() == '15 */6 * * MON'
+  assert utc.kubeflow() == '0 15 */6 * * MON'
+
+
+@pytest.mark.parametrize('text, zone, message', [
+    ('0 3 * *', None, 'has 4 fields'),
+    ('0 0 3 * * *', None, 'has 6 fields'),
+    ('0 3 * * $', None, "day of week field '$'"),
+    ('0 3 * * *', 'Mars/Olympus', "'Mars/Olympus' is not an IANA time zone"),
+    ('TZ=Europe/Paris 0 3 * * *', 'UTC', 'give one'),
+])
+def test_bad_crons_are_rejected(text, zone, message):
+  with pytest.raises(ValueError) as error:
+    Cron.parse(text, zone)
+  assert message in str(error.value)
+
+
+def test_kubeflow_cron_refuses_a_time_zone():
+  with pytest.raises(ValueError, match='CRON_SCHEDULE_TIMEZONE'):
+    Cron.parse('0 3 * * *', 'Europe/Paris').kubeflow()
+
+
+def test_cli_reports_config_errors_without_a_traceback(capsys):
+  assert cli.main(['compile', '--project', 'p', '--region', 'r', '--pipeline-root', 'gs://b',
+                   '--data-root', 'gs://b/d', '--image', 'i', '--hardware', 'tpu',
+                   '--machine-type', 'ct5lp-hightpu-4t']) == 2
+  assert 'needs tpu_topology' in capsys.readouterr().err
+
+
+def test_cli_help_lists_the_commands(capsys):
+  with pytest.raises(SystemExit) as done:
+    cli.main(['--help'])
+  assert done.value.code == 0
+  out = capsys.readouterr().out
+  for command in ('compile', 'submit', 'schedule', 'schedules'):
+    assert command in out

@@ -1,0 +1,209 @@
+"""Submit and schedule with the real google-cloud-aiplatform SDK against a loopback stand-in.
+
+The SDK runs unchanged over its REST transport; `api_endpoint='http://127.0.0.1:PORT'`
+keeps the http scheme (the REST transport only adds https:// to endpoints without
+one). The stand-in answers the Vertex AI v1 REST calls and the Cloud Storage bucket
+check that PipelineJob.submit makes (through STORAGE_EMULATOR_HOST). One SDK call
+leaves both: the bucket-ownership check asks Cloud Resource Manager for the project
+number over gRPC, so the test answers that one function instead.
+"""
+
+import copy
+import json
+import re
+
+import pytest
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform
+
+from kubeflow import cli, vertex
+from kubeflow.cron import Cron
+from kubeflow.pipeline_job import parse_parameter_values, read_pipeline_job
+
+PROJECT, REGION, PROJECT_NUMBER = 'test-project', 'europe-west4', '123456'
+PARENT = f'projects/{PROJECT}/locations/{REGION}'
+SERVICE_ACCOUNT = 'runner@test-project.iam.gserviceaccount.com'
+
+
+class VertexApi:
+  """The state and answers of the stand-in: pipeline jobs and schedules."""
+
+  def __init__(self):
+    self.schedules = {}
+
+  def route(self, request):
+    path = request.path
+    bucket = re.fullmatch(r'/storage/v1/b/([^/]+)', path)
+    if bucket and request.method == 'GET':
+      return 200, {'name': bucket.group(1), 'projectNumber': PROJECT_NUMBER}
+    if request.method == 'POST' and path == f'/v1/{PARENT}/pipelineJobs':
+      name = f'{PARENT}/pipelineJobs/{request.query["pipelineJobId"]}'
+      return 200, {**request.body, 'name': name, 'state': 'PIPELINE_STATE_PENDING'}
+    if path == f'/v1/{PARENT}/schedules':
+      if request.method == 'POST':
+        name = f'{PARENT}/schedules/{len(self.schedules) + 1}'
+        self.schedules[name] = {**request.body, 'name': name, 'state': 'ACTIVE'}
+        return 200, self.schedules[name]
+      return 200, {'schedules': list(self.schedules.values())}
+    action = re.fullmatch(r'/v1/(.+/schedules/[^/:]+)(?::(pause|resume))?', path)
+    if action and action.group(1) in self.schedules:
+      name, verb = action.groups()
+      if request.method == 'GET':
+        return 200, self.schedules[name]
+      if request.method == 'POST' and verb:
+        self.schedules[name]['state'] = 'PAUSED' if verb == 'pause' else 'ACTIVE'
+        return 200, {}
+      if request.method == 'DELETE':
+        del self.schedules[name]
+        return 200, {'name': f'{PARENT}/operations/1', 'done': True,
+                     'response': {'@type': 'type.googleapis.com/google.protobuf.Empty'}}
+    return None
+
+
+@pytest.fixture
+def api(stand_in, monkeypatch):
+  """The stand-in, with the SDK pointed at it and Cloud Storage redirected to it."""
+  state = VertexApi()
+  server = stand_in(state.route)
+  server.state = state
+  monkeypatch.setenv('STORAGE_EMULATOR_HOST', server.url)
+  monkeypatch.setattr('google.cloud.aiplatform.utils.resource_manager_utils.get_project_number',
+                      lambda project, credentials=None: PROJECT_NUMBER)
+  # The CLI uses Application Default Credentials; anonymous ones suffice for the stand-in.
+  monkeypatch.setattr('google.auth.default',
+                      lambda *args, **kwargs: (AnonymousCredentials(), PROJECT))
+  yield server
+  aiplatform.initializer.global_config.__init__()  # forget the stand-in's endpoint
+
+
+@pytest.fixture
+def deploy_file(tmp_path):
+  path = tmp_path / 'deploy.yaml'
+  path.write_text(f"""
+project: {PROJECT}
+region: {REGION}
+pipeline_root: gs://test-bucket/tft/root
+data_root: gs://test-bucket/tft/data
+image: europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test
+service_account: {SERVICE_ACCOUNT}
+training: {{hardware: tpu, machine_type: cloud-tpu, accelerator_type: TPU_V3, accelerator_count: 8}}
+""")
+  return str(path)
+
+
+def with_parameters(compiled_path, tmp_path):
+  """The compiled JSON plus two declared runtime parameters (the pipeline declares none)."""
+  job = copy.deepcopy(read_pipeline_job(compiled_path))
+  job['pipelineSpec']['root']['inputDefinitions'] = {'parameters': {
+      'span': {'type': 'INT'}, 'note': {'type': 'STRING'}}}
+  path = tmp_path / 'with_parameters.json'
+  path.write_text(json.dumps(job))
+  return str(path), job
+
+
+def test_submit_sends_the_compiled_pipeline_to_vertex(api, compiled):
+  path, job = compiled['tpu']
+  vertex.connect(PROJECT, REGION, api_endpoint=api.url, credentials=AnonymousCredentials())
+  submitted = vertex.submit(vertex.make_job(path), service_account=SERVICE_ACCOUNT)
+
+  create, = api.find('POST', '/pipelineJobs')
+  assert create.path == f'/v1/{PARENT}/pipelineJobs'
+  assert create.query['pipelineJobId'].startswith('tft-synthetic-')
+  assert create.body['pipelineSpec'] == job['pipelineSpec']
+  assert create.body['runtimeConfig']['gcsOutputDirectory'] == 'gs://test-bucket/tft/root'
+  assert create.body['displayName'] == 'tft-synthetic'
+  assert create.body['serviceAccount'] == SERVICE_ACCOUNT
+  assert submitted.resource_name == f'{PARENT}/pipelineJobs/{create.query["pipelineJobId"]}'
+  # The SDK checked the artifacts bucket, at the stand-in.
+  assert api.find('GET', '/storage/v1/b/test-bucket')
+
+
+def test_enable_caching_turns_on_every_task(api, compiled):
+  path, job = compiled['gpu']
+  vertex.connect(PROJECT, REGION, api_endpoint=api.url, credentials=AnonymousCredentials())
+  vertex.submit(vertex.make_job(path, enable_caching=True))
+  create, = api.find('POST', '/pipelineJobs')
+  tasks = create.body['pipelineSpec']['root']['dag']['tasks']
+  assert set(tasks) == set(job['pipelineSpec']['root']['dag']['tasks'])
+  assert all(task['cachingOptions'] == {'enableCache': True} for task in tasks.values())
+  assert not any('cachingOptions' in task
+                 for task in job['pipelineSpec']['root']['dag']['tasks'].values())
+
+
+def test_parameter_values_are_typed_by_the_spec_and_sent(api, compiled, tmp_path):
+  path, job = with_parameters(compiled['tpu'][0], tmp_path)
+  values = parse_parameter_values(job, ['span=7', 'note=nightly retrain'])
+  assert values == {'span': 7, 'note': 'nightly retrain'}
+  vertex.connect(PROJECT, REGION, api_endpoint=api.url, credentials=AnonymousCredentials())
+  vertex.submit(vertex.make_job(path, values))
+  create, = api.find('POST', '/pipelineJobs')
+  # Schema 2.0.0 (KubeflowV2DagRunner's default) carries typed values under 'parameters'.
+  assert create.body['runtimeConfig']['parameters'] == {
+      'span': {'intValue': '7'}, 'note': {'stringValue': 'nightly retrain'}}
+
+
+def test_cli_submit_prints_the_job_and_refuses_undeclared_parameters(api, compiled,
+                                                                     deploy_file, capsys):
+  path, _ = compiled['tpu']
+  base = ['submit', '--config', deploy_file, '--pipeline', path, '--api-endpoint', api.url]
+  assert cli.main(base + ['--param', 'span=7']) == 2
+  assert "declares no runtime parameter 'span' (it declares: none)" in capsys.readouterr().err
+  assert api.requests == []  # refused before anything was sent
+
+  assert cli.main(base + ['--enable-caching']) == 0
+  create, = api.find('POST', '/pipelineJobs')
+  out = capsys.readouterr().out
+  assert f'{PARENT}/pipelineJobs/{create.query["pipelineJobId"]}' in out
+  assert 'caching:    on' in out
+  assert create.body['serviceAccount'] == SERVICE_ACCOUNT
+
+
+def test_cli_schedule_creates_a_vertex_schedule_in_the_time_zone(api, compiled, deploy_file,
+                                                                  capsys):
+  path, job = compiled['tpu']
+  assert cli.main([
+      'schedule', '--config', deploy_file, '--pipeline', path, '--api-endpoint', api.url,
+      '--cron', '0 3 * * *', '--time-zone', 'Europe/Paris', '--name', 'tft-nightly',
+      '--start-time', '2026-12-01T00:00:00Z', '--end-time', '2027-06-01T00:00:00Z',
+      '--max-concurrent-runs', '2', '--max-runs', '30']) == 0
+
+  create, = api.find('POST', '/schedules')
+  assert create.path == f'/v1/{PARENT}/schedules'
+  body = create.body
+  assert body['cron'] == 'TZ=Europe/Paris 0 3 * * *'
+  assert body['displayName'] == 'tft-nightly'
+  assert body['startTime'] == '2026-12-01T00:00:00Z'
+  assert body['endTime'] == '2027-06-01T00:00:00Z'
+  assert body['maxConcurrentRunCount'] == '2'  # int64 travels as a JSON string
+  assert body['maxRunCount'] == '30'
+  request = body['createPipelineJobRequest']
+  assert request['parent'] == PARENT
+  assert request['pipelineJob']['pipelineSpec'] == job['pipelineSpec']
+  assert request['pipelineJob']['runtimeConfig']['gcsOutputDirectory'] == (
+      'gs://test-bucket/tft/root')
+  assert request['pipelineJob']['serviceAccount'] == SERVICE_ACCOUNT
+  assert not api.find('POST', '/pipelineJobs')  # scheduling starts no run by itself
+  out = capsys.readouterr().out
+  assert f'{PARENT}/schedules/1' in out and "'TZ=Europe/Paris 0 3 * * *'" in out
+
+
+def test_cli_lists_pauses_resumes_and_deletes_schedules(api, compiled, deploy_file, capsys):
+  path, _ = compiled['tpu']
+  vertex.connect(PROJECT, REGION, api_endpoint=api.url, credentials=AnonymousCredentials())
+  vertex.create_schedule(vertex.make_job(path), Cron.parse('30 2 * * 1'), 'weekly',
+                         max_concurrent_run_count=1)
+  name = f'{PARENT}/schedules/1'
+  common = ['--config', deploy_file, '--api-endpoint', api.url]
+
+  assert cli.main(['schedules', 'list'] + common) == 0
+  listing = capsys.readouterr().out
+  assert name in listing and "'weekly'" in listing and "cron='30 2 * * 1'" in listing
+  assert 'ACTIVE' in listing
+
+  assert cli.main(['schedules', 'pause', '1'] + common) == 0
+  assert api.find('POST', f'{name}:pause') and api.state.schedules[name]['state'] == 'PAUSED'
+  assert cli.main(['schedules', 'resume', name] + common) == 0
+  assert api.find('POST', f'{name}:resume') and api.state.schedules[name]['state'] == 'ACTIVE'
+  assert cli.main(['schedules', 'delete', '1'] + common) == 0
+  assert api.find('DELETE', name) and api.state.schedules == {}
+  assert f'delete: Vertex AI schedule {name}' in capsys.readouterr().out
