@@ -1,0 +1,123 @@
+"""Quantile (pinball) loss and the paper's normalised quantile loss (q-risk)."""
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+import tf_keras as keras
+
+
+def pinball_loss(y_true, y_pred, quantiles: Sequence[float]) -> tf.Tensor:
+  """Elementwise pinball loss max(q (y - y_hat), (q - 1) (y - y_hat)).
+
+  Args:
+    y_true: Targets [B, H].
+    y_pred: Quantile forecasts [B, H, Q].
+    quantiles: The Q quantile levels of `y_pred`'s last axis.
+
+  Returns:
+    [B, H, Q] float32.
+  """
+  y_true = tf.convert_to_tensor(y_true, tf.float32)
+  y_pred = tf.cast(y_pred, tf.float32)
+  if y_true.shape.rank != 2 or y_pred.shape.rank != 3:
+    raise ValueError(
+        f'quantile losses need targets [B, H] and forecasts [B, H, Q], got '
+        f'{y_true.shape} and {y_pred.shape}; pass the label as a [B, H] tensor '
+        'for the "quantiles" output.')
+  if y_pred.shape[-1] != len(quantiles):
+    raise ValueError(
+        f'forecasts have {y_pred.shape[-1]} quantiles on the last axis but '
+        f'{len(quantiles)} quantile levels were given: {tuple(quantiles)}.')
+  errors = y_true[..., tf.newaxis] - y_pred
+  levels = tf.constant(quantiles, tf.float32)
+  return tf.maximum(levels * errors, (levels - 1.0) * errors)
+
+
+def normalized_quantile_loss(y_true, y_pred,
+                             quantiles: Sequence[float]) -> tf.Tensor:
+  """The paper's q-risk: 2 * sum(pinball_q) / sum(|y|), per quantile.
+
+  Args:
+    y_true: Targets [B, H].
+    y_pred: Quantile forecasts [B, H, Q].
+    quantiles: The Q quantile levels of `y_pred`'s last axis.
+
+  Returns:
+    [Q] float32.
+  """
+  losses = pinball_loss(y_true, y_pred, quantiles)
+  total_target = tf.reduce_sum(tf.abs(tf.cast(y_true, tf.float32)))
+  return 2.0 * tf.reduce_sum(losses, axis=[0, 1]) / total_target
+
+
+@keras.utils.register_keras_serializable(package='tft')
+class QuantileLoss(keras.losses.Loss):
+  """Pinball loss summed over quantiles and averaged over horizon and batch.
+
+  Use it for the model's `quantiles` output: y_true [B, H], y_pred [B, H, Q].
+
+  Args:
+    quantiles: The Q quantile levels of the forecasts' last axis.
+  """
+
+  def __init__(self, quantiles: Sequence[float], name: str = 'quantile_loss',
+               **kwargs):
+    super().__init__(name=name, **kwargs)
+    self.quantiles = tuple(quantiles)
+
+  def call(self, y_true, y_pred):
+    """Returns the per-window loss [B]."""
+    losses = pinball_loss(y_true, y_pred, self.quantiles)
+    return tf.reduce_sum(tf.reduce_mean(losses, axis=1), axis=-1)
+
+  def get_config(self):
+    return {**super().get_config(), 'quantiles': self.quantiles}
+
+
+@keras.utils.register_keras_serializable(package='tft')
+class QuantileRisk(keras.metrics.Metric):
+  """q-risk of one quantile, accumulated exactly over batches.
+
+  Keeps sum(weight * pinball_q) and sum(weight * |y|) over all updates.
+
+  Args:
+    quantile: The quantile level to score, one of `quantiles`.
+    quantiles: The Q quantile levels of the forecasts' last axis.
+  """
+
+  def __init__(self, quantile: float, quantiles: Sequence[float],
+               name: str | None = None, **kwargs):
+    quantiles = tuple(quantiles)
+    if quantile not in quantiles:
+      raise ValueError(
+          f'quantile {quantile} is not among the forecast quantiles '
+          f'{quantiles}.')
+    super().__init__(name=name or f'q_risk_{round(quantile * 100)}', **kwargs)
+    self.quantile = quantile
+    self.quantiles = quantiles
+    self.quantile_index = quantiles.index(quantile)
+    self.pinball_sum = self.add_weight('pinball_sum', initializer='zeros')
+    self.target_sum = self.add_weight('target_sum', initializer='zeros')
+
+  def update_state(self, y_true, y_pred, sample_weight=None):
+    """Adds a batch: y_true [B, H], y_pred [B, H, Q], sample_weight [B]."""
+    losses = pinball_loss(y_true, y_pred, self.quantiles)[
+        ..., self.quantile_index]
+    magnitudes = tf.abs(tf.cast(y_true, tf.float32))
+    if sample_weight is not None:
+      weights = tf.reshape(tf.cast(sample_weight, tf.float32), [-1, 1])
+      losses *= weights
+      magnitudes *= weights
+    self.pinball_sum.assign_add(tf.reduce_sum(losses))
+    self.target_sum.assign_add(tf.reduce_sum(magnitudes))
+
+  def result(self):
+    return tf.math.divide_no_nan(2.0 * self.pinball_sum, self.target_sum)
+
+  def reset_state(self):
+    self.pinball_sum.assign(0.0)
+    self.target_sum.assign(0.0)
+
+  def get_config(self):
+    return {**super().get_config(), 'quantile': self.quantile,
+            'quantiles': self.quantiles}

@@ -1,0 +1,246 @@
+"""The Temporal Fusion Transformer model: five stages over the named input dict.
+
+See the package docstring for the shape letters. Inputs (`inputs.INPUT_KEYS`):
+static_categorical int [B, Sc], static_real [B, Sr], known_categorical int
+[B, T, Kc], known_real [B, T, Kr], observed_real [B, E, Or], target_history
+[B, E] in raw units. Outputs: quantiles [B, H, Q] in raw units, static_weights
+[B, Vs], history_weights [B, E, Vh], future_weights [B, H, Vf] and attention
+[B, H, T], all float32.
+"""
+
+import dataclasses
+
+import tensorflow as tf
+import tf_keras as keras
+
+from trainer_module.hparams import TFTConfig
+from trainer_module.tft import inputs as tft_inputs
+from trainer_module.tft.attention import InterpretableMultiHeadAttention
+from trainer_module.tft.embedding import InputEmbedding
+from trainer_module.tft.gating import GateAddNorm
+from trainer_module.tft.grn import GatedResidualNetwork
+from trainer_module.tft.inputs import InputLayout
+from trainer_module.tft.losses import QuantileLoss
+from trainer_module.tft.losses import QuantileRisk
+from trainer_module.tft.seq2seq import LSTMEncoderDecoder
+from trainer_module.tft.static_encoder import StaticContexts
+from trainer_module.tft.static_encoder import StaticCovariateEncoder
+from trainer_module.tft.target import QuantileOutput
+from trainer_module.tft.target import WindowTargetScaler
+from trainer_module.tft.variable_selection import VariableSelectionNetwork
+
+QUANTILES = 'quantiles'
+STATIC_WEIGHTS = 'static_weights'
+HISTORY_WEIGHTS = 'history_weights'
+FUTURE_WEIGHTS = 'future_weights'
+ATTENTION = 'attention'
+
+
+class TemporalFusionTransformer(keras.Model):
+  """TFT forecasting the horizon of each window from its history.
+
+  Args:
+    layout: Window lengths and input group widths.
+    config: Hyperparameters.
+  """
+
+  def __init__(self, layout: InputLayout, config: TFTConfig, **kwargs):
+    # No autocast: the raw target history must reach the scaler in float32.
+    super().__init__(autocast=False, **kwargs)
+    self.layout = layout
+    self.config = config
+    size, dropout = config.hidden_size, config.dropout
+
+    self.target_scaler = WindowTargetScaler(name='target_scaler')
+    self.static_embedding = InputEmbedding(
+        layout.static_cardinalities, layout.static_real_count, size,
+        name='static_embedding')
+    self.known_embedding = InputEmbedding(
+        layout.known_cardinalities, layout.known_real_count, size,
+        name='known_embedding')
+    self.observed_embedding = InputEmbedding(
+        (), 1 + layout.observed_real_count, size, name='observed_embedding')
+
+    self.static_vsn = VariableSelectionNetwork(
+        layout.static_variable_count, size, dropout, name='static_vsn')
+    self.static_encoder = StaticCovariateEncoder(size, dropout,
+                                                 name='static_encoder')
+
+    self.history_vsn = VariableSelectionNetwork(
+        layout.history_variable_count, size, dropout, name='history_vsn')
+    # Without known inputs the decoder LSTM runs on its state alone.
+    self.future_vsn = (
+        VariableSelectionNetwork(layout.future_variable_count, size, dropout,
+                                 name='future_vsn')
+        if layout.future_variable_count else None)
+    self.lstm = LSTMEncoderDecoder(size, unroll=config.lstm_unroll,
+                                   name='lstm')
+    self.lstm_gate = GateAddNorm(size, dropout, name='lstm_gate')
+
+    self.enrichment_grn = GatedResidualNetwork(size, dropout_rate=dropout,
+                                               name='enrichment_grn')
+    self.attention = InterpretableMultiHeadAttention(
+        config.num_heads, dropout, name='attention')
+    self.attention_gate = GateAddNorm(size, dropout, name='attention_gate')
+    self.positionwise_grn = GatedResidualNetwork(size, dropout_rate=dropout,
+                                                 name='positionwise_grn')
+    self.output_gate = GateAddNorm(size, name='output_gate')
+    self.quantile_output = QuantileOutput(config.quantile_count,
+                                          name='quantile_output')
+
+  # Neither the model nor Keras' training step has tensor-dependent Python
+  # control flow. Skipping AutoGraph conversion (which then also skips it for
+  # every layer, the loss, the metrics and the optimizer's per-variable
+  # updates) makes the first trace about twice as fast.
+  @tf.autograph.experimental.do_not_convert
+  def train_step(self, data):
+    return super().train_step(data)
+
+  @tf.autograph.experimental.do_not_convert
+  def call(self, inputs, training=None):
+    """Forecasts quantiles for a batch of windows (see the module docstring)."""
+    tft_inputs.check_inputs(inputs, self.layout)
+    scaled_target, location, scale = self.target_scaler(
+        inputs[tft_inputs.TARGET_HISTORY])
+    static, history, future = self._embed(inputs, scaled_target)
+    static_weights, contexts = self._encode_static(static, training)
+    temporal, history_weights, future_weights = self._encode_temporal(
+        history, future, contexts, training)
+    decoded, attention = self._decode(temporal, contexts.enrichment, training)
+    return {
+        QUANTILES: self.quantile_output((decoded, location, scale)),
+        STATIC_WEIGHTS: static_weights,
+        HISTORY_WEIGHTS: history_weights,
+        FUTURE_WEIGHTS: future_weights,
+        ATTENTION: attention,
+    }
+
+  def _embed(self, inputs, scaled_target):
+    """Returns static [B, Vs, D], history [B, E, Vh, D], future [B, H, Vf, D]."""
+    encoder_steps = self.layout.encoder_steps
+    static = self.static_embedding((
+        tf.cast(inputs[tft_inputs.STATIC_CATEGORICAL], tf.int32),
+        inputs[tft_inputs.STATIC_REAL]))
+    known_categorical = tf.cast(inputs[tft_inputs.KNOWN_CATEGORICAL], tf.int32)
+    known_real = inputs[tft_inputs.KNOWN_REAL]
+    # Slicing the raw inputs, not their embeddings, keeps big tensors out of
+    # the slice gradients; both halves share the known embedding.
+    known_history = self.known_embedding((
+        known_categorical[:, :encoder_steps], known_real[:, :encoder_steps]))
+    future = self.known_embedding((
+        known_categorical[:, encoder_steps:], known_real[:, encoder_steps:]))
+    # The target history is an observed real too; it leads the history.
+    observed_reals = tf.concat([
+        scaled_target[..., tf.newaxis],
+        tf.cast(inputs[tft_inputs.OBSERVED_REAL], tf.float32)], axis=-1)
+    observed = self.observed_embedding((
+        tf.zeros_like(observed_reals[..., :0], tf.int32), observed_reals))
+    history = tf.concat([observed, known_history], axis=2)
+    return static, history, future
+
+  def _encode_static(self, static, training):
+    """Returns static weights [B, Vs] and the four `StaticContexts`."""
+    selected, weights = self.static_vsn(static, training=training)
+    return weights, self.static_encoder(selected, training=training)
+
+  def _encode_temporal(self, history, future, contexts: StaticContexts,
+                       training):
+    """Selects variables and runs the LSTMs.
+
+    Returns:
+      (temporal features [B, T, D] after the gated skip,
+       history weights [B, E, Vh], future weights [B, H, Vf]).
+    """
+    history_selected, history_weights = self.history_vsn(
+        history, context=contexts.selection, training=training)
+    if self.future_vsn is None:
+      future_selected = tf.zeros(
+          [tf.shape(history)[0], self.layout.horizon, self.config.hidden_size],
+          history_selected.dtype)
+      future_weights = tf.zeros([tf.shape(history)[0], self.layout.horizon, 0])
+    else:
+      future_selected, future_weights = self.future_vsn(
+          future, context=contexts.selection, training=training)
+    lstm_outputs = self.lstm(
+        (history_selected, future_selected, contexts.state_h, contexts.state_c),
+        training=training)
+    selected = tf.concat([history_selected, future_selected], axis=1)
+    temporal = self.lstm_gate((lstm_outputs, selected), training=training)
+    return temporal, history_weights, future_weights
+
+  def _decode(self, temporal, enrichment_context, training):
+    """Enriches, attends and processes the horizon positions.
+
+    Returns:
+      (decoded features [B, H, D], attention [B, H, T]).
+    """
+    encoder_steps = self.layout.encoder_steps
+    enriched = self.enrichment_grn(temporal, context=enrichment_context,
+                                   training=training)  # [B, T, D]
+    horizon_enriched = enriched[:, encoder_steps:]
+    attended, attention = self.attention((horizon_enriched, enriched),
+                                         training=training)
+    attended = self.attention_gate((attended, horizon_enriched),
+                                   training=training)
+    decoded = self.positionwise_grn(attended, training=training)
+    decoded = self.output_gate((decoded, temporal[:, encoder_steps:]),
+                               training=training)
+    return decoded, attention
+
+  def get_config(self):
+    return {'name': self.name, 'layout': dataclasses.asdict(self.layout),
+            'config': dataclasses.asdict(self.config)}
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return cls(InputLayout(**config['layout']), TFTConfig(**config['config']),
+               name=config['name'])
+
+
+def build_tft_model(layout: InputLayout,
+                    config: TFTConfig) -> TemporalFusionTransformer:
+  """Creates a TFT and its weights (under the current distribution scope).
+
+  Args:
+    layout: Window lengths and input group widths.
+    config: Hyperparameters.
+
+  Returns:
+    A built, uncompiled model; see `compile_tft_model`.
+  """
+  model = TemporalFusionTransformer(layout, config,
+                                    name='temporal_fusion_transformer')
+  model(_example_inputs(layout), training=False)
+  return model
+
+
+def compile_tft_model(model: TemporalFusionTransformer,
+                      config: TFTConfig) -> None:
+  """Compiles with Adam, the quantile loss and q-risk metrics from `config`.
+
+  Call it under the same distribution scope as `build_tft_model`. Labels must
+  be a dict {'quantiles': y} with y [B, H] in raw units; the interpretation
+  outputs get no loss.
+  """
+  optimizer = keras.optimizers.Adam(config.learning_rate,
+                                    clipnorm=config.clipnorm)
+  # Creating the slot variables now, not while tracing the first training
+  # step, cuts that trace time by more than half.
+  optimizer.build(model.trainable_variables)
+  model.compile(
+      optimizer=optimizer,
+      loss={QUANTILES: QuantileLoss(config.quantiles)},
+      metrics={QUANTILES: [QuantileRisk(q, config.quantiles)
+                           for q in config.quantiles]},
+      jit_compile=config.jit_compile)
+  # Keras would create the per-output loss metric while tracing the first
+  # training step, which forces a second trace; create it now instead.
+  model.compiled_loss.build(model(_example_inputs(model.layout)))
+
+
+def _example_inputs(layout: InputLayout) -> dict[str, tf.Tensor]:
+  """Returns a batch of one all-zero window."""
+  return {
+      key: tf.zeros([1, *spec.shape[1:]], spec.dtype)
+      for key, spec in tft_inputs.input_signature(layout).items()
+  }
