@@ -106,6 +106,8 @@ class PipelineConfig:
     sample_rates: share of windows kept per split (default: all), for large data.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     model_overrides: TFTConfig fields to change from the preset.
+    training_options: the Trainer's loop settings (see
+      `trainer_module.training_config`), e.g. {'steps_per_execution': 8} on TPU.
     train_steps: optimizer steps budget for the Trainer.
     input_pattern: the input file pattern under `data_root` (may contain `{SPAN}`); files
       are CSV or TFRecords of tf.Examples, by extension.
@@ -129,6 +131,7 @@ class PipelineConfig:
   sample_rates: Mapping[str, float] = dataclasses.field(default_factory=dict)
   model_preset: str = 'local'
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   train_steps: int = 1000
   input_pattern: str = '*'
   schema_file: Optional[str] = None
@@ -153,7 +156,8 @@ class PipelineConfig:
   def trainer_custom_config(self) -> Dict[str, Any]:
     return {'dataset_spec': self.dataset.to_json(),
             'model_config': {'preset': self.model_preset,
-                             'overrides': dict(self.model_overrides)}}
+                             'overrides': dict(self.model_overrides)},
+            'training': dict(self.training_options)}
 
   def replace(self, **changes) -> 'PipelineConfig':
     return dataclasses.replace(self, **changes)

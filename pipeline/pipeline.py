@@ -19,7 +19,7 @@ from pipeline.config import Blessing, PipelineConfig
 from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE
 from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
-from trainer_module.export import SERVING_SIGNATURE, quantile_key
+from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
 PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
 RUN_FN = 'trainer_module.train.run_fn'
@@ -56,13 +56,14 @@ def create_pipeline(
   windowing = Windowing(examples=transform.outputs['transformed_examples'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
-  trainer = _make_trainer(config, windows=windowing.outputs['windows'],
-                          transform_graph=transform.outputs['transform_graph'])
   model_resolver = tfx.dsl.Resolver(
       strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
       model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
   ).with_id('latest_blessed_model_resolver')
+  trainer = _make_trainer(config, windows=windowing.outputs['windows'],
+                          transform_graph=transform.outputs['transform_graph'],
+                          base_model=model_resolver.outputs['model'])
   evaluator = tfx.components.Evaluator(
       examples=windowing.outputs['windows'],
       model=trainer.outputs['model'],
@@ -82,12 +83,17 @@ def create_pipeline(
 
 
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
-                  transform_graph: tfx.dsl.Channel) -> tfx.components.Trainer:
-  """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured."""
+                  transform_graph: tfx.dsl.Channel,
+                  base_model: tfx.dsl.Channel) -> tfx.components.Trainer:
+  """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured.
+
+  It warm-starts from `base_model` (the last blessed model) when the architecture matches.
+  """
   arguments = dict(
       run_fn=RUN_FN,
       examples=windows,
       transform_graph=transform_graph,
+      base_model=base_model,
       train_args=tfx.proto.TrainArgs(splits=['train'], num_steps=config.train_steps),
       eval_args=tfx.proto.EvalArgs(splits=['eval']))
   vertex = config.vertex_training
@@ -135,7 +141,7 @@ def make_eval_config(blessing: Blessing) -> tfma.EvalConfig:
               relative={'value': blessing.max_relative_regression})))
   return tfma.EvalConfig(
       model_specs=[tfma.ModelSpec(
-          signature_name=SERVING_SIGNATURE, model_type=tfma.TF_GENERIC,
+          signature_name=EVAL_SIGNATURE, model_type=tfma.TF_GENERIC,
           label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST)],
       slicing_specs=[overall, tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
       metrics_specs=[tfma.MetricsSpec(metrics=[

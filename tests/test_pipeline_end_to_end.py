@@ -16,7 +16,7 @@ from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.window_layout import TARGET_FUTURE
-from trainer_module.export import quantile_key
+from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
@@ -64,7 +64,9 @@ def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
   eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
                                       'Split-eval', '*.gz'))
   serialized = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, 'GZIP').take(4)]
-  outputs = model.signatures['serving_default'](examples=tf.constant(serialized))
+  # The Evaluator's signature: windows as the windowing component writes them. (Raw
+  # windows through `serving_default` are tested in tests/trainer/test_export.py.)
+  outputs = model.signatures[EVAL_SIGNATURE](examples=tf.constant(serialized))
   horizon = config.dataset.horizon
   low, median, high = (outputs[quantile_key(q)].numpy() for q in (0.1, 0.5, 0.9))
   assert median.shape == (4, horizon)

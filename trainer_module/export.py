@@ -1,21 +1,53 @@
-"""Saving the trained model with its serving signature.
+"""Saving the trained model with its signatures.
 
-`serving_default` takes a batch of serialized window examples (the layout of
-`schema.window_layout`) and returns one [B, H] forecast per quantile, in original units,
-keyed by `quantile_key` ('p10', 'p50', 'p90' for the default quantiles). The Evaluator
-(TFMA) calls this signature.
+Both signatures take one tensor `examples` of serialized tf.Examples [B], one per
+window, and return one [B, H] forecast per quantile in original units, keyed by
+`quantile_key` ('p10', 'p50', 'p90' for the default quantiles).
+
+`serving_default` (SERVING_SIGNATURE) takes RAW windows: the columns of the dataset
+spec, untransformed, as lists over the window's steps (`raw_window_feature_spec`):
+  - series key and static columns: 1 value;
+  - the time column and known columns: T = E + H values, one per step, the horizon
+    included; time as int64 seconds since the Unix epoch (UTC), as the ExampleGen
+    writes it, on consecutive steps of the spec's time grid;
+  - observed columns and the target: E values, the history only.
+Categorical columns are bytes, real columns floats. A missing value of a column declared
+`allow_missing` is written as NaN (the list keeps its full length); Transform imputes it
+and sets its missing indicator, as for a missing CSV value. For the synthetic spec
+(E=168, H=24): station [1 bytes], region [1 bytes], capacity [1], timestamp [192 int64],
+price [192], temperature [168, NaN = missing], load [168].
+The signature runs Transform's graph (`TFTransformOutput.transform_features_layer`) on
+the B*T rows of the windows, cuts the transformed rows into windows exactly as the
+windowing component does, and calls the model.
+
+`transformed_windows` (EVAL_SIGNATURE) takes windows as the windowing component writes
+them (already transformed, `schema.window_layout`). The Evaluator scores the model
+through it, since its examples are those windows. TFMA needs no `transform_features`
+signature for that, so none is exported.
+
+The SavedModel's root is a plain `tf.Module` tracking the model's variables and the
+Transform layer, not the Keras model: saving a Keras root traces every layer again
+(about 4x slower) and nothing loads it as Keras. Warm starts read a weights checkpoint
+written next to it (`trainer_module.warm_start`).
 """
 
-from typing import Sequence
+from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
+import tensorflow_transform as tft
 import tf_keras as keras
 
-from schema.dataset_spec import DatasetSpec
-from trainer_module.window_inputs import QUANTILES_OUTPUT, parse_windows
+from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.features import model_features, transformed_name
+from trainer_module.tft.inputs import InputLayout, input_signature
+from trainer_module.window_inputs import (QUANTILES_OUTPUT, model_inputs, parse_windows,
+                                          window_features_from_steps)
 
 SERVING_SIGNATURE = 'serving_default'
+EVAL_SIGNATURE = 'transformed_windows'
 EXAMPLES_INPUT = 'examples'
+
+_STEP_SECONDS = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
 
 
 def quantile_key(quantile: float) -> str:
@@ -23,19 +55,153 @@ def quantile_key(quantile: float) -> str:
   return 'p' + f'{quantile * 100:g}'.replace('.', '_')
 
 
-def make_serving_fn(model: keras.Model, spec: DatasetSpec, quantiles: Sequence[float]):
-  """The `serving_default` function over serialized window examples."""
+def raw_value_count(column: Column, spec: DatasetSpec) -> int:
+  """Values of `column` in one raw serving example (see the module docstring)."""
+  if column.role in (Role.SERIES_KEY, Role.STATIC):
+    return 1
+  if column.role in (Role.TIME, Role.KNOWN):
+    return spec.window_length
+  return spec.encoder_steps
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)])
-  def serve(serialized):
+
+def raw_window_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
+  """The parsing spec of a raw window example, the input of `serving_default`."""
+  parsing = {}
+  for column in spec.columns:
+    if column.role == Role.TIME:
+      dtype = tf.int64
+    elif column.dtype == DType.CATEGORICAL:
+      dtype = tf.string
+    else:
+      dtype = tf.float32
+    parsing[column.name] = tf.io.FixedLenFeature([raw_value_count(column, spec)], dtype)
+  return parsing
+
+
+def raw_rows(windows: Mapping[str, tf.Tensor], spec: DatasetSpec,
+             raw_feature_spec: Mapping[str, object], batch: tf.Tensor) -> Dict[str, object]:
+  """Transform's raw inputs for every step of every window: B*T rows.
+
+  Static values are repeated over the steps; history-only columns get NaN over the
+  horizon (absent for a sparse feature), which the model never reads. NaN values of a
+  feature Transform reads as sparse become absent values, i.e. missing.
+
+  Args:
+    windows: parsed raw windows, [B, count] per column (`raw_window_feature_spec`).
+    spec: the dataset spec.
+    raw_feature_spec: Transform's raw feature spec (`TFTransformOutput.raw_feature_spec`).
+    batch: B.
+  """
+  steps = spec.window_length
+  rows = {}
+  for name, feature_spec in raw_feature_spec.items():
+    values = windows[name]
+    count = raw_value_count(spec.column(name), spec)
+    if count == 1:
+      values = tf.tile(values, [1, steps])
+    elif count < steps:
+      values = tf.pad(values, [[0, 0], [0, steps - count]], constant_values=float('nan'))
+    values = tf.reshape(values, [-1])
+    if isinstance(feature_spec, tf.io.VarLenFeature):
+      present = tf.where(~tf.math.is_nan(values) if values.dtype.is_floating
+                         else tf.ones_like(values, tf.bool))
+      rows[name] = tf.SparseTensor(
+          indices=tf.concat([present, tf.zeros_like(present)], axis=1),
+          values=tf.gather_nd(values, present),
+          dense_shape=tf.stack([tf.cast(batch * steps, tf.int64), tf.constant(1, tf.int64)]))
+    else:
+      rows[name] = tf.reshape(values, [-1, *feature_spec.shape])
+  return rows
+
+
+def check_raw_feature_spec(spec: DatasetSpec, raw_feature_spec: Mapping[str, object]) -> None:
+  """Checks that Transform's raw features are the spec's columns, one value per row.
+
+  Raises:
+    ValueError: a raw feature is not declared in the spec, or has another shape.
+  """
+  declared = {column.name for column in spec.columns}
+  for name, feature_spec in raw_feature_spec.items():
+    if name not in declared:
+      raise ValueError(f"Transform's schema has a raw feature {name!r} that dataset spec "
+                       f"'{spec.name}' does not declare; the raw serving signature cannot "
+                       'feed it. Declare the column in the spec or drop it from the schema')
+    one_value = (isinstance(feature_spec, tf.io.VarLenFeature) or
+                 (isinstance(feature_spec, tf.io.FixedLenFeature) and
+                  feature_spec.shape in ([], [1], (), (1,))))
+    if not one_value:
+      raise ValueError(f"raw feature {name!r} has spec {feature_spec} in Transform's "
+                       'schema; the serving signature needs at most one value per row '
+                       '(shape [1] or variable length)')
+
+
+def _check_time_grid(seconds: tf.Tensor, spec: DatasetSpec) -> list:
+  """Assertions that each window's times are consecutive steps of the time grid."""
+  step = _STEP_SECONDS.get(spec.frequency)
+  if step is None or spec.window_length < 2:
+    return []  # monthly steps differ in length: not checked here
+  gaps = seconds[:, 1:] - seconds[:, :-1]
+  return [tf.debugging.assert_equal(
+      gaps, tf.constant(step, tf.int64),
+      message=(f"raw windows need '{spec.time_column}' at {spec.window_length} "
+               f'consecutive {spec.frequency.value} steps (E history + H horizon), in order'))]
+
+
+class _Exported(tf.Module):
+  """The SavedModel's root: the model's variables, the Transform layer, the signatures."""
+
+  def __init__(self, model: keras.Model, transform_layer: keras.Model):
+    super().__init__()
+    self.model_variables = list(model.variables)
+    self.transform_layer = transform_layer
+
+
+def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
+                    quantiles: Sequence[float], transform_layer: keras.Model,
+                    raw_feature_spec: Mapping[str, object]
+                    ) -> Dict[str, tf.types.experimental.ConcreteFunction]:
+  """Both signatures (see the module docstring), keyed by signature name."""
+  check_raw_feature_spec(spec, raw_feature_spec)
+  raw_parsing = raw_window_feature_spec(spec)
+  needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
+
+  # One trace of the model, shared by both signatures.
+  @tf.function(input_signature=[input_signature(layout)])
+  def forecast(inputs):
+    quantile_forecasts = model(inputs, training=False)[QUANTILES_OUTPUT]  # [B, H, Q]
+    return {quantile_key(q): quantile_forecasts[:, :, i] for i, q in enumerate(quantiles)}
+
+  examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)
+
+  @tf.function(input_signature=[examples])
+  def serve_raw(serialized):
+    windows = tf.io.parse_example(serialized, raw_parsing)
+    batch = tf.shape(serialized)[0]
+    with tf.control_dependencies(_check_time_grid(windows[spec.time_column], spec)):
+      transformed = transform_layer(raw_rows(windows, spec, raw_feature_spec, batch))
+    steps = {name: tf.reshape(transformed[name], [batch, spec.window_length])
+             for name in needed}
+    return forecast(model_inputs(window_features_from_steps(steps, spec), spec))
+
+  @tf.function(input_signature=[examples])
+  def serve_transformed(serialized):
     inputs, _ = parse_windows(serialized, spec)
-    forecast = model(inputs, training=False)[QUANTILES_OUTPUT]
-    return {quantile_key(q): forecast[:, :, i] for i, q in enumerate(quantiles)}
+    return forecast(inputs)
 
-  return serve
+  return {SERVING_SIGNATURE: serve_raw.get_concrete_function(),
+          EVAL_SIGNATURE: serve_transformed.get_concrete_function()}
 
 
-def save_model(model: keras.Model, spec: DatasetSpec, quantiles: Sequence[float],
-               path: str) -> None:
-  serve = make_serving_fn(model, spec, quantiles)
-  tf.saved_model.save(model, path, signatures={SERVING_SIGNATURE: serve})
+def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
+               quantiles: Sequence[float], transform_output: tft.TFTransformOutput,
+               path: str, options: Optional[tf.saved_model.SaveOptions] = None) -> None:
+  """Saves the model with both signatures to `path`.
+
+  Call outside `strategy.scope()`: the Transform layer belongs to the host, never to
+  the accelerator. Under a TPUStrategy pass `distribution.save_options(strategy)`.
+  """
+  transform_layer = transform_output.transform_features_layer()
+  signatures = make_signatures(model, layout, spec, quantiles, transform_layer,
+                               transform_output.raw_feature_spec())
+  tf.saved_model.save(_Exported(model, transform_layer), path, signatures=signatures,
+                      options=options)

@@ -19,7 +19,8 @@ class TFTConfig:
     dropout: Dropout rate applied before every gating layer and on attention.
     num_heads: Attention heads; must divide `hidden_size`.
     learning_rate: Adam learning rate.
-    batch_size: Windows per training batch (global batch under a strategy).
+    batch_size: Windows per training batch on each replica; the global batch is this
+      times the strategy's replicas.
     clipnorm: Adam `clipnorm`: each gradient tensor is clipped to this norm,
       as in the paper's code (`max_gradient_norm`).
     quantiles: Forecast quantiles, strictly increasing within (0, 1).

@@ -1,22 +1,42 @@
 """The Trainer's entry point: trains the TFT on the windowed TFRecords and exports it.
 
-The Trainer's `custom_config` holds `dataset_spec` (DatasetSpec JSON) and `model_config`
-({'preset': name, 'overrides': {field: value}}, see `trainer_module.hparams`).
+`run_fn` reads these keys of the Trainer's `custom_config`:
+  dataset_spec  DatasetSpec JSON (required).
+  model_config  {'preset': name, 'overrides': {field: value}}: the model's
+                hyperparameters (`trainer_module.hparams.TFTConfig`).
+  distribution  the distribution strategy, see `trainer_module.distribution`; the
+                environment variable TFT_DISTRIBUTION overrides it; default 'auto'.
+  training      run settings (`trainer_module.training_config.TrainingConfig`):
+                steps_per_execution, scale_learning_rate, learning-rate warm-up and
+                decay, in-memory cache bound, shuffle buffer.
+
+The global batch is TFTConfig.batch_size per replica times the replicas. The model is
+built and compiled under the strategy's scope; the input pipeline (already transformed
+windows) and the export's Transform layer stay on the host. Training resumes from the
+last finished epoch of an interrupted run with the same `model_run_dir`
+(`keras.callbacks.BackupAndRestore`); `fn_args.base_model` warm-starts the weights
+(`trainer_module.warm_start`). Only the chief writes the model (`trainer_module.cluster`).
 """
 
 import dataclasses
 import logging
 import math
-from typing import Any, Dict
+import os
+from typing import Any, Dict, Sequence
 
+import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from schema.dataset_spec import DatasetSpec
-from trainer_module import export, hparams, window_inputs
-from trainer_module.tft.losses import QuantileLoss
+from trainer_module import cluster, distribution, export, hparams, warm_start, window_inputs
+from trainer_module.tft.inputs import InputLayout
+from trainer_module.tft.losses import QuantileLoss, QuantileRisk
 from trainer_module.tft.model import build_tft_model
+from trainer_module.training_config import TrainingConfig
+
+BACKUP_DIR = 'backup'  # under fn_args.model_run_dir
 
 
 def model_config_from(custom: Dict[str, Any]) -> hparams.TFTConfig:
@@ -30,43 +50,199 @@ def model_config_from(custom: Dict[str, Any]) -> hparams.TFTConfig:
   return dataclasses.replace(config, **overrides)
 
 
-def _check_enough_windows(count: int, batch_size: int) -> None:
-  if count < batch_size:
-    raise ValueError(f'only {count} training windows, fewer than one batch of {batch_size}; '
-                     'lower the batch size or the stride, or provide more data')
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+  """Sizes of a training run, derived once."""
+  global_batch: int
+  eval_batch: int
+  steps_per_epoch: int
+  epochs: int
+  peak_learning_rate: float
+
+  @property
+  def total_steps(self) -> int:
+    return self.steps_per_epoch * self.epochs
 
 
-def run_fn(fn_args: FnArgs) -> None:
-  """Called by the TFX Trainer."""
-  spec = DatasetSpec.from_json(fn_args.custom_config['dataset_spec'])
-  config = model_config_from(fn_args.custom_config.get('model_config', {}))
-  layout = window_inputs.input_layout(spec, tft.TFTransformOutput(fn_args.transform_output))
-  train_windows = window_inputs.count_records(fn_args.train_files)
-  eval_windows = window_inputs.count_records(fn_args.eval_files)
-  _check_enough_windows(train_windows, config.batch_size)
+def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
+          replicas: int, train_windows: int, eval_windows: int) -> _Plan:
+  """Batches, steps and the peak learning rate; raises ValueError when data is short."""
+  global_batch = config.batch_size * replicas
+  if train_windows < global_batch:
+    raise ValueError(f'only {train_windows} training windows, fewer than one global batch '
+                     f'of {global_batch} ({config.batch_size} per replica x {replicas} '
+                     'replicas); lower the batch size or the stride, or provide more data')
+  # Whole evaluation batches split evenly over the replicas, at most one global batch.
+  eval_batch = min(global_batch, eval_windows) // replicas * replicas
+  if eval_batch == 0:
+    raise ValueError(f'only {eval_windows} evaluation windows for {replicas} replicas; '
+                     'move the eval split boundary earlier or lower the eval stride')
+  peak = config.learning_rate
+  if training.scale_learning_rate:
+    peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,
+                                             reference_batch=config.batch_size)
+  return _Plan(global_batch=global_batch, eval_batch=eval_batch,
+               steps_per_epoch=max(1, math.ceil(fn_args.train_steps / config.max_epochs)),
+               epochs=config.max_epochs, peak_learning_rate=peak)
+
+
+def learning_rate_schedule(
+    peak: float, total_steps: int,
+    training: TrainingConfig) -> keras.optimizers.schedules.LearningRateSchedule:
+  """Linear warm-up from 0 to `peak`, then cosine decay to a fraction of it.
+
+  A function of the optimizer's step count, which BackupAndRestore saves and restores,
+  so a resumed run continues the schedule where it stopped.
+  """
+  warmup_steps = min(round(training.warmup_fraction * total_steps), total_steps - 1)
+  decay_steps = max(1, total_steps - warmup_steps)
+  if warmup_steps < 1:
+    return keras.optimizers.schedules.CosineDecay(
+        peak, decay_steps, alpha=training.final_learning_rate_fraction)
+  return keras.optimizers.schedules.CosineDecay(
+      0.0, decay_steps, alpha=training.final_learning_rate_fraction,
+      warmup_target=peak, warmup_steps=warmup_steps)
+
+
+def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
+                       training: TrainingConfig, plan: _Plan) -> keras.Model:
+  """The model and its optimizer; call under `strategy.scope()`."""
+  model = build_tft_model(layout, config)
+  optimizer = keras.optimizers.Adam(
+      learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
+      clipnorm=config.clipnorm)
+  model.compile(
+      optimizer=optimizer,
+      loss={window_inputs.QUANTILES_OUTPUT: QuantileLoss(config.quantiles)},
+      metrics={window_inputs.QUANTILES_OUTPUT: [QuantileRisk(q, config.quantiles)
+                                                for q in config.quantiles]},
+      steps_per_execution=training.steps_per_execution,
+      jit_compile=config.jit_compile)
+  return model
+
+
+class BackupAndRestore(keras.callbacks.BackupAndRestore):
+  """`keras.callbacks.BackupAndRestore` that also accepts a OneDeviceStrategy.
+
+  tf_keras 2.16 refuses OneDeviceStrategy (the factory's 'cpu' and CPU 'auto') by an
+  allow-list only: its backup, a CheckpointManager over the model (with the optimizer)
+  and the epoch counters, has nothing multi-device about it. The trainer tests resume a
+  run under OneDeviceStrategy.
+  """
+
+  def __init__(self, backup_dir: str):
+    super().__init__(backup_dir)
+    self._supported_strategies += (tf.distribute.OneDeviceStrategy,)
+
+
+def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: TrainingConfig,
+              train_bytes: int, eval_bytes: int, eval_windows: int):
+  """The training and validation datasets (host input pipeline, already transformed)."""
+  train = window_inputs.make_dataset(
+      fn_args.train_files, spec, plan.global_batch, shuffle=True, repeat=True,
+      cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
+      shuffle_buffer=training.shuffle_buffer)
+  # The validation loss (early stopping) uses whole batches; the Evaluator scores every
+  # eval window.
+  evaluation = window_inputs.make_dataset(
+      fn_args.eval_files, spec, plan.eval_batch, shuffle=False,
+      cache=window_inputs.should_cache(eval_bytes, training.cache_max_bytes, 'Evaluation'),
+      record_count=eval_windows)
+  return train, evaluation
+
+
+def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
+                fn_args: FnArgs, strategy: tf.distribute.Strategy) -> None:
+  """Warm-starts from the base model, unless a backup will resume an interrupted run."""
+  backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
+  if tf.io.gfile.exists(backup):
+    logging.info('Resuming an interrupted run from its backup in %s (BackupAndRestore); '
+                 'no warm start.', backup)
+    return
+  warm_start.restore(model, layout, config, fn_args.base_model,
+                     _checkpoint_options(distribution.save_options(strategy)))
+
+
+def _callbacks(fn_args: FnArgs, config: hparams.TFTConfig,
+               extra: Sequence[keras.callbacks.Callback]) -> list:
+  # BackupAndRestore comes first: at the end of an epoch its backup is written before
+  # any later callback can stop the run.
+  callbacks = [
+      BackupAndRestore(os.path.join(fn_args.model_run_dir, BACKUP_DIR)),
+      keras.callbacks.EarlyStopping(patience=config.early_stopping_patience,
+                                    restore_best_weights=True),
+  ]
+  if cluster.is_chief():
+    callbacks.append(keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir))
+  return callbacks + list(extra)
+
+
+def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
+            spec: DatasetSpec, transform_output: tft.TFTransformOutput, fn_args: FnArgs,
+            strategy: tf.distribute.Strategy) -> None:
+  """Writes the SavedModel and the warm-start checkpoint (scratch copies off the chief)."""
+  path = cluster.write_dir(fn_args.serving_model_dir)
+  options = distribution.save_options(strategy)
+  export.save_model(model, layout, spec, config.quantiles, transform_output, path, options)
+  warm_start.save(model, layout, config, path, _checkpoint_options(options))
+  if path != fn_args.serving_model_dir:
+    tf.io.gfile.rmtree(path)
+  else:
+    logging.info('Exported the model to %s (signatures %r over raw windows, %r over '
+                 'transformed windows).', path, export.SERVING_SIGNATURE,
+                 export.EVAL_SIGNATURE)
+
+
+def _checkpoint_options(options: tf.saved_model.SaveOptions) -> tf.train.CheckpointOptions:
+  return tf.train.CheckpointOptions(experimental_io_device=options.experimental_io_device)
+
+
+def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) -> None:
+  """Trains the TFT and exports it. Called by the TFX Trainer.
+
+  Args:
+    fn_args: the Trainer's arguments; see the module docstring for custom_config.
+    callbacks: Keras callbacks run after the built-in ones (TFX passes none; tests use
+      them to observe or interrupt training).
+
+  Raises:
+    ValueError: the configuration or the data does not allow training; the message
+      says what to change.
+    distribution.HardwareNotFoundError: the requested accelerator is not there.
+  """
+  custom_config = fn_args.custom_config or {}
+  if 'dataset_spec' not in custom_config:
+    raise ValueError("the Trainer's custom_config has no 'dataset_spec'; pass "
+                     "custom_config={'dataset_spec': spec.to_json(), ...}")
+  spec = DatasetSpec.from_json(custom_config['dataset_spec'])
+  config = model_config_from(custom_config.get('model_config', {}))
+  training = TrainingConfig.from_custom_config(custom_config)
+  strategy = distribution.strategy_from_config(custom_config)
+  transform_graph = fn_args.transform_graph_path or fn_args.transform_output
+  if not transform_graph:
+    raise ValueError('the Trainer has no transform graph; wire transform_graph='
+                     "transform.outputs['transform_graph'] into the Trainer")
+  transform_output = tft.TFTransformOutput(transform_graph)
+  layout = window_inputs.input_layout(spec, transform_output)
+
+  train_windows, train_bytes = window_inputs.record_stats(fn_args.train_files)
+  eval_windows, eval_bytes = window_inputs.record_stats(fn_args.eval_files)
   if eval_windows == 0:
     raise ValueError('no evaluation windows; move the eval split boundary earlier')
-  steps_per_epoch = max(1, math.ceil(fn_args.train_steps / config.max_epochs))
-  logging.info('Training on %d windows (%d eval) for up to %d steps: %s, %s', train_windows,
-               eval_windows, fn_args.train_steps, layout, config)
+  plan = _plan(config, training, fn_args, strategy.num_replicas_in_sync, train_windows,
+               eval_windows)
+  logging.info('Training on %d windows (%d eval) with %s on %d replicas: global batch %d, '
+               '%d epochs of %d steps, peak learning rate %g; %s; %s; %s', train_windows,
+               eval_windows, type(strategy).__name__, strategy.num_replicas_in_sync,
+               plan.global_batch, plan.epochs, plan.steps_per_epoch,
+               plan.peak_learning_rate, layout, config, training)
 
-  train = window_inputs.make_dataset(fn_args.train_files, spec, config.batch_size,
-                                     shuffle=True, repeat=True)
-  # Validation loss (for early stopping) uses whole batches of at most the eval set's size;
-  # the Evaluator scores every eval window.
-  evaluation = window_inputs.make_dataset(fn_args.eval_files, spec,
-                                          min(config.batch_size, eval_windows), shuffle=False)
-  model = build_tft_model(layout, config)
-  model.compile(
-      optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=config.clipnorm),
-      loss={window_inputs.QUANTILES_OUTPUT: QuantileLoss(config.quantiles)},
-      jit_compile=config.jit_compile)
-  model.fit(
-      train, validation_data=evaluation, epochs=config.max_epochs,
-      steps_per_epoch=steps_per_epoch, verbose=2,
-      callbacks=[
-          keras.callbacks.EarlyStopping(patience=config.early_stopping_patience,
-                                        restore_best_weights=True),
-          keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir),
-      ])
-  export.save_model(model, spec, config.quantiles, fn_args.serving_model_dir)
+  train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
+                                eval_windows)
+  with strategy.scope():
+    model = _build_and_compile(layout, config, training, plan)
+    _initialise(model, layout, config, fn_args, strategy)
+  model.fit(train, validation_data=evaluation, epochs=plan.epochs,
+            steps_per_epoch=plan.steps_per_epoch, verbose=2,
+            callbacks=_callbacks(fn_args, config, callbacks))
+  _export(model, layout, config, spec, transform_output, fn_args, strategy)

@@ -1,21 +1,33 @@
-"""From serialized window examples to the model's grouped input tensors.
+"""From transformed windows to the model's grouped input tensors, and the input pipeline.
 
 The groups and their shapes are those of `trainer_module.tft.inputs.InputLayout`:
 static_categorical [B, Sc], static_real [B, Sr], known_categorical [B, T, Kc],
 known_real [B, T, Kr], observed_real [B, E, Or], target_history [B, E].
+
+Two sources give the same window features (the layout of `schema.window_layout`):
+serialized window examples, as the windowing component writes them (training, the
+Evaluator), and transformed rows of whole windows [B, T], as the raw-example serving
+signature computes them (`window_features_from_steps`). `model_inputs` turns either into
+the model's input groups, so training and serving cannot drift apart.
 """
 
-from typing import Dict, List, Tuple
+import logging
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema.dataset_spec import DatasetSpec
-from schema.features import OOV_BUCKETS, Group, features_in
+from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
 from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY, feature_length, window_feature_spec
 from trainer_module.tft.inputs import InputLayout
 
 QUANTILES_OUTPUT = 'quantiles'
+
+# Training windows are cached in memory after the first epoch when their serialized size
+# (uncompressed) is at most this; larger sets are re-read from the files every epoch.
+DEFAULT_CACHE_MAX_BYTES = 1 << 30
+DEFAULT_SHUFFLE_BUFFER = 10_000
 
 
 def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> InputLayout:
@@ -42,42 +54,111 @@ def parse_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Tuple[Dict[str, t
                                                                      tf.Tensor]:
   """Model inputs and the label [B, H] from a batch of serialized windows [B]."""
   parsed = tf.io.parse_example(serialized, window_feature_spec(spec))
-  batch = tf.shape(serialized)[0]
-  inputs = {TARGET_HISTORY: parsed[TARGET_HISTORY]}
+  return model_inputs(parsed, spec), parsed[TARGET_FUTURE]
+
+
+def model_inputs(window_features: Dict[str, tf.Tensor],
+                 spec: DatasetSpec) -> Dict[str, tf.Tensor]:
+  """The model's input groups from window features laid out as `window_feature_spec`.
+
+  Args:
+    window_features: at least `TARGET_HISTORY` [B, E] and every model feature with
+      `feature_length` values per window ([B, 1] static, [B, E] observed, [B, T] known).
+    spec: the dataset spec.
+
+  Returns:
+    The model's input dict; categoricals int32, reals float32.
+  """
+  history = window_features[TARGET_HISTORY]
+  batch = history.shape[0] if history.shape[0] is not None else tf.shape(history)[0]
+  inputs = {TARGET_HISTORY: tf.cast(history, tf.float32)}
   for group in Group:
-    inputs[group.value] = _stack(parsed, spec, group, batch)
-  return inputs, parsed[TARGET_FUTURE]
+    inputs[group.value] = _stack(window_features, spec, group, batch)
+  return inputs
 
 
-def _stack(parsed: Dict[str, tf.Tensor], spec: DatasetSpec, group: Group,
-           batch: tf.Tensor) -> tf.Tensor:
+def _stack(features: Dict[str, tf.Tensor], spec: DatasetSpec, group: Group,
+           batch) -> tf.Tensor:
   """The group's features stacked on a last axis: [B, V] static, [B, steps, V] temporal."""
   dtype = tf.int32 if group.is_categorical else tf.float32
   names: List[str] = [feature.name for feature in features_in(spec, group)]
   length = feature_length(group, spec)
   static = group in (Group.STATIC_CATEGORICAL, Group.STATIC_REAL)
   if not names:
-    shape = [batch, 0] if static else [batch, length, 0]
-    return tf.zeros(shape, dtype)
-  stacked = tf.stack([tf.cast(parsed[name], dtype) for name in names], axis=-1)
+    return tf.zeros([batch, 0] if static else [batch, length, 0], dtype)
+  stacked = tf.stack([tf.cast(features[name], dtype) for name in names], axis=-1)
   return stacked[:, 0, :] if static else stacked
 
 
-def make_dataset(file_patterns: List[str], spec: DatasetSpec, batch_size: int,
-                 shuffle: bool, repeat: bool = False, seed: int = 0) -> tf.data.Dataset:
-  """Batches of (inputs, {'quantiles': label}) with a fixed batch size."""
-  files = tf.io.gfile.glob([pattern for pattern in file_patterns])
-  if not files:
-    raise ValueError(f'no window files match {file_patterns}')
+def window_features_from_steps(steps: Dict[str, tf.Tensor],
+                               spec: DatasetSpec) -> Dict[str, tf.Tensor]:
+  """Window features from transformed values at every step of each window.
+
+  The mirror of `components.window_builder`: static features are taken at the last
+  history step, observed features and the target history over the E history steps,
+  known features over all T steps.
+
+  Args:
+    steps: Transform outputs reshaped to [B, T], one per window and step, holding at
+      least the transformed target and every model feature.
+    spec: the dataset spec.
+
+  Returns:
+    `TARGET_HISTORY` [B, E] and every model feature with `feature_length` values.
+  """
+  encoder = spec.encoder_steps
+  features = {TARGET_HISTORY: steps[transformed_name(spec.target_column)][:, :encoder]}
+  for feature in model_features(spec):
+    values = steps[feature.name]
+    length = feature_length(feature.group, spec)
+    if length == 1:
+      features[feature.name] = values[:, encoder - 1:encoder]
+    elif length == encoder:
+      features[feature.name] = values[:, :encoder]
+    else:
+      features[feature.name] = values
+  return features
+
+
+def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: int,
+                 shuffle: bool, repeat: bool = False, cache: bool = False,
+                 shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
+                 record_count: Optional[int] = None) -> tf.data.Dataset:
+  """Batches of (inputs, {'quantiles': label [B, H]}) with fully static shapes.
+
+  Files are read in parallel; batches are whole (`drop_remainder=True`), so every
+  tensor has a static batch dimension, as XLA and TPUs need. Parsing runs on batches,
+  in parallel, in the input pipeline on the host.
+
+  Args:
+    file_patterns: gzipped TFRecord files of serialized windows.
+    spec: the dataset spec.
+    batch_size: windows per batch (the global batch under a distribution strategy).
+    shuffle: shuffle windows (training).
+    repeat: repeat indefinitely (training with steps per epoch).
+    cache: keep the serialized windows in memory after the first pass; only for data
+      that fits (see `DEFAULT_CACHE_MAX_BYTES`).
+    shuffle_buffer: windows in the shuffle buffer.
+    seed: shuffle seed.
+    record_count: the number of windows in the files, if known (`record_stats`). It
+      makes the number of batches of a finite dataset known to Keras, which needs it
+      for validation with `steps_per_execution` > 1.
+  """
+  files = matching_files(file_patterns)
   dataset = tf.data.TFRecordDataset(files, compression_type='GZIP',
                                     num_parallel_reads=tf.data.AUTOTUNE)
+  if record_count is not None:
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(record_count))
+  if cache:
+    dataset = dataset.cache()
   if shuffle:
-    dataset = dataset.shuffle(10_000, seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
   if repeat:
     dataset = dataset.repeat()
   dataset = dataset.batch(batch_size, drop_remainder=True)
   dataset = dataset.map(lambda serialized: _with_label_dict(*parse_windows(serialized, spec)),
-                        num_parallel_calls=tf.data.AUTOTUNE)
+                        num_parallel_calls=tf.data.AUTOTUNE,
+                        deterministic=not shuffle)
   return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -85,6 +166,33 @@ def _with_label_dict(inputs, label):
   return inputs, {QUANTILES_OUTPUT: label}
 
 
-def count_records(file_patterns: List[str]) -> int:
-  files = tf.io.gfile.glob(list(file_patterns))
-  return sum(1 for _ in tf.data.TFRecordDataset(files, compression_type='GZIP'))
+def matching_files(file_patterns: Sequence[str]) -> List[str]:
+  """Every file matching `file_patterns`, sorted.
+
+  Raises:
+    ValueError: no file matches.
+  """
+  files = sorted(tf.io.gfile.glob(list(file_patterns)))
+  if not files:
+    raise ValueError(f'no window files match {list(file_patterns)}; check that the '
+                     "Windowing component's output holds the split")
+  return files
+
+
+def record_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
+  """(number of records, their total serialized size in bytes) of gzipped TFRecords."""
+  dataset = tf.data.TFRecordDataset(matching_files(file_patterns), compression_type='GZIP')
+  count, size = dataset.map(
+      lambda record: (tf.constant(1, tf.int64), tf.cast(tf.strings.length(record), tf.int64))
+  ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
+           lambda total, record: (total[0] + record[0], total[1] + record[1]))
+  return int(count), int(size)
+
+
+def should_cache(serialized_bytes: int, max_bytes: int, what: str) -> bool:
+  """Whether windows of `serialized_bytes` fit the cache bound; logs the decision."""
+  fits = serialized_bytes <= max_bytes
+  logging.info('%s windows: %.1f MiB serialized, %s (cache bound %.1f MiB)', what,
+               serialized_bytes / 2**20, 'cached in memory' if fits else 'read every epoch',
+               max_bytes / 2**20)
+  return fits

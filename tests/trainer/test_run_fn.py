@@ -1,0 +1,51 @@
+"""run_fn on tiny real data: resuming an interrupted run, and the strategy wiring."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trainer_module import distribution, train
+
+
+def test_interrupted_run_resumes_from_its_last_finished_epoch(resumed_run):
+  first, second = resumed_run.first, resumed_run.second
+  resumed_epoch = resumed_run.interrupted_after + 1
+
+  assert first.epochs_begun == list(range(resumed_epoch))
+  assert second.epochs_begun == list(range(resumed_epoch, resumed_run.epochs))
+  steps_per_epoch = resumed_run.fn_args.train_steps // resumed_run.epochs
+  # The optimizer state came back with the weights: the learning-rate schedule continues.
+  assert second.initial_iterations == resumed_epoch * steps_per_epoch
+  for restored, backed_up in zip(second.initial_weights,
+                                 first.weights_after_epoch[resumed_run.interrupted_after]):
+    np.testing.assert_array_equal(restored, backed_up)
+
+
+def test_completed_run_removes_its_backup_and_exports(resumed_run):
+  backup = os.path.join(resumed_run.fn_args.model_run_dir, train.BACKUP_DIR)
+  leftovers = [f for _, _, files in os.walk(backup) for f in files]
+  assert not leftovers
+  assert tf.saved_model.contains_saved_model(resumed_run.fn_args.serving_model_dir)
+
+
+def test_environment_overrides_the_configured_distribution(resumed_run):
+  assert resumed_run.fn_args.custom_config['distribution'] == 'tpu'
+  strategy = resumed_run.second.model.distribute_strategy
+  assert isinstance(strategy, tf.distribute.OneDeviceStrategy)
+  assert all(np.isfinite(resumed_run.second.losses))
+
+
+def test_explicit_tpu_without_one_fails_fast_before_training(fn_args_for, monkeypatch):
+  monkeypatch.setenv('TFT_DISTRIBUTION', 'tpu')
+  fn_args = fn_args_for(distribution='cpu')
+  start = time.monotonic()
+
+  with pytest.raises(distribution.HardwareNotFoundError, match="'tpu' was requested"):
+    train.run_fn(fn_args)
+
+  assert time.monotonic() - start < 60
+  assert not os.path.exists(fn_args.model_run_dir)
+  assert not os.path.exists(fn_args.serving_model_dir)

@@ -1,0 +1,143 @@
+"""The trainer's parts without training: input pipeline, configs, chief, schedule, plan."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components import window_builder
+from schema import datasets
+from schema.features import model_features, transformed_name
+from schema.window_layout import window_feature_spec
+from trainer_module import cluster, hparams, train, window_inputs
+from trainer_module.tft.inputs import input_signature
+from trainer_module.training_config import TrainingConfig
+
+
+def test_dataset_batches_have_fully_static_shapes(tiny):
+  batch = 8
+  dataset = window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False,
+                                       record_count=len(tiny.eval_windows))
+  inputs, labels = dataset.element_spec
+
+  for key, spec in input_signature(window_inputs.input_layout(
+      tiny.spec, _transform_output(tiny)), batch).items():
+    assert inputs[key].shape.is_fully_defined(), key
+    assert inputs[key].shape == spec.shape and inputs[key].dtype == spec.dtype, key
+  assert labels[window_inputs.QUANTILES_OUTPUT].shape == (batch, tiny.spec.horizon)
+  # Whole batches only, and Keras can see how many.
+  assert dataset.cardinality() == len(tiny.eval_windows) // batch
+  assert sum(1 for _ in dataset) == len(tiny.eval_windows) // batch
+
+
+def test_cached_shuffled_training_data_repeats_every_window(tiny):
+  count, size = window_inputs.record_stats(tiny.train_files)
+  assert count == tiny.train_window_count and size > 0
+  dataset = window_inputs.make_dataset(tiny.train_files, tiny.spec, count, shuffle=True,
+                                       repeat=True, cache=True)
+  first, second = (np.sort(labels[window_inputs.QUANTILES_OUTPUT].numpy(), axis=0)
+                   for _, labels in dataset.take(2))
+  np.testing.assert_array_equal(first, second)
+
+
+def _transform_output(tiny):
+  import tensorflow_transform as tft  # pylint: disable=g-import-not-at-top
+  return tft.TFTransformOutput(tiny.transform_dir)
+
+
+def test_windows_from_transformed_steps_match_the_window_builder():
+  spec = datasets.SYNTHETIC.with_window(3, 2)
+  steps = spec.window_length
+  names = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
+  # Every feature gets distinct values at every step, so any misplaced slice shows.
+  values = {name: 100.0 * i + np.arange(steps) for i, name in enumerate(names)}
+  rows = [window_builder.Row(seconds=3600 * step, split='train',
+                             values={name: values[name][step] for name in names})
+          for step in range(steps)]
+  (_, serialized), = window_builder.build_windows('a', rows, spec, {'train': 1})[0]
+  from_builder = window_inputs.model_inputs(
+      tf.io.parse_example([serialized], window_feature_spec(spec)), spec)
+
+  from_steps = window_inputs.model_inputs(window_inputs.window_features_from_steps(
+      {name: tf.constant(v[np.newaxis]) for name, v in values.items()}, spec), spec)
+
+  assert sorted(from_steps) == sorted(from_builder)
+  for key, tensor in from_builder.items():
+    np.testing.assert_array_equal(from_steps[key].numpy(), tensor.numpy(), err_msg=key)
+
+
+def test_training_config_defaults_and_checks():
+  assert TrainingConfig.from_custom_config(None) == TrainingConfig()
+  assert TrainingConfig.from_custom_config(
+      {'training': {'steps_per_execution': 64}}).steps_per_execution == 64
+  with pytest.raises(ValueError, match=r"unknown keys \['steps'\].*steps_per_execution"):
+    TrainingConfig.from_custom_config({'training': {'steps': 3}})
+  with pytest.raises(ValueError, match="'steps_per_execution' must be an integer >= 1"):
+    TrainingConfig(steps_per_execution=0)
+  with pytest.raises(ValueError, match="'warmup_fraction' must lie in"):
+    TrainingConfig(warmup_fraction=1.5)
+
+
+@pytest.mark.parametrize('tf_config, chief', [
+    (None, True),
+    ({'cluster': {'chief': ['a:1'], 'worker': ['b:1']}, 'task': {'type': 'chief', 'index': 0}},
+     True),
+    ({'cluster': {'chief': ['a:1'], 'worker': ['b:1']}, 'task': {'type': 'worker', 'index': 0}},
+     False),
+    ({'cluster': {'worker': ['a:1', 'b:1']}, 'task': {'type': 'worker', 'index': 0}}, True),
+    ({'cluster': {'worker': ['a:1', 'b:1']}, 'task': {'type': 'worker', 'index': 1}}, False),
+    ({'cluster': {'master': ['a:1']}, 'task': {'type': 'master', 'index': 0}}, True),
+    ({'cluster': {'worker': ['a:1']}, 'task': {'type': 'evaluator', 'index': 0}}, False),
+])
+def test_chief_comes_from_tf_config(tf_config, chief):
+  environ = {} if tf_config is None else {'TF_CONFIG': json.dumps(tf_config)}
+  assert cluster.is_chief(environ) is chief
+  written = cluster.write_dir('/models/serving', environ)
+  assert (written == '/models/serving') is chief
+
+
+def test_malformed_tf_config_says_what_to_fix():
+  with pytest.raises(ValueError, match='TF_CONFIG.*not JSON'):
+    cluster.is_chief({'TF_CONFIG': '{task: worker}'})
+
+
+def test_learning_rate_warms_up_then_decays_to_its_final_fraction():
+  training = TrainingConfig(warmup_fraction=0.1, final_learning_rate_fraction=0.2)
+  schedule = train.learning_rate_schedule(1e-3, total_steps=100, training=training)
+  rates = np.array([float(schedule(step)) for step in range(101)])
+
+  assert rates[0] == 0.0
+  assert rates[10] == pytest.approx(1e-3)
+  assert np.all(np.diff(rates[:11]) > 0) and np.all(np.diff(rates[10:]) <= 1e-12)
+  assert rates[100] == pytest.approx(2e-4)
+
+
+def _fn_args(train_steps=100):
+  return types.SimpleNamespace(train_steps=train_steps)
+
+
+def test_plan_scales_batch_and_optionally_learning_rate_with_replicas():
+  config = hparams.TFTConfig(batch_size=16, learning_rate=1e-3, max_epochs=10)
+
+  plain = train._plan(config, TrainingConfig(), _fn_args(), replicas=4,
+                      train_windows=1000, eval_windows=50)
+  scaled = train._plan(config, TrainingConfig(scale_learning_rate=True), _fn_args(),
+                       replicas=4, train_windows=1000, eval_windows=50)
+
+  assert plain.global_batch == scaled.global_batch == 64
+  assert plain.peak_learning_rate == pytest.approx(1e-3)
+  assert scaled.peak_learning_rate == pytest.approx(4e-3)
+  assert plain.eval_batch == 48  # whole batches split evenly over 4 replicas
+  assert plain.steps_per_epoch * plain.epochs >= 100
+
+
+def test_plan_says_when_the_data_is_too_small():
+  config = hparams.TFTConfig(batch_size=16)
+  with pytest.raises(ValueError, match='fewer than one global batch of 32'):
+    train._plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
+                eval_windows=50)
+  with pytest.raises(ValueError, match='only 3 evaluation windows for 4 replicas'):
+    train._plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=100,
+                eval_windows=3)

@@ -1,0 +1,129 @@
+"""run_fn the TPU way (XLA, several steps per execution), warm-started from a base model.
+
+One run covers both because training is the slow part of these tests; each test checks
+one property. Warm starts that cannot happen are tested without training.
+"""
+
+import dataclasses
+import json
+import logging
+import types
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from trainer_module import train, warm_start, window_inputs
+from trainer_module.tft.model import build_tft_model
+
+STEPS_PER_EXECUTION = 2
+EPOCHS = 2
+
+
+class _Messages(logging.Handler):
+
+  def __init__(self):
+    super().__init__(logging.INFO)
+    self.messages = []
+
+  def emit(self, record):
+    self.messages.append(record.getMessage())
+
+
+@pytest.fixture(scope='module')
+def xla_run(tiny, resumed_run, kit, tmp_path_factory):
+  """A jit-compiled run with 2 steps per execution, warm-started from `resumed_run`."""
+  fn_args = kit.make_fn_args(
+      tiny, str(tmp_path_factory.mktemp('xla')), train_steps=EPOCHS * STEPS_PER_EXECUTION,
+      overrides={'jit_compile': True, 'max_epochs': EPOCHS},
+      training={'steps_per_execution': STEPS_PER_EXECUTION},
+      base_model=resumed_run.fn_args.serving_model_dir)
+  recorder, messages = kit.Recorder(), _Messages()
+  root = logging.getLogger()
+  level = root.level
+  root.addHandler(messages)
+  root.setLevel(logging.INFO)
+  try:
+    train.run_fn(fn_args, callbacks=[recorder])
+  finally:
+    root.removeHandler(messages)
+    root.setLevel(level)
+  return types.SimpleNamespace(fn_args=fn_args, recorder=recorder, messages=messages.messages)
+
+
+def test_xla_run_trains_and_exports(xla_run):
+  model = xla_run.recorder.model
+  assert model.jit_compile is True
+  assert len(xla_run.recorder.losses) == EPOCHS
+  assert all(np.isfinite(xla_run.recorder.losses + xla_run.recorder.val_losses))
+  assert tf.saved_model.contains_saved_model(xla_run.fn_args.serving_model_dir)
+
+
+def test_steps_per_execution_runs_several_steps_per_call(xla_run):
+  # Keras reports batch ends once per execution: 2 steps per epoch, 1 call.
+  assert xla_run.recorder.model.steps_per_execution.numpy() == STEPS_PER_EXECUTION
+  assert dict(xla_run.recorder.batch_ends_per_epoch) == {epoch: 1 for epoch in range(EPOCHS)}
+
+
+def test_warm_start_begins_from_the_base_model_weights(xla_run, resumed_run):
+  base_weights = resumed_run.second.model.get_weights()
+  started_from = xla_run.recorder.initial_weights
+
+  assert len(started_from) == len(base_weights)
+  for got, want in zip(started_from, base_weights):
+    np.testing.assert_array_equal(got, want)
+  assert any('Warm start: initialised every weight' in m for m in xla_run.messages)
+
+
+@pytest.fixture(scope='module')
+def base(tiny, resumed_run):
+  """The base model's directory, layout and config."""
+  config = train.model_config_from(resumed_run.fn_args.custom_config['model_config'])
+  layout = window_inputs.input_layout(tiny.spec, tft.TFTransformOutput(tiny.transform_dir))
+  return types.SimpleNamespace(path=resumed_run.fn_args.serving_model_dir, layout=layout,
+                               config=config)
+
+
+def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, caplog):
+  wider = dataclasses.replace(base.config, hidden_size=2 * base.config.hidden_size)
+  model = build_tft_model(base.layout, wider)
+  fresh = model.get_weights()
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, base.layout, wider, base.path)
+
+  for got, want in zip(model.get_weights(), fresh):
+    np.testing.assert_array_equal(got, want)
+  assert any('architecture differs' in m and 'hidden_size: base 8 vs now 16' in m
+             for m in caplog.messages)
+
+
+def test_warm_start_rolls_back_weights_that_do_not_fit(base, tmp_path, caplog):
+  # The recorded architecture matches, but the checkpoint lacks a layer: the restore
+  # assigns the other layers, then fails; nothing may stay changed.
+  directory = tmp_path / warm_start.WARM_START_DIR
+  directory.mkdir(parents=True)
+  (directory / 'architecture.json').write_text(
+      json.dumps(warm_start.architecture(base.layout, base.config)))
+  other = build_tft_model(base.layout, base.config)
+  tf.train.Checkpoint(**{layer.name: layer for layer in other.layers
+                         if layer.name != 'quantile_output'}).write(str(directory / 'weights'))
+  model = build_tft_model(base.layout, base.config)
+  fresh = model.get_weights()
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, base.layout, base.config, str(tmp_path))
+
+  for got, want in zip(model.get_weights(), fresh):
+    np.testing.assert_array_equal(got, want)
+  assert any('do not fit this model' in m for m in caplog.messages)
+
+
+def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, caplog):
+  model = build_tft_model(base.layout, base.config)
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, base.layout, base.config, str(tmp_path))
+
+  assert any('exported before warm-start checkpoints existed' in m for m in caplog.messages)

@@ -1,0 +1,77 @@
+"""How the Trainer runs the training loop: the Trainer custom_config key 'training'.
+
+Model hyperparameters live in `trainer_module.hparams.TFTConfig` (custom_config key
+'model_config'); this holds what belongs to the run on given hardware: execution,
+learning-rate schedule shape and input-pipeline settings. Every field has a default, so
+`custom_config` may omit the key. Example:
+
+  custom_config={'training': {'steps_per_execution': 32, 'scale_learning_rate': True}}
+"""
+
+import dataclasses
+from typing import Any, Mapping, Optional
+
+from trainer_module.window_inputs import DEFAULT_CACHE_MAX_BYTES, DEFAULT_SHUFFLE_BUFFER
+
+CONFIG_KEY = 'training'
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+  """Settings of a training run.
+
+  Attributes:
+    steps_per_execution: training steps run per call into the compiled train function.
+      1 on CPU; larger values (e.g. 32-128) keep a TPU busy between host round trips.
+    scale_learning_rate: scale TFTConfig.learning_rate linearly with the number of
+      replicas, i.e. with the global batch over the per-replica batch (Goyal et al.
+      2017), for learning rates tuned on one device.
+    warmup_fraction: share of the training steps over which the learning rate rises
+      linearly from 0 to its peak.
+    final_learning_rate_fraction: after the warm-up the learning rate follows a cosine
+      decay from its peak to this fraction of it at the last step.
+    cache_max_bytes: training and evaluation windows whose serialized size is at most
+      this are cached in memory after the first pass (default 1 GiB).
+    shuffle_buffer: windows in the training shuffle buffer.
+  """
+
+  steps_per_execution: int = 1
+  scale_learning_rate: bool = False
+  warmup_fraction: float = 0.05
+  final_learning_rate_fraction: float = 0.1
+  cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
+  shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER
+
+  def __post_init__(self):
+    for name in ('steps_per_execution', 'shuffle_buffer'):
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"training config '{name}' must be an integer >= 1, got {value!r}")
+    if not isinstance(self.scale_learning_rate, bool):
+      raise ValueError("training config 'scale_learning_rate' must be true or false, got "
+                       f'{self.scale_learning_rate!r}')
+    for name in ('warmup_fraction', 'final_learning_rate_fraction'):
+      if not 0.0 <= getattr(self, name) <= 1.0:
+        raise ValueError(f"training config '{name}' must lie in [0, 1], got "
+                         f'{getattr(self, name)!r}')
+    if self.cache_max_bytes < 0:
+      raise ValueError("training config 'cache_max_bytes' must be >= 0 (0 never caches), "
+                       f'got {self.cache_max_bytes!r}')
+
+  @classmethod
+  def from_custom_config(cls, custom_config: Optional[Mapping[str, Any]]) -> 'TrainingConfig':
+    """The config under `custom_config['training']`; defaults where absent.
+
+    Raises:
+      ValueError: the value is not a dict, has unknown keys or invalid values.
+    """
+    values = (custom_config or {}).get(CONFIG_KEY) or {}
+    if not isinstance(values, Mapping):
+      raise ValueError(f"Trainer custom_config[{CONFIG_KEY!r}] must be a dict of "
+                       f'{[f.name for f in dataclasses.fields(cls)]}, got {values!r}')
+    fields = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+      raise ValueError(f"unknown keys {unknown} in Trainer custom_config[{CONFIG_KEY!r}]; "
+                       f'valid keys are {fields}')
+    return cls(**values)
