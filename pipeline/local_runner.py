@@ -68,8 +68,9 @@ def _configure_logs(verbose: bool) -> None:
   for category in (FutureWarning, DeprecationWarning, UserWarning):
     warnings.filterwarnings('ignore', category=category)
   logging.getLogger().setLevel(logging.WARNING)
+  # A filter, not a level: components reset absl's verbosity while they run.
   for name in ('absl', 'tensorflow'):
-    logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
 def _resolve_data(args: argparse.Namespace, output_dir: str) -> str:
