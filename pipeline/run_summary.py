@@ -4,7 +4,6 @@ Used by the local runner's closing summary and by the end-to-end test.
 """
 
 import dataclasses
-import math
 from typing import Dict, List, Optional
 
 import tensorflow_model_analysis as tfma
@@ -89,9 +88,7 @@ def overall_metrics(evaluation_uri: str) -> Dict[str, float]:
     for item in metrics_for_slice.metric_keys_and_values:
       if item.key.is_diff or item.key.model_name not in ('', 'candidate'):
         continue
-      value = item.value.double_value.value
-      if math.isfinite(value) or not result.get(item.key.name):
-        result[item.key.name] = value
+      result[item.key.name] = item.value.double_value.value
   return result
 
 

@@ -93,8 +93,9 @@ _ETTH1_SPLIT = TimeSplit(eval_start='2017-06-26 00:00:00', test_start='2017-10-2
                          end='2018-02-21 00:00:00')
 
 DATASETS: Dict[str, Dataset] = {
-    # Naive eval MAEs: synthetic, same hour one week earlier 2.84 (one day earlier 12.5);
-    # ETTh1, repeat-last-value 1.58; Stallion, repeat-last-value 293.
+    # Naive eval MAEs (benchmarks/naive_baselines.py): synthetic, same hour one week
+    # earlier 2.84 (one day earlier 12.5); ETTh1, repeat-last-value 1.58; Stallion,
+    # repeat-last-value 293.
     'synthetic': Dataset(SYNTHETIC, TimeSplit(eval_start=0.8), max_mae=2.8),
     'etth1': Dataset(ETTH1, _ETTH1_SPLIT, max_mae=1.6, default_path='../shared/data/ETTh1.csv'),
     'etth1_univariate': Dataset(ETTH1_UNIVARIATE, _ETTH1_SPLIT, max_mae=1.6,
