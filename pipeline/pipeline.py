@@ -5,7 +5,8 @@ ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
 Evaluator (vs. the last blessed model) -> Pusher.
 """
 
-from typing import List, Optional
+import json
+from typing import List, Optional, Sequence
 
 import tensorflow_model_analysis as tfma
 from ml_metadata.proto import metadata_store_pb2
@@ -14,7 +15,9 @@ from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
 from components.time_series_example_gen import TimeSeriesExampleGen
+from components.versioned_pusher import VersionedPusher
 from components.windowing import Windowing
+from pipeline import forecast_metrics
 from pipeline.config import Blessing, PipelineConfig
 from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE
@@ -69,7 +72,7 @@ def create_pipeline(
       model=trainer.outputs['model'],
       baseline_model=model_resolver.outputs['model'],
       example_splits=['eval'],
-      eval_config=make_eval_config(config.blessing))
+      eval_config=make_eval_config(config.blessing, config.model_config.quantiles))
   pusher = _make_pusher(config, model=trainer.outputs['model'],
                         blessing=evaluator.outputs['blessing'])
   return tfx.dsl.Pipeline(
@@ -110,14 +113,15 @@ def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
 
 def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,
                  blessing: tfx.dsl.Channel) -> tfx.components.Pusher:
-  """The Pusher: to `serving_model_dir`, or to a Vertex AI endpoint when configured."""
+  """The Pusher: a new version in `serving_model_dir` (published atomically), or a
+  Vertex AI endpoint when configured."""
   vertex = config.vertex_serving
   if vertex is None:
-    return tfx.components.Pusher(
+    return VersionedPusher(
         model=model, model_blessing=blessing,
         push_destination=tfx.proto.PushDestination(
             filesystem=tfx.proto.PushDestination.Filesystem(
-                base_directory=config.serving_model_dir)))
+                base_directory=config.serving_model_dir))).with_id('Pusher')
   return vertex_ai.Pusher(model=model, model_blessing=blessing, custom_config={
       vertex_ai.ENABLE_VERTEX_KEY: True,
       vertex_ai.VERTEX_REGION_KEY: vertex.region,
@@ -126,10 +130,13 @@ def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,
   })
 
 
-def make_eval_config(blessing: Blessing) -> tfma.EvalConfig:
-  """Scores the median forecast over every eval window, overall and per series.
+def make_eval_config(blessing: Blessing, quantiles: Sequence[float]) -> tfma.EvalConfig:
+  """Scores the forecasts over every eval window, overall and per series.
 
-  Blessing looks at the overall slice only; per-series metrics are for diagnosis.
+  MAE and MSE of the median forecast, and the quantile metrics of
+  `pipeline.forecast_metrics` (pinball loss, q-risk, coverage, MAE per horizon step), all
+  in original units. Blessing looks at the median's MAE on the overall slice only;
+  per-series metrics are for diagnosis.
   """
   overall = tfma.SlicingSpec()
   blessing_threshold = tfma.PerSliceMetricThreshold(
@@ -149,4 +156,7 @@ def make_eval_config(blessing: Blessing) -> tfma.EvalConfig:
           tfma.MetricConfig(class_name='MeanAbsoluteError',
                             per_slice_thresholds=[blessing_threshold]),
           tfma.MetricConfig(class_name='MeanSquaredError'),
+          tfma.MetricConfig(class_name=forecast_metrics.QuantileForecastMetrics.__name__,
+                            module=forecast_metrics.__name__,
+                            config=json.dumps({'quantiles': list(quantiles)})),
       ])])

@@ -4,7 +4,7 @@ Used by the local runner's closing summary and by the end-to-end test.
 """
 
 import dataclasses
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple, Union
 
 import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
@@ -24,9 +24,11 @@ class ComponentRun:
 class RunSummary:
   components: List[ComponentRun]
   metrics: Dict[str, float]  # overall slice, e.g. {'mean_absolute_error': 3.2}
+  metrics_by_step: Dict[str, List[float]]  # overall slice, one value per horizon step
   blessed: Optional[bool]
   pushed_to: Optional[str]
   model_uri: Optional[str]
+  evaluation_uri: Optional[str] = None
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -34,8 +36,10 @@ class RunSummary:
               for c in self.components]
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
-    lines.append('  eval metrics (median forecast, original units, all eval windows):')
+    lines.append('  eval metrics (original units, all eval windows):')
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
+    lines += [f'    {name:<28} {values[0]:.4f} (step 1) ... {values[-1]:.4f} '
+              f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     return '\n'.join(lines)
@@ -71,25 +75,50 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
+  metrics = overall_metrics(evaluation.uri) if evaluation else {}
   return RunSummary(
       components=components,
-      metrics=overall_metrics(evaluation.uri) if evaluation else {},
+      metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
+      metrics_by_step={k: v for k, v in metrics.items() if isinstance(v, list)},
       blessed=(bool(blessing.custom_properties['blessed'].int_value) if blessing else None),
       pushed_to=pushed_to,
-      model_uri=model.uri if model else None)
+      model_uri=model.uri if model else None,
+      evaluation_uri=evaluation.uri if evaluation else None)
 
 
-def overall_metrics(evaluation_uri: str) -> Dict[str, float]:
+def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:
   """The candidate model's metrics on the overall slice of an Evaluator output."""
+  return candidate_metrics(evaluation_uri)[()]
+
+
+def candidate_metrics(evaluation_uri: str
+                      ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
+  """The candidate model's metrics per slice: () is the overall slice, a slice of one
+  feature is ((name, value),). Array metrics (per horizon step) are lists."""
   result = {}
   for metrics_for_slice in tfma.load_metrics(evaluation_uri):
-    if metrics_for_slice.slice_key.single_slice_keys:
-      continue
+    slice_key = tuple((s.column, _slice_value(s))
+                      for s in metrics_for_slice.slice_key.single_slice_keys)
+    values = result.setdefault(slice_key, {})
     for item in metrics_for_slice.metric_keys_and_values:
       if item.key.is_diff or item.key.model_name not in ('', 'candidate'):
         continue
-      result[item.key.name] = item.value.double_value.value
+      values[item.key.name] = _metric_value(item.value)
   return result
+
+
+def _slice_value(single_slice_key) -> Union[str, int, float]:
+  kind = single_slice_key.WhichOneof('kind')
+  value = getattr(single_slice_key, kind)
+  return value.decode() if isinstance(value, bytes) else value
+
+
+def _metric_value(value) -> Union[float, List[float]]:
+  if value.HasField('array_value'):
+    array = value.array_value
+    return [float(v) for v in (array.float64_values or array.float32_values or
+                               array.int64_values or array.int32_values)]
+  return value.double_value.value
 
 
 def node_id(store: metadata_store.MetadataStore, execution) -> str:

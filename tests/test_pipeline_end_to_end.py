@@ -11,10 +11,12 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from tfx.utils import path_utils
 
-from pipeline import default_data
+from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
+from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
@@ -76,3 +78,55 @@ def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
       s, {TARGET_FUTURE: tf.io.FixedLenFeature([horizon], tf.float32)})[TARGET_FUTURE].numpy()
       for s in serialized])
   assert 0.1 < np.median(median) / np.median(actuals) < 10
+
+
+def _eval_windows_and_forecasts(config, summary):
+  """Every eval window's actuals, series and the Trainer model's quantile forecasts."""
+  model = tf.saved_model.load(path_utils.serving_model_path(summary.model_uri))
+  eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                      'Split-eval', '*.gz'))
+  serialized = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, 'GZIP')]
+  outputs = model.signatures[EVAL_SIGNATURE](examples=tf.constant(serialized))
+  forecasts = np.stack([outputs[quantile_key(q)].numpy() for q in (0.1, 0.5, 0.9)])
+  parsed = tf.io.parse_example(serialized, {
+      TARGET_FUTURE: tf.io.FixedLenFeature([config.dataset.horizon], tf.float32),
+      SERIES_KEY: tf.io.FixedLenFeature([1], tf.string)})
+  actuals = parsed[TARGET_FUTURE].numpy().astype(np.float64)
+  series = np.array([s.decode() for s in parsed[SERIES_KEY].numpy()[:, 0]])
+  return actuals, forecasts.astype(np.float64), series
+
+
+def _numpy_metrics(actuals, forecasts):
+  """The Evaluator's metrics, computed directly: forecasts [Q=3, N, H], actuals [N, H]."""
+  quantiles = np.array([0.1, 0.5, 0.9])[:, None, None]
+  error = actuals[None] - forecasts
+  pinball = np.maximum(quantiles * error, (quantiles - 1) * error)
+  median_error = actuals - forecasts[1]
+  expected = {
+      'example_count': float(len(actuals)),
+      'mean_absolute_error': np.mean(np.abs(median_error)),
+      'mean_squared_error': np.mean(median_error ** 2),
+      'coverage_p10_p90': np.mean((actuals >= forecasts[0]) & (actuals <= forecasts[2])),
+      'mean_absolute_error_by_step': np.mean(np.abs(median_error), axis=0),
+  }
+  for i, name in enumerate(('p10', 'p50', 'p90')):
+    expected[f'quantile_loss_{name}'] = np.mean(pinball[i])
+    expected[f'q_risk_{name}'] = 2 * np.sum(pinball[i]) / np.sum(np.abs(actuals))
+  return expected
+
+
+def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished_run):
+  config, summary = finished_run
+  actuals, forecasts, series = _eval_windows_and_forecasts(config, summary)
+  evaluated = run_summary.candidate_metrics(summary.evaluation_uri)
+  one_series = sorted(set(series))[0]
+  in_series = series == one_series
+  for slice_key, expected in (
+      ((), _numpy_metrics(actuals, forecasts)),
+      (((SERIES_KEY, one_series),),
+       _numpy_metrics(actuals[in_series], forecasts[:, in_series]))):
+    got = evaluated[slice_key]
+    for name, value in expected.items():
+      np.testing.assert_allclose(got[name], value, rtol=1e-4, err_msg=f'{name} {slice_key}')
+  assert summary.metrics_by_step['mean_absolute_error_by_step'] == pytest.approx(
+      list(evaluated[()]['mean_absolute_error_by_step']))

@@ -152,12 +152,17 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: Trainin
 
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
-                fn_args: FnArgs, strategy: tf.distribute.Strategy) -> None:
-  """Warm-starts from the base model, unless a backup will resume an interrupted run."""
+                training: TrainingConfig, fn_args: FnArgs,
+                strategy: tf.distribute.Strategy) -> None:
+  """Warm-starts from the base model, unless a backup will resume an interrupted run
+  or the training config turns warm starts off."""
   backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
   if tf.io.gfile.exists(backup):
     logging.info('Resuming an interrupted run from its backup in %s (BackupAndRestore); '
                  'no warm start.', backup)
+    return
+  if not training.warm_start:
+    logging.info('Training from scratch: warm_start is off in the training config.')
     return
   warm_start.restore(model, layout, config, fn_args.base_model,
                      _checkpoint_options(distribution.save_options(strategy)))
@@ -241,7 +246,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                                 eval_windows)
   with strategy.scope():
     model = _build_and_compile(layout, config, training, plan)
-    _initialise(model, layout, config, fn_args, strategy)
+    _initialise(model, layout, config, training, fn_args, strategy)
   model.fit(train, validation_data=evaluation, epochs=plan.epochs,
             steps_per_epoch=plan.steps_per_epoch, verbose=2,
             callbacks=_callbacks(fn_args, config, callbacks))

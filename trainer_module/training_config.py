@@ -33,6 +33,8 @@ class TrainingConfig:
     cache_max_bytes: training and evaluation windows whose serialized size is at most
       this are cached in memory after the first pass (default 1 GiB).
     shuffle_buffer: windows in the training shuffle buffer.
+    warm_start: start from the weights of the last blessed model (the Trainer's
+      `base_model`) when its architecture matches; False trains from scratch.
   """
 
   steps_per_execution: int = 1
@@ -41,6 +43,7 @@ class TrainingConfig:
   final_learning_rate_fraction: float = 0.1
   cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
   shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER
+  warm_start: bool = True
 
   def __post_init__(self):
     for name in ('steps_per_execution', 'shuffle_buffer'):
@@ -50,6 +53,9 @@ class TrainingConfig:
     if not isinstance(self.scale_learning_rate, bool):
       raise ValueError("training config 'scale_learning_rate' must be true or false, got "
                        f'{self.scale_learning_rate!r}')
+    if not isinstance(self.warm_start, bool):
+      raise ValueError("training config 'warm_start' must be true or false, got "
+                       f'{self.warm_start!r}')
     for name in ('warmup_fraction', 'final_learning_rate_fraction'):
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"training config '{name}' must lie in [0, 1], got "

@@ -1,0 +1,159 @@
+"""TFMA metrics of a quantile forecast: pinball loss, q-risk, interval coverage, per step.
+
+The model's outputs are one [H] forecast per quantile ('p10', 'p50', 'p90', see
+`trainer_module.export.quantile_key`) and the label is the window's [H] actuals, all in
+original units. For each slice, over every (window, step) pair:
+
+- `quantile_loss_pXX`: mean pinball loss max(q (y - f), (q - 1) (y - f)) at quantile q;
+- `q_risk_pXX`: the normalized quantile loss of the TFT paper,
+  2 sum(pinball) / sum(|y|);
+- `coverage_pLO_pHI`: share of actuals inside [f_lo, f_hi] for the lowest and highest
+  quantiles (P10-P90 by default);
+- `mean_absolute_error_by_step`: the median forecast's MAE at each horizon step, [H];
+- `quantile_crossing_rate`: share of (window, step) pairs whose quantiles are not in
+  order (the model has no monotonicity constraint).
+
+Used from the EvalConfig by name: MetricConfig(class_name='QuantileForecastMetrics',
+module='pipeline.forecast_metrics', config='{"quantiles": [0.1, 0.5, 0.9]}').
+"""
+
+import dataclasses
+from typing import Dict, List, Optional, Sequence
+
+import apache_beam as beam
+import numpy as np
+from tensorflow_model_analysis.metrics import metric_types
+from tensorflow_model_analysis.proto import config_pb2
+
+from trainer_module.export import quantile_key
+
+NAME = 'quantile_forecast'
+MAE_BY_STEP = 'mean_absolute_error_by_step'
+CROSSING_RATE = 'quantile_crossing_rate'
+
+
+def quantile_loss_name(quantile: float) -> str:
+  return f'quantile_loss_{quantile_key(quantile)}'
+
+
+def q_risk_name(quantile: float) -> str:
+  return f'q_risk_{quantile_key(quantile)}'
+
+
+def coverage_name(quantiles: Sequence[float]) -> str:
+  return f'coverage_{quantile_key(min(quantiles))}_{quantile_key(max(quantiles))}'
+
+
+class QuantileForecastMetrics(metric_types.Metric):
+  """All the quantile metrics of the module docstring, from one pass over the windows."""
+
+  def __init__(self, quantiles: Sequence[float] = (0.1, 0.5, 0.9), name: str = NAME):
+    quantiles = sorted(float(q) for q in quantiles)
+    if len(quantiles) < 2 or 0.5 not in quantiles:
+      raise ValueError(f'QuantileForecastMetrics needs at least two quantiles including '
+                       f'0.5, got {quantiles}')
+    super().__init__(_computations, quantiles=quantiles, name=name)
+
+
+metric_types.register_metric(QuantileForecastMetrics)
+
+
+def _computations(quantiles: List[float], name: str = NAME,
+                  eval_config: Optional[config_pb2.EvalConfig] = None,
+                  model_names: Optional[List[str]] = None
+                  ) -> metric_types.MetricComputations:
+  computations = []
+  for model_name in model_names or ['']:
+    def key(metric_name):
+      return metric_types.MetricKey(name=metric_name, model_name=model_name)
+    keys = {metric_name: key(metric_name) for metric_name in metric_names(quantiles)}
+    computations.append(metric_types.MetricComputation(
+        keys=list(keys.values()), preprocessors=None,
+        combiner=_Combiner(quantiles, model_name, eval_config, keys)))
+  return computations
+
+
+def metric_names(quantiles: Sequence[float]) -> List[str]:
+  """Every metric name the computation returns, in a stable order."""
+  return ([quantile_loss_name(q) for q in quantiles] + [q_risk_name(q) for q in quantiles] +
+          [coverage_name(quantiles), CROSSING_RATE, MAE_BY_STEP])
+
+
+@dataclasses.dataclass
+class _Sums:
+  """Running sums over (window, step) pairs; arrays are allocated on the first window."""
+  count: float = 0.0
+  abs_actual: float = 0.0
+  covered: float = 0.0
+  crossed: float = 0.0
+  pinball: Optional[np.ndarray] = None       # [Q]
+  abs_error_by_step: Optional[np.ndarray] = None  # [H]
+  windows: float = 0.0
+
+
+class _Combiner(beam.CombineFn):
+  """Accumulates `_Sums` from each window's predictions and label."""
+
+  def __init__(self, quantiles: List[float], model_name: str,
+               eval_config: Optional[config_pb2.EvalConfig],
+               keys: Dict[str, metric_types.MetricKey]):
+    self._quantiles = np.asarray(quantiles)
+    self._model_name = model_name
+    self._eval_config = eval_config
+    self._keys = keys
+
+  def create_accumulator(self) -> _Sums:
+    return _Sums()
+
+  def add_input(self, sums: _Sums, element: metric_types.StandardMetricInputs) -> _Sums:
+    model_name = self._model_name or None
+    predictions = element.get_predictions(model_name=model_name)
+    label = np.asarray(element.get_labels(model_name=model_name), np.float64).reshape(-1)
+    forecasts = np.stack([np.asarray(predictions[quantile_key(q)], np.float64).reshape(-1)
+                          for q in self._quantiles])  # [Q, H]
+    if forecasts.shape[1] != label.shape[0]:
+      raise ValueError(f'the forecast has {forecasts.shape[1]} steps but the label has '
+                       f'{label.shape[0]}: the ModelSpec label_key must be the window '
+                       'horizon actuals')
+    error = label[None, :] - forecasts
+    pinball = np.maximum(self._quantiles[:, None] * error,
+                         (self._quantiles[:, None] - 1.0) * error)
+    median = forecasts[int(np.flatnonzero(self._quantiles == 0.5)[0])]
+    if sums.pinball is None:
+      sums.pinball = np.zeros(len(self._quantiles))
+      sums.abs_error_by_step = np.zeros(label.shape[0])
+    sums.pinball += pinball.sum(axis=1)
+    sums.abs_error_by_step += np.abs(label - median)
+    sums.count += label.size
+    sums.windows += 1
+    sums.abs_actual += np.abs(label).sum()
+    sums.covered += np.sum((label >= forecasts[0]) & (label <= forecasts[-1]))
+    sums.crossed += np.sum(np.any(np.diff(forecasts, axis=0) < 0, axis=0))
+    return sums
+
+  def merge_accumulators(self, accumulators) -> _Sums:
+    merged = _Sums()
+    for sums in accumulators:
+      if sums.pinball is None:
+        continue
+      if merged.pinball is None:
+        merged.pinball = np.zeros_like(sums.pinball)
+        merged.abs_error_by_step = np.zeros_like(sums.abs_error_by_step)
+      merged.pinball += sums.pinball
+      merged.abs_error_by_step += sums.abs_error_by_step
+      for field in ('count', 'abs_actual', 'covered', 'crossed', 'windows'):
+        setattr(merged, field, getattr(merged, field) + getattr(sums, field))
+    return merged
+
+  def extract_output(self, sums: _Sums) -> Dict[metric_types.MetricKey, object]:
+    if sums.pinball is None:
+      return {key: float('nan') for key in self._keys.values()}
+    output = {}
+    for q, pinball in zip(self._quantiles, sums.pinball):
+      output[self._keys[quantile_loss_name(q)]] = pinball / sums.count
+      output[self._keys[q_risk_name(q)]] = (2.0 * pinball / sums.abs_actual
+                                           if sums.abs_actual else float('nan'))
+    output[self._keys[coverage_name(self._quantiles)]] = sums.covered / sums.count
+    output[self._keys[CROSSING_RATE]] = sums.crossed / sums.count
+    output[self._keys[MAE_BY_STEP]] = sums.abs_error_by_step / sums.windows
+    return output
