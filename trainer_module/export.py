@@ -1,7 +1,7 @@
 """Saving the trained model with its signatures.
 
-Both signatures take one tensor `examples` of serialized tf.Examples [B], one per
-window, and return one [B, H] forecast per quantile in original units, keyed by
+Every signature takes one tensor `examples` of serialized tf.Examples [B], one per
+window, and returns one [B, H] forecast per quantile in original units, keyed by
 `quantile_key` ('p10', 'p50', 'p90' for the default quantiles).
 
 `serving_default` (SERVING_SIGNATURE) takes RAW windows: the columns of the dataset
@@ -25,12 +25,24 @@ them (already transformed, `schema.window_layout`). The Evaluator scores the mod
 through it, since its examples are those windows. TFMA needs no `transform_features`
 signature for that, so none is exported.
 
+`interpretation` (INTERPRETATION_SIGNATURE) takes the same transformed windows and
+returns the forecasts plus what the model attends to: `static_weights` [B, Vs],
+`history_weights` [B, E, Vh], `future_weights` [B, H, Vf] (variable-selection weights,
+each summing to 1 over its variables), `attention` [B, H, T] (over the window's steps,
+causal), and the variables' names `static_variables` [Vs], `history_variables` [Vh],
+`future_variables` [Vf] (`schema.selection_variables`).
+
+`assets.extra/dataset_spec.json` (DATASET_SPEC_FILE) holds the dataset spec, so tools
+that only have the model directory (`tft-predict`, `tft-report`) know its columns and
+window; `read_dataset_spec` reads it.
+
 The SavedModel's root is a plain `tf.Module` tracking the model's variables and the
 Transform layer, not the Keras model: saving a Keras root traces every layer again
 (about 4x slower) and nothing loads it as Keras. Warm starts read a weights checkpoint
 written next to it (`trainer_module.warm_start`).
 """
 
+import os
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
@@ -39,13 +51,19 @@ import tf_keras as keras
 
 from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
 from schema.features import model_features, transformed_name
+from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
+from trainer_module.tft import model as tft_model
 from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.window_inputs import (QUANTILES_OUTPUT, model_inputs, parse_windows,
                                           window_features_from_steps)
 
 SERVING_SIGNATURE = 'serving_default'
 EVAL_SIGNATURE = 'transformed_windows'
+INTERPRETATION_SIGNATURE = 'interpretation'
 EXAMPLES_INPUT = 'examples'
+DATASET_SPEC_FILE = os.path.join('assets.extra', 'dataset_spec.json')
+_WEIGHT_OUTPUTS = {STATIC: tft_model.STATIC_WEIGHTS, HISTORY: tft_model.HISTORY_WEIGHTS,
+                   FUTURE: tft_model.FUTURE_WEIGHTS}
 
 _STEP_SECONDS = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
 
@@ -53,6 +71,30 @@ _STEP_SECONDS = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
 def quantile_key(quantile: float) -> str:
   """The serving output name of a quantile: 0.5 -> 'p50', 0.025 -> 'p2_5'."""
   return 'p' + f'{quantile * 100:g}'.replace('.', '_')
+
+
+def key_quantile(key: str) -> float:
+  """The quantile of a serving output name, the inverse of `quantile_key`: 'p50' -> 0.5."""
+  return float(key[1:].replace('_', '.')) / 100
+
+
+def variables_key(group: str) -> str:
+  """The interpretation output naming a selection group's variables: 'static_variables'."""
+  return f'{group}_variables'
+
+
+def read_dataset_spec(model_dir: str) -> DatasetSpec:
+  """The dataset spec saved with the model in `model_dir`.
+
+  Raises:
+    FileNotFoundError: the model was exported without it (before specs were saved).
+  """
+  path = os.path.join(model_dir, DATASET_SPEC_FILE)
+  if not tf.io.gfile.exists(path):
+    raise FileNotFoundError(f'{model_dir} has no {DATASET_SPEC_FILE}: the model was exported '
+                            'without its dataset spec; train and export it again')
+  with tf.io.gfile.GFile(path) as f:
+    return DatasetSpec.from_json(f.read())
 
 
 def raw_value_count(column: Column, spec: DatasetSpec) -> int:
@@ -160,15 +202,19 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                     quantiles: Sequence[float], transform_layer: keras.Model,
                     raw_feature_spec: Mapping[str, object]
                     ) -> Dict[str, tf.types.experimental.ConcreteFunction]:
-  """Both signatures (see the module docstring), keyed by signature name."""
+  """The signatures (see the module docstring), keyed by signature name."""
   check_raw_feature_spec(spec, raw_feature_spec)
   raw_parsing = raw_window_feature_spec(spec)
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
+  variables = selection_variables(spec)
 
-  # One trace of the model, shared by both signatures.
+  # One trace of the model, shared by every signature.
   @tf.function(input_signature=[input_signature(layout)])
-  def forecast(inputs):
-    quantile_forecasts = model(inputs, training=False)[QUANTILES_OUTPUT]  # [B, H, Q]
+  def run_model(inputs):
+    return model(inputs, training=False)
+
+  def forecast(outputs):
+    quantile_forecasts = outputs[QUANTILES_OUTPUT]  # [B, H, Q]
     return {quantile_key(q): quantile_forecasts[:, :, i] for i, q in enumerate(quantiles)}
 
   examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)
@@ -181,21 +227,33 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
       transformed = transform_layer(raw_rows(windows, spec, raw_feature_spec, batch))
     steps = {name: tf.reshape(transformed[name], [batch, spec.window_length])
              for name in needed}
-    return forecast(model_inputs(window_features_from_steps(steps, spec), spec))
+    return forecast(run_model(model_inputs(window_features_from_steps(steps, spec), spec)))
 
   @tf.function(input_signature=[examples])
   def serve_transformed(serialized):
     inputs, _ = parse_windows(serialized, spec)
-    return forecast(inputs)
+    return forecast(run_model(inputs))
+
+  @tf.function(input_signature=[examples])
+  def interpret(serialized):
+    inputs, _ = parse_windows(serialized, spec)
+    outputs = run_model(inputs)
+    interpretation = {tft_model.ATTENTION: outputs[tft_model.ATTENTION]}
+    for group, key in _WEIGHT_OUTPUTS.items():
+      interpretation[key] = outputs[key]
+      interpretation[variables_key(group)] = tf.constant(variables[group], tf.string,
+                                                         shape=[len(variables[group])])
+    return {**forecast(outputs), **interpretation}
 
   return {SERVING_SIGNATURE: serve_raw.get_concrete_function(),
-          EVAL_SIGNATURE: serve_transformed.get_concrete_function()}
+          EVAL_SIGNATURE: serve_transformed.get_concrete_function(),
+          INTERPRETATION_SIGNATURE: interpret.get_concrete_function()}
 
 
 def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                quantiles: Sequence[float], transform_output: tft.TFTransformOutput,
                path: str, options: Optional[tf.saved_model.SaveOptions] = None) -> None:
-  """Saves the model with both signatures to `path`.
+  """Saves the model with its signatures and its dataset spec to `path`.
 
   Call outside `strategy.scope()`: the Transform layer belongs to the host, never to
   the accelerator. Under a TPUStrategy pass `distribution.save_options(strategy)`.
@@ -205,3 +263,7 @@ def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                                transform_output.raw_feature_spec())
   tf.saved_model.save(_Exported(model, transform_layer), path, signatures=signatures,
                       options=options)
+  spec_path = os.path.join(path, DATASET_SPEC_FILE)
+  tf.io.gfile.makedirs(os.path.dirname(spec_path))
+  with tf.io.gfile.GFile(spec_path, 'w') as f:
+    f.write(spec.to_json())
