@@ -22,5 +22,7 @@ setuptools.setup(
     entry_points={'console_scripts': [
         'tft-pipeline=pipeline.local_runner:main',
         'tft-cloud=kubeflow.cli:main',
+        'tft-predict=pipeline.predict:main',
+        'tft-report=pipeline.report:main',
     ]},
 )

@@ -1,0 +1,55 @@
+"""The `tft-predict` command: forecasts from a published model for a CSV of recent rows.
+
+Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
+units) as CSV and writes them to `--output` if given. The input format and its checks
+are in `pipeline.prediction`.
+"""
+
+import argparse
+import os
+import sys
+import warnings
+from typing import List, Optional
+
+DEFAULT_MODEL_DIR = os.path.join('runs', 'synthetic', 'serving_model')
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(
+      prog='tft-predict',
+      description='Forecast each series of a CSV with a published TFT model. The CSV has '
+      "the training data's columns: per series at least the last E rows with the target, "
+      'then H horizon rows with the known columns filled and the target and observed '
+      'columns empty.')
+  parser.add_argument('--model-dir', default=DEFAULT_MODEL_DIR,
+                      help='a serving directory (its newest integer-named version is used) '
+                      'or one SavedModel directory (default: %(default)s)')
+  parser.add_argument('--input', required=True, help='CSV of recent history and known '
+                      'future values')
+  parser.add_argument('--output', help='also write the forecasts to this CSV file')
+  parser.add_argument('--allow-unknown-series', action='store_true',
+                      help='forecast series the model was not trained on (with its '
+                      'out-of-vocabulary series embedding) instead of stopping')
+  return parser.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  warnings.filterwarnings('ignore', category=FutureWarning)
+  from pipeline import prediction  # after the log settings: it imports TensorFlow
+
+  try:
+    rows = prediction.predict(args.model_dir, args.input, args.allow_unknown_series)
+  except (prediction.PredictionInputError, FileNotFoundError) as error:
+    print(f'tft-predict: error: {error}', file=sys.stderr)
+    return 2
+  prediction.write_forecasts(rows, sys.stdout)
+  if args.output:
+    with open(args.output, 'w', newline='') as f:
+      prediction.write_forecasts(rows, f)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,297 @@
+"""Forecasts from a published model for a CSV of recent history and known future values.
+
+The CSV has the training data's columns (the dataset spec saved with the model). For
+each series, the rows up to its last target value are its history; the rows after it
+are its horizon, with the known columns filled and the target and observed columns
+empty. The last E history rows and the first H horizon rows, consecutive steps of the
+spec's time grid, make one raw window per series for the model's `serving_default`
+signature (format: `trainer_module.export`). Bad input raises `PredictionInputError`,
+or a subclass naming the failed check, with the series, line or column and the fix.
+"""
+
+import csv
+import dataclasses
+import datetime
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from components.window_builder import grid_step
+from pipeline import serving_models
+from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.features import SERIES_KEY_SEPARATOR
+from schema.time_split import parse_timestamp
+from trainer_module import export
+
+HORIZON_STEP = 'horizon_step'
+_BATCH_SIZE = 256
+
+
+class PredictionInputError(ValueError):
+  """The input CSV cannot make windows for the model."""
+
+
+class MissingColumnsError(PredictionInputError):
+  """Columns of the dataset spec are not in the CSV."""
+
+
+class TooLittleHistoryError(PredictionInputError):
+  """A series has fewer than E rows with a target value."""
+
+
+class MissingFutureRowsError(PredictionInputError):
+  """A series has fewer than H rows after its last target value."""
+
+
+class TimeGridError(PredictionInputError):
+  """Timestamps off the spec's time grid, duplicated, or not consecutive."""
+
+
+class UnknownSeriesError(PredictionInputError):
+  """A series the model was not trained on."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Row:
+  """One CSV row: its line number, time and the declared columns' text."""
+  line: int
+  seconds: int
+  values: Dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class SeriesWindow:
+  """The raw serving window of one series.
+
+  Attributes:
+    key: the composite series key, as Transform builds it (the spec's name for data
+      without key columns).
+    key_values: the values of the key columns.
+    horizon_seconds: epoch seconds of the H forecast steps.
+    example: the raw window example.
+  """
+  key: str
+  key_values: Tuple[str, ...]
+  horizon_seconds: Tuple[int, ...]
+  example: tf.train.Example
+
+
+def _format_time(seconds: int) -> str:
+  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+      '%Y-%m-%d %H:%M:%S')
+
+
+def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row]]:
+  """The CSV's rows grouped by the values of the key columns, ordered by time."""
+  if not tf.io.gfile.exists(path):
+    raise PredictionInputError(f'{path} does not exist; pass the CSV of recent rows')
+  with tf.io.gfile.GFile(path) as f:
+    reader = csv.reader(f)
+    header = next(reader, None) or []
+    missing = [column.name for column in spec.columns if column.name not in header]
+    if missing:
+      raise MissingColumnsError(
+          f'{path}: columns {missing} are missing; the model was trained on dataset spec '
+          f"'{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
+          '(leave the target and observed columns empty in the horizon rows)')
+    positions = {column.name: header.index(column.name) for column in spec.columns}
+    series: Dict[Tuple[str, ...], List[_Row]] = {}
+    for line, fields in enumerate(reader, start=2):
+      if not fields:
+        continue
+      if len(fields) != len(header):
+        raise PredictionInputError(f'{path}, line {line}: {len(fields)} fields, but the '
+                                   f'header has {len(header)}; fix the row')
+      values = {name: fields[position].strip() for name, position in positions.items()}
+      try:
+        seconds = parse_timestamp(values[spec.time_column],
+                                  what=f"{path}, line {line}, column '{spec.time_column}'")
+      except ValueError as error:
+        raise PredictionInputError(str(error)) from None
+      key = tuple(values[name] for name in spec.series_key_columns)
+      series.setdefault(key, []).append(_Row(line, seconds, values))
+  if not series:
+    raise PredictionInputError(f'{path} has no rows; give each series its last '
+                               f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
+  for rows in series.values():
+    rows.sort(key=lambda row: row.seconds)
+  return series
+
+
+def series_key(key_values: Sequence[str], spec: DatasetSpec) -> str:
+  """The composite key Transform builds from the key columns' values."""
+  return SERIES_KEY_SEPARATOR.join(key_values) if key_values else spec.name
+
+
+def _grid_steps(rows: Sequence[_Row], spec: DatasetSpec, key: str) -> np.ndarray:
+  """Grid step of every row; raises TimeGridError for off-grid or duplicate times."""
+  steps = []
+  for row in rows:
+    try:
+      steps.append(grid_step(row.seconds, spec.frequency))
+    except ValueError:
+      raise TimeGridError(
+          f"series '{key}', line {row.line}: {row.values[spec.time_column]!r} is not on the "
+          f"model's {spec.frequency.value} time grid; use the training data's time steps"
+      ) from None
+  steps = np.array(steps)
+  duplicated = np.nonzero(np.diff(steps) == 0)[0]
+  if duplicated.size:
+    row = rows[duplicated[0] + 1]
+    raise TimeGridError(f"series '{key}' has more than one row at "
+                        f'{_format_time(row.seconds)} (line {row.line}); keep one')
+  return steps
+
+
+def _window_slice(rows: List[_Row], spec: DatasetSpec, key: str) -> slice:
+  """Where the window's rows are: the last E history rows and the first H horizon rows."""
+  target = spec.target_column
+  observed = [i for i, row in enumerate(rows) if row.values[target]]
+  if len(observed) < spec.encoder_steps:
+    raise TooLittleHistoryError(
+        f"series '{key}' has {len(observed)} rows with a '{target}' value; the model "
+        f'needs the last {spec.encoder_steps} (its history length E): add earlier rows')
+  last = observed[-1]
+  horizon_rows = len(rows) - last - 1
+  if horizon_rows < spec.horizon:
+    raise MissingFutureRowsError(
+        f"series '{key}' has {horizon_rows} rows after its last '{target}' value at "
+        f'{_format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
+        f'the missing rows with the known columns '
+        f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty')
+  start = last + 1 - spec.encoder_steps
+  for row in rows[start:last]:
+    if not row.values[target]:
+      raise PredictionInputError(
+          f"series '{key}', line {row.line}: '{target}' is empty at "
+          f'{_format_time(row.seconds)}, before the last {target!r} value; only the '
+          f'horizon rows after it may leave the target empty: fill the value')
+  return slice(start, last + 1 + spec.horizon)
+
+
+def _check_consecutive(rows: Sequence[_Row], steps: np.ndarray, spec: DatasetSpec,
+                       key: str) -> None:
+  gaps = np.nonzero(np.diff(steps) != 1)[0]
+  if gaps.size:
+    before, after = rows[gaps[0]], rows[gaps[0] + 1]
+    raise TimeGridError(
+        f"series '{key}': rows at {_format_time(before.seconds)} (line {before.line}) and "
+        f'{_format_time(after.seconds)} (line {after.line}) are not consecutive '
+        f'{spec.frequency.value} steps; the last {spec.encoder_steps} history rows and the '
+        f'{spec.horizon} horizon rows must have no gaps: add the missing rows, with empty '
+        'values where the spec allows them')
+
+
+def _feature(column: Column, rows: Sequence[_Row], spec: DatasetSpec,
+             key: str) -> tf.train.Feature:
+  """The raw window feature of `column` over `rows`."""
+  if column.role == Role.TIME:
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[r.seconds for r in rows]))
+  texts = [row.values[column.name] for row in rows]
+  for row, text in zip(rows, texts):
+    if not text and not column.allow_missing:
+      raise PredictionInputError(
+          f"series '{key}', line {row.line}: column '{column.name}' is empty at "
+          f'{_format_time(row.seconds)}; the model needs it ({column.role.value} column '
+          f'without missing values in spec {spec.name!r}): fill the value')
+  if column.dtype == DType.CATEGORICAL:
+    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode() for t in texts]))
+  values = []
+  for row, text in zip(rows, texts):
+    try:
+      values.append(float(text) if text else float('nan'))
+    except ValueError:
+      raise PredictionInputError(
+          f"series '{key}', line {row.line}: column '{column.name}' holds {text!r}, which "
+          'is not a number; the dataset spec declares it real') from None
+  return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+
+def build_window(key_values: Tuple[str, ...], rows: List[_Row],
+                 spec: DatasetSpec) -> SeriesWindow:
+  """The raw serving window of one series from its rows, ordered by time."""
+  key = series_key(key_values, spec)
+  steps = _grid_steps(rows, spec, key)
+  window = _window_slice(rows, spec, key)
+  window_rows = rows[window]
+  _check_consecutive(window_rows, steps[window], spec, key)
+  last_history = spec.encoder_steps - 1
+  features = {}
+  for column in spec.columns:
+    # Static values are read at the last history step, as the windowing component does.
+    if column.role in (Role.SERIES_KEY, Role.STATIC):
+      used = window_rows[last_history:last_history + 1]
+    else:
+      used = window_rows[:export.raw_value_count(column, spec)]
+    features[column.name] = _feature(column, used, spec, key)
+  return SeriesWindow(
+      key=key, key_values=key_values,
+      horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
+      example=tf.train.Example(features=tf.train.Features(feature=features)))
+
+
+def check_known_series(windows: Sequence[SeriesWindow], model_dir: str) -> None:
+  """Raises UnknownSeriesError for series missing from the model's vocabulary."""
+  vocabulary = serving_models.series_vocabulary(model_dir)
+  unknown = [window.key for window in windows if window.key not in vocabulary]
+  if unknown:
+    raise UnknownSeriesError(
+        f'series {unknown[:10]}{" ..." if len(unknown) > 10 else ""} are not among the '
+        f'{len(vocabulary)} series the model in {model_dir} was trained on; check the key '
+        'columns, or forecast them with the model\'s out-of-vocabulary series embedding '
+        '(--allow-unknown-series), or retrain with their history')
+
+
+def predict(model_dir: str, csv_path: str,
+            allow_unknown_series: bool = False) -> List[Dict[str, object]]:
+  """Forecast rows, one per series and horizon step, in the CSV's series order.
+
+  Args:
+    model_dir: a SavedModel directory, or a serving directory (its newest version).
+    csv_path: recent history and known future values, with the spec's columns.
+    allow_unknown_series: forecast series the model was not trained on instead of
+      raising UnknownSeriesError.
+
+  Returns:
+    Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
+    value per quantile ('p10', 'p50', 'p90'), ordered by quantile.
+
+  Raises:
+    serving_models.ModelNotFoundError: no model at `model_dir`.
+    FileNotFoundError: the model has no dataset spec (exported before specs were saved).
+    PredictionInputError: the CSV cannot make the windows; the subclass says why.
+  """
+  model_dir = serving_models.resolve_model_dir(model_dir)
+  spec = export.read_dataset_spec(model_dir)
+  windows = [build_window(key_values, rows, spec)
+             for key_values, rows in read_series(csv_path, spec).items()]
+  if not allow_unknown_series:
+    check_known_series(windows, model_dir)
+  serve = tf.saved_model.load(model_dir).signatures[export.SERVING_SIGNATURE]
+  forecasts: Dict[str, List[np.ndarray]] = {}
+  for start in range(0, len(windows), _BATCH_SIZE):
+    batch = windows[start:start + _BATCH_SIZE]
+    outputs = serve(examples=tf.constant([w.example.SerializeToString() for w in batch]))
+    for name, values in outputs.items():
+      forecasts.setdefault(name, []).append(values.numpy())
+  quantiles = {name: np.concatenate(values) for name, values in
+               sorted(forecasts.items(), key=lambda item: export.key_quantile(item[0]))}
+  rows = []
+  for index, window in enumerate(windows):
+    for step, seconds in enumerate(window.horizon_seconds):
+      row = dict(zip(spec.series_key_columns, window.key_values))
+      row[spec.time_column] = _format_time(seconds)
+      row[HORIZON_STEP] = step + 1
+      row.update({name: float(values[index, step]) for name, values in quantiles.items()})
+      rows.append(row)
+  return rows
+
+
+def write_forecasts(rows: Sequence[Dict[str, object]], stream) -> None:
+  """Writes forecast rows as CSV, values with 4 decimals."""
+  writer = csv.writer(stream, lineterminator='\n')
+  writer.writerow(list(rows[0]))
+  for row in rows:
+    writer.writerow([f'{value:.4f}' if isinstance(value, float) else value
+                     for value in row.values()])

@@ -1,0 +1,58 @@
+"""Finding a published model and the series it knows.
+
+A serving directory holds one SavedModel per version (`components.model_publishing`:
+`<base>/<version>/saved_model.pb`, versions named by growing integers); other entries,
+such as the hidden directory a publish writes to before renaming it, are not versions.
+"""
+
+import os
+from typing import FrozenSet
+
+import tensorflow as tf
+
+from components.model_publishing import latest_version_dir
+from schema.features import SERIES_VOCABULARY
+
+SAVED_MODEL_FILE = 'saved_model.pb'
+
+
+class ModelNotFoundError(FileNotFoundError):
+  """No SavedModel at the given path, nor any published version under it."""
+
+
+def resolve_model_dir(path: str) -> str:
+  """`path` if it holds a SavedModel, else its newest published version's directory.
+
+  Raises:
+    ModelNotFoundError: neither `path` nor an integer-named subdirectory holds one.
+  """
+  if tf.io.gfile.exists(os.path.join(path, SAVED_MODEL_FILE)):
+    return path
+  if not tf.io.gfile.isdir(path):
+    raise ModelNotFoundError(f'{path} does not exist; pass the serving directory the '
+                             'pipeline pushes to (e.g. runs/synthetic/serving_model) or '
+                             'one version directory in it')
+  latest = latest_version_dir(path)
+  if latest is None:
+    raise ModelNotFoundError(f'{path} holds no {SAVED_MODEL_FILE} and no version '
+                             'subdirectory (an integer name) with one; run the pipeline '
+                             'until a model is blessed and pushed, or pass a model directory')
+  return latest
+
+
+def series_vocabulary(model_dir: str) -> FrozenSet[str]:
+  """The series keys the model was trained on.
+
+  Transform's series-key vocabulary travels in the SavedModel's assets under its
+  vocabulary name, because the serving signature's Transform layer looks keys up in it.
+
+  Raises:
+    ModelNotFoundError: the model has no such asset.
+  """
+  path = os.path.join(model_dir, 'assets', SERIES_VOCABULARY)
+  if not tf.io.gfile.exists(path):
+    raise ModelNotFoundError(f"{model_dir} has no series vocabulary asset 'assets/"
+                             f"{SERIES_VOCABULARY}'; it was not exported by this project's "
+                             'Trainer')
+  with tf.io.gfile.GFile(path) as f:
+    return frozenset(line.rstrip('\n') for line in f if line.strip())

@@ -1,0 +1,242 @@
+"""`tft-predict`: forecasts from a published model for a CSV of recent rows.
+
+The CSVs are written from the generated rows of the tiny data set; the expected
+forecasts come from the model's own signatures on windows built here by hand.
+"""
+
+import csv
+import datetime
+import io
+import math
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pipeline import predict, prediction, serving_models
+from schema.features import SERIES_KEY
+from schema.window_layout import FORECAST_START
+from trainer_module import export
+
+HOUR = 3600
+QUANTILE_KEYS = ('p10', 'p50', 'p90')
+
+
+def _time(seconds: int) -> str:
+  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+      '%Y-%m-%d %H:%M:%S')
+
+
+def _csv_rows(tiny, station: str, start: int, history: int, horizon: int):
+  """CSV rows of `station`: `history` rows before `start`, then `horizon` rows with the
+  target and the observed temperature empty."""
+  rows = []
+  for step in range(-history, horizon):
+    raw = tiny.raw_by_series[station][start + HOUR * step]
+    known_only = step >= 0
+    temperature = raw.get('temperature', [math.nan])[0]
+    rows.append({
+        'station': station, 'timestamp': _time(start + HOUR * step),
+        'load': '' if known_only else repr(raw['load'][0]),
+        'region': raw['region'][0].decode(), 'capacity': repr(raw['capacity'][0]),
+        'price': repr(raw['price'][0]),
+        'temperature': '' if known_only or math.isnan(temperature) else repr(temperature)})
+  return rows
+
+
+def _write_csv(rows, path, columns=None) -> str:
+  columns = columns or list(rows[0])
+  with open(path, 'w', newline='') as f:
+    writer = csv.DictWriter(f, columns, extrasaction='ignore')
+    writer.writeheader()
+    writer.writerows(rows)
+  return str(path)
+
+
+def _raw_window(tiny, station: str, start: int) -> bytes:
+  """The raw serving example of `station` forecasting from `start` (export's format)."""
+  history, horizon = tiny.spec.encoder_steps, tiny.spec.horizon
+  times = [start + HOUR * step for step in range(-history, horizon)]
+  rows = [tiny.raw_by_series[station][t] for t in times]
+
+  def floats(values):
+    return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+  return tf.train.Example(features=tf.train.Features(feature={
+      'station': tf.train.Feature(bytes_list=tf.train.BytesList(value=[station.encode()])),
+      'region': tf.train.Feature(bytes_list=tf.train.BytesList(value=rows[history - 1]['region'])),
+      'capacity': floats(rows[history - 1]['capacity']),
+      'timestamp': tf.train.Feature(int64_list=tf.train.Int64List(value=times)),
+      'price': floats([row['price'][0] for row in rows]),
+      'temperature': floats([row.get('temperature', [math.nan])[0] for row in rows[:history]]),
+      'load': floats([row['load'][0] for row in rows[:history]]),
+  })).SerializeToString()
+
+
+@pytest.fixture(scope='module')
+def first_eval_windows(tiny):
+  """{station: (forecast start, transformed window)} of each station's first eval window."""
+  parsed = tf.io.parse_example(tf.constant(tiny.eval_windows), {
+      SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
+      FORECAST_START: tf.io.FixedLenFeature([1], tf.int64)})
+  found = {}
+  for key, start, window in zip(parsed[SERIES_KEY].numpy()[:, 0],
+                                parsed[FORECAST_START].numpy()[:, 0], tiny.eval_windows):
+    if key.decode() not in found or start < found[key.decode()][0]:
+      found[key.decode()] = (int(start), window)
+  return found
+
+
+@pytest.fixture(scope='module')
+def good_rows(tiny, first_eval_windows):
+  """Rows of both stations: more history than E; station_01 also has 2 extra known rows."""
+  rows = []
+  for station, (start, _) in sorted(first_eval_windows.items()):
+    extra = 2 if station == 'station_01' else 0
+    rows += _csv_rows(tiny, station, start, tiny.spec.encoder_steps + 5,
+                      tiny.spec.horizon + extra)
+  return rows
+
+
+@pytest.fixture(scope='module')
+def good_csv(good_rows, tmp_path_factory):
+  return _write_csv(good_rows, tmp_path_factory.mktemp('predict') / 'recent.csv')
+
+
+@pytest.fixture(scope='module')
+def predicted(exported, good_csv):
+  return prediction.predict(exported.serving_dir, good_csv)
+
+
+def test_forecasts_equal_the_models_on_the_same_windows(tiny, exported, first_eval_windows,
+                                                        predicted):
+  stations = sorted(first_eval_windows)
+  horizon = tiny.spec.horizon
+  assert list(predicted[0]) == ['station', 'timestamp', prediction.HORIZON_STEP,
+                                *QUANTILE_KEYS]
+  assert [(row['station'], row['timestamp'], row[prediction.HORIZON_STEP])
+          for row in predicted] == [
+              (station, _time(first_eval_windows[station][0] + HOUR * step), step + 1)
+              for station in stations for step in range(horizon)]
+  loaded = tf.saved_model.load(exported.version_dir)
+  raw = loaded.signatures[export.SERVING_SIGNATURE](examples=tf.constant(
+      [_raw_window(tiny, station, first_eval_windows[station][0]) for station in stations]))
+  transformed = loaded.signatures[export.EVAL_SIGNATURE](examples=tf.constant(
+      [first_eval_windows[station][1] for station in stations]))
+  for key in QUANTILE_KEYS:
+    forecasts = np.array([row[key] for row in predicted]).reshape(len(stations), horizon)
+    np.testing.assert_allclose(forecasts, raw[key].numpy(), rtol=1e-6)
+    # The same windows as the Windowing component cuts, through the Evaluator's signature.
+    np.testing.assert_allclose(forecasts, transformed[key].numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, tmp_path,
+                                                 capsys):
+  output = tmp_path / 'forecasts.csv'
+
+  code = predict.main(['--model-dir', exported.serving_dir, '--input', good_csv,
+                       '--output', str(output)])
+
+  assert code == 0
+  printed = capsys.readouterr().out
+  assert output.read_text() == printed
+  written = list(csv.DictReader(io.StringIO(printed)))
+  assert [row['timestamp'] for row in written] == [row['timestamp'] for row in predicted]
+  for key in QUANTILE_KEYS:
+    np.testing.assert_allclose([float(row[key]) for row in written],
+                               [row[key] for row in predicted], atol=1e-4)
+
+
+def _drop_column(rows):
+  return [{k: v for k, v in row.items() if k != 'price'} for row in rows]
+
+
+def _short_history(rows):
+  first_01 = next(i for i, row in enumerate(rows) if row['station'] == 'station_01')
+  return rows[:first_01] + rows[first_01 + 6:]  # 17 - 6 = 11 history rows, E = 12
+
+
+def _short_horizon(rows):
+  last_00 = max(i for i, row in enumerate(rows) if row['station'] == 'station_00')
+  return rows[:last_00] + rows[last_00 + 1:]  # 3 horizon rows, H = 4
+
+
+def _unknown_series(rows):
+  return [{**row, 'station': 'station_99'} if row['station'] == 'station_01' else row
+          for row in rows]
+
+
+def _off_grid(rows):
+  moved = dict(rows[10])
+  moved['timestamp'] = moved['timestamp'][:-5] + '30:00'
+  return rows[:10] + [moved] + rows[11:]
+
+
+def _gap(rows):
+  return rows[:10] + rows[11:]  # an hour missing inside station_00's last 12 history rows
+
+
+def _duplicate(rows):
+  return rows[:10] + [rows[10]] + rows[10:]
+
+
+def _empty_known_value(rows):
+  last_00 = max(i for i, row in enumerate(rows) if row['station'] == 'station_00')
+  return rows[:last_00] + [{**rows[last_00], 'price': ''}] + rows[last_00 + 1:]
+
+
+@pytest.mark.parametrize('mutate, error, message', [
+    (_drop_column, prediction.MissingColumnsError, r"\['price'\] are missing"),
+    (_short_history, prediction.TooLittleHistoryError,
+     r"'station_01' has 11 rows with a 'load' value; the model needs the last 12"),
+    (_short_horizon, prediction.MissingFutureRowsError,
+     r"'station_00' has 3 rows after its last 'load' value .* forecasts 4 steps"),
+    (_unknown_series, prediction.UnknownSeriesError, r"\['station_99'\] are not among the 2"),
+    (_off_grid, prediction.TimeGridError, r"'station_00', line 12: .* not on the model's hourly"),
+    (_gap, prediction.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
+    (_duplicate, prediction.TimeGridError, r"'station_00' has more than one row at"),
+    (_empty_known_value, prediction.PredictionInputError, r"column 'price' is empty"),
+])
+def test_bad_input_gets_its_own_error(exported, good_rows, tmp_path, mutate, error,
+                                      message):
+  path = _write_csv(mutate(good_rows), tmp_path / 'in.csv')
+
+  with pytest.raises(error, match=message):
+    prediction.predict(exported.serving_dir, path)
+
+
+def test_unknown_series_are_forecast_when_allowed(exported, good_rows, tmp_path):
+  path = _write_csv(_unknown_series(good_rows), tmp_path / 'in.csv')
+
+  rows = prediction.predict(exported.serving_dir, path, allow_unknown_series=True)
+
+  unknown = [row for row in rows if row['station'] == 'station_99']
+  assert len(unknown) == 4
+  assert all(np.isfinite(row['p50']) for row in unknown)
+
+
+def _fake_model(directory):
+  os.makedirs(directory)
+  open(os.path.join(directory, serving_models.SAVED_MODEL_FILE), 'w').close()
+
+
+def test_the_newest_integer_version_is_used(tmp_path):
+  for name in ('99', '1700000000', '.staging-1800000000', 'latest', '1800000000-old'):
+    _fake_model(tmp_path / name)
+  os.makedirs(tmp_path / '1900000000')  # being written: no saved_model.pb yet
+
+  assert serving_models.resolve_model_dir(str(tmp_path)) == str(tmp_path / '1700000000')
+  assert serving_models.resolve_model_dir(str(tmp_path / '99')) == str(tmp_path / '99')
+
+
+def test_no_model_is_an_error(good_csv, tmp_path, capsys):
+  (tmp_path / 'serving' / '.staging-1').mkdir(parents=True)
+  path = good_csv
+
+  with pytest.raises(serving_models.ModelNotFoundError, match='no version subdirectory'):
+    prediction.predict(str(tmp_path / 'serving'), path)
+  with pytest.raises(serving_models.ModelNotFoundError, match='does not exist'):
+    prediction.predict(str(tmp_path / 'elsewhere'), path)
+  assert predict.main(['--model-dir', str(tmp_path / 'serving'), '--input', path]) == 2
+  assert 'holds no saved_model.pb' in capsys.readouterr().err
