@@ -21,6 +21,7 @@ import tensorflow as tf
 from google.protobuf import any_pb2, json_format, struct_pb2
 from tfx.components.example_gen import base_example_gen_executor
 from tfx.components.example_gen import component as example_gen_component
+from tfx.components.example_gen import utils as example_gen_utils
 from tfx.dsl.components.base import executor_spec
 from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
@@ -211,6 +212,12 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         output_dict[standard_component_specs.EXAMPLES_KEY])
     self._report_path = os.path.join(examples.uri, SPLIT_REPORT_FILE)
     super().Do(input_dict, output_dict, exec_properties)
+    # TFX's driver records span and version as custom properties only; span-range
+    # resolvers (canned_resolver_functions.rolling_range) read the typed properties.
+    # Without a {VERSION} in the pattern every ingestion of a span is version 0, and the
+    # newest ingestion wins.
+    examples.span = int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)
+    examples.version = int(exec_properties.get(example_gen_utils.VERSION_PROPERTY_NAME) or 0)
 
   def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
     return _CsvToExample

@@ -74,6 +74,20 @@ def row_from_example(example: tf.train.Example, spec: DatasetSpec, split: str):
   return key, Row(seconds=seconds, split=split, values=values)
 
 
+def rows_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSpec,
+                                split: str) -> List[Tuple[str, Row]]:
+  """(series key, Row) for every row of a batch of Transform outputs (one array per
+  feature, one value per row), as `row_from_example` reads a materialized row."""
+  time_name = transformed_name(spec.time_column)
+  count = len(batch[time_name])
+  columns = {name: np.reshape(batch[name], (count, -1))[:, 0]
+             for name in [time_name, SERIES_KEY] + _value_feature_names(spec)}
+  return [(columns[SERIES_KEY][i].decode(),
+           Row(seconds=int(columns[time_name][i]), split=split,
+               values={name: columns[name][i].item() for name in _value_feature_names(spec)}))
+          for i in range(count)]
+
+
 def _value_feature_names(spec: DatasetSpec) -> List[str]:
   return [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
 

@@ -1,20 +1,28 @@
-"""A TFX component that turns Transform's per-row examples into fixed-length windows.
+"""A TFX component that turns rows into fixed-length windows of transformed features.
 
-Beam groups the rows of every split by series key, `window_builder` cuts each series into
-windows, and the windows are written per split as gzipped TFRecords of tf.Examples laid
-out as in `schema.window_layout`. `window_report.json` in the output artifact counts
+Beam applies Transform's graph to the raw rows of every split (Transform itself does
+not materialize: it cannot write one output per input span, tensorflow/tfx#2889),
+groups them by series key, `window_builder` cuts each series into windows, and the
+windows are written per split as gzipped TFRecords of tf.Examples laid out as in
+`schema.window_layout`. `window_report.json` in the output artifact counts
 series, rows, windows per split and windows skipped, by reason.
+
+Given several examples artifacts (a rolling range of spans), the rows of all of them are
+windowed together, so windows may reach back across span borders. The newest span keeps
+its splits; every row of an older span is training data.
 """
 
 import json
 import logging
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
+import tensorflow_transform as tft
 from tfx import types
 from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
+from tfx.components.example_gen.utils import SPAN_PROPERTY_NAME as SPAN_PROPERTY
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
@@ -31,16 +39,67 @@ class WindowingSpec(types.ComponentSpec):
       'strides': ExecutionParameter(type=str),  # JSON: split name -> stride in grid steps
       'sample_rates': ExecutionParameter(type=str),  # JSON: split name -> share kept
   }
-  INPUTS = {'examples': ChannelParameter(type=standard_artifacts.Examples)}
+  INPUTS = {
+      'examples': ChannelParameter(type=standard_artifacts.Examples),  # raw, one per span
+      'transform_graph': ChannelParameter(type=standard_artifacts.TransformGraph),
+  }
   OUTPUTS = {'windows': ChannelParameter(type=standard_artifacts.Examples)}
 
 
-def _read_split(pipeline, examples_uri: str, split: str, spec: DatasetSpec):
+class _TransformRows(beam.DoFn):
+  """Applies Transform's graph to batches of raw serialized rows: (series key, Row)s."""
+
+  def __init__(self, transform_graph_uri: str, spec: DatasetSpec, label: str):
+    self._uri = transform_graph_uri
+    self._spec = spec
+    self._label = label
+
+  def setup(self):
+    transform_output = tft.TFTransformOutput(self._uri)
+    self._raw_feature_spec = transform_output.raw_feature_spec()
+    self._transform = transform_output.transform_features_layer()
+
+  def process(self, serialized_batch: List[bytes]):
+    raw = tf.io.parse_example(tf.constant(serialized_batch), self._raw_feature_spec)
+    transformed = {name: value.numpy() for name, value in self._transform(raw).items()}
+    yield from window_builder.rows_from_transformed_batch(transformed, self._spec, self._label)
+
+
+def _read_split(pipeline, examples_uri: str, split: str, label: str,
+                transform_graph_uri: str, spec: DatasetSpec):
+  """The transformed rows of one split of one raw examples artifact, as split `label`."""
   pattern = os.path.join(examples_uri, f'Split-{split}', '*')
+  step = f'[{examples_uri}][{split}]'
   return (pipeline
-          | f'Read[{split}]' >> beam.io.ReadFromTFRecord(
-              pattern, coder=beam.coders.ProtoCoder(tf.train.Example))
-          | f'Row[{split}]' >> beam.Map(window_builder.row_from_example, spec, split))
+          | f'Read{step}' >> beam.io.ReadFromTFRecord(pattern)
+          | f'Batch{step}' >> beam.BatchElements(min_batch_size=256, max_batch_size=4096)
+          | f'Transform{step}' >> beam.ParDo(_TransformRows(transform_graph_uri, spec, label)))
+
+
+def split_labels(examples: List[types.Artifact]) -> List[Tuple[str, str, str]]:
+  """(uri, split, label) for every split of every artifact: the newest span's splits keep
+  their names, older spans' splits are all 'train'.
+
+  Raises:
+    ValueError: several artifacts without distinct spans, or with other splits.
+  """
+  splits = artifact_utils.decode_split_names(examples[0].split_names)
+  if len(examples) == 1:
+    return [(examples[0].uri, split, split) for split in splits]
+  spans = [a.get_int_custom_property(SPAN_PROPERTY) if a.has_custom_property(SPAN_PROPERTY)
+           else None for a in examples]
+  if None in spans or len(set(spans)) != len(spans):
+    raise ValueError(f'several examples artifacts need one distinct span each, got spans '
+                     f'{spans}; pass a rolling range of spans (latest version per span)')
+  newest = spans.index(max(spans))
+  labelled = []
+  for index, artifact in enumerate(examples):
+    if artifact_utils.decode_split_names(artifact.split_names) != splits:
+      raise ValueError(f'every span needs the splits {splits}; {artifact.uri} has '
+                       f'{artifact.split_names}')
+    labelled += [(artifact.uri, split, split if index == newest else 'train')
+                 for split in splits]
+  return labelled
 
 
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
@@ -66,9 +125,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
   def Do(self, input_dict: Dict[str, List[types.Artifact]],
          output_dict: Dict[str, List[types.Artifact]],
          exec_properties: Dict[str, Any]) -> None:
-    examples = artifact_utils.get_single_instance(input_dict['examples'])
+    examples = input_dict['examples']
+    transform_graph = artifact_utils.get_single_instance(input_dict['transform_graph'])
     windows = artifact_utils.get_single_instance(output_dict['windows'])
-    splits = artifact_utils.decode_split_names(examples.split_names)
+    labelled = split_labels(examples)
+    splits = artifact_utils.decode_split_names(examples[0].split_names)
     windows.split_names = artifact_utils.encode_split_names(splits)
     spec = DatasetSpec.from_json(exec_properties['dataset_spec'])
     strides = json.loads(exec_properties['strides'])
@@ -79,7 +140,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                        f'examples have splits {splits}')
     strides = {split: strides.get(split, 1) for split in splits}
     with self._make_beam_pipeline() as pipeline:
-      rows = ([_read_split(pipeline, examples.uri, split, spec) for split in splits]
+      rows = ([_read_split(pipeline, uri, split, label, transform_graph.uri, spec)
+               for uri, split, label in labelled]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(lambda item: window_builder.build_windows(
@@ -104,10 +166,13 @@ class Windowing(base_beam_component.BaseBeamComponent):
   SPEC_CLASS = WindowingSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
-  def __init__(self, examples: types.BaseChannel, dataset_spec: DatasetSpec,
-               strides: Dict[str, int], sample_rates: Optional[Dict[str, float]] = None):
+  def __init__(self, examples: types.BaseChannel, transform_graph: types.BaseChannel,
+               dataset_spec: DatasetSpec, strides: Dict[str, int],
+               sample_rates: Optional[Dict[str, float]] = None):
     """Args:
-      examples: Transform's transformed examples.
+      examples: the raw examples, one artifact per span (ExampleGen's output or a
+        rolling range of them).
+      transform_graph: Transform's graph, applied to every row.
       dataset_spec: gives the window shape, time grid and features.
       strides: forecast-start stride per split in grid steps (default 1 for others).
       sample_rates: share of windows kept per split, in (0, 1] (default 1).
@@ -118,6 +183,6 @@ class Windowing(base_beam_component.BaseBeamComponent):
     if bad:
       raise ValueError(f'strides must be at least 1 and sample rates in (0, 1], got {bad}')
     super().__init__(spec=WindowingSpec(
-        examples=examples, dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
+        examples=examples, transform_graph=transform_graph, dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
         sample_rates=json.dumps(sample_rates),
         windows=types.Channel(type=standard_artifacts.Examples)))

@@ -111,6 +111,11 @@ class PipelineConfig:
     train_steps: optimizer steps budget for the Trainer.
     input_pattern: the input file pattern under `data_root` (may contain `{SPAN}`); files
       are CSV or TFRecords of tf.Examples, by extension.
+    train_spans: with a `{SPAN}` pattern, each run ingests the newest span and trains on
+      the newest `train_spans` spans ingested so far (a rolling range, resolved from the
+      metadata store; Transform reuses its analyzer cache for the older ones). The
+      newest span's eval and test rows are the evaluation data; older spans are all
+      training data. 1: the newest span only.
     schema_file: a curated TFDV schema to import; None infers one with SchemaGen (to
       bootstrap a new data set).
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
@@ -134,6 +139,7 @@ class PipelineConfig:
   training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   train_steps: int = 1000
   input_pattern: str = '*'
+  train_spans: int = 1
   schema_file: Optional[str] = None
   on_anomalies: str = 'stop'
   vertex_training: Optional[VertexTraining] = None
@@ -148,6 +154,12 @@ class PipelineConfig:
       raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
+    if self.train_spans < 1:
+      raise ValueError(f'train_spans must be at least 1, got {self.train_spans}')
+    if self.train_spans > 1 and '{SPAN}' not in self.input_pattern:
+      raise ValueError(f'train_spans={self.train_spans} needs spans: put {{SPAN}} in the '
+                       f"input pattern (e.g. 'span-{{SPAN}}/*.csv'), got "
+                       f"'{self.input_pattern}'")
 
   @property
   def model_config(self) -> hparams.TFTConfig:

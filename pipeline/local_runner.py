@@ -33,6 +33,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       help='file pattern under the data directory; may contain {SPAN} to read '
                       "the latest span, e.g. 'span-{SPAN}/*.csv' (default: %(default)s). Files "
                       'are CSV or TFRecords of tf.Examples (.tfrecord, .tfrecord.gz)')
+  parser.add_argument('--train-spans', type=int, default=1,
+                      help='with {SPAN} in the pattern: train on the newest N spans ingested '
+                      "so far (a rolling range); the newest span's eval rows are the "
+                      'evaluation data (default: %(default)s)')
+  parser.add_argument('--no-warm-start', action='store_true',
+                      help='train from scratch instead of from the last blessed model')
   parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
                       help='where runs write artifacts, metadata and published models; '
                       'each dataset gets a subdirectory (default: %(default)s)')
@@ -118,7 +124,6 @@ def main(argv: Optional[List[str]] = None) -> int:
   _configure_logs(args.verbose)
 
   from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
-  from pipeline import config as pipeline_config
   from pipeline import progress, run_summary
   from pipeline.pipeline import create_pipeline
 
@@ -130,20 +135,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   output_dir = os.path.abspath(os.path.join(args.output_dir, args.dataset))
   data_root = _resolve_data(args, output_dir)
   pipeline_name = f'tft-{args.dataset}'
-  config = pipeline_config.PipelineConfig(
-      pipeline_name=pipeline_name,
-      pipeline_root=os.path.join(output_dir, 'pipeline_root'),
-      data_root=data_root,
-      serving_model_dir=os.path.join(output_dir, 'serving_model'),
-      dataset=spec,
-      time_split=dataset.split,
-      blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
-      strides=pipeline_config.default_strides(spec, dataset.split),
-      model_preset=args.preset,
-      train_steps=args.train_steps,
-      schema_file=_schema_file(args),
-      input_pattern=args.input_pattern,
-      on_anomalies=args.on_anomalies)
+  try:
+    config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset)
+  except ValueError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return 2
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
@@ -163,6 +159,28 @@ def main(argv: Optional[List[str]] = None) -> int:
   print(summary.format(config.pipeline_root))
   print(f'  total:       {time.monotonic() - started:.1f} s')
   return 0
+
+
+def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,
+                     data_root: str, spec, dataset):
+  """The PipelineConfig the flags ask for; ValueError names a bad combination."""
+  from pipeline import config as pipeline_config
+  return pipeline_config.PipelineConfig(
+      pipeline_name=pipeline_name,
+      pipeline_root=os.path.join(output_dir, 'pipeline_root'),
+      data_root=data_root,
+      serving_model_dir=os.path.join(output_dir, 'serving_model'),
+      dataset=spec,
+      time_split=dataset.split,
+      blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
+      strides=pipeline_config.default_strides(spec, dataset.split),
+      model_preset=args.preset,
+      train_steps=args.train_steps,
+      schema_file=_schema_file(args),
+      input_pattern=args.input_pattern,
+      train_spans=args.train_spans,
+      training_options={'warm_start': not args.no_warm_start},
+      on_anomalies=args.on_anomalies)
 
 
 if __name__ == '__main__':

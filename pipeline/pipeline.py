@@ -2,7 +2,14 @@
 
 TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen ->
 ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
-Evaluator (vs. the last blessed model) -> Pusher.
+Evaluator (vs. the last blessed model) -> Pusher, and InterpretationReportGen (variable
+importance, attention, forecast plots) next to the model.
+
+Retraining: each run ingests the newest span. With `train_spans` > 1, Transform analyzes
+and Windowing windows a rolling range of the newest spans, resolved from the metadata
+store, and Transform reads its previous analyzer cache, so older spans are not analyzed
+again. The Trainer warm-starts from, and the Evaluator compares with, the last blessed
+model.
 """
 
 import json
@@ -11,9 +18,11 @@ from typing import List, Optional, Sequence
 import tensorflow_model_analysis as tfma
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
+from tfx.dsl.input_resolution import canned_resolver_functions
 from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
+from components.interpretation_report import InterpretationReportGen
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
 from components.windowing import Windowing
@@ -49,14 +58,17 @@ def create_pipeline(
       statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
   anomaly_gate = AnomalyGate(anomalies=example_validator.outputs['anomalies'],
                              mode=config.on_anomalies)
+  training_examples, analyzer_cache = _training_span_range(config, example_gen)
   transform = tfx.components.Transform(
-      examples=example_gen.outputs['examples'], schema=schema_gen.outputs['schema'],
-      preprocessing_fn=PREPROCESSING_FN,
+      examples=training_examples, schema=schema_gen.outputs['schema'],
+      analyzer_cache=analyzer_cache,
+      preprocessing_fn=PREPROCESSING_FN, materialize=False,
       custom_config={'dataset_spec': spec.to_json()},
       splits_config=tfx.proto.SplitsConfig(analyze=['train'],
                                             transform=list(config.time_split.split_names)))
   transform.add_upstream_node(anomaly_gate)
-  windowing = Windowing(examples=transform.outputs['transformed_examples'],
+  windowing = Windowing(examples=training_examples,
+                        transform_graph=transform.outputs['transform_graph'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
   model_resolver = tfx.dsl.Resolver(
@@ -73,16 +85,37 @@ def create_pipeline(
       baseline_model=model_resolver.outputs['model'],
       example_splits=['eval'],
       eval_config=make_eval_config(config.blessing, config.model_config.quantiles))
+  interpretation_report = InterpretationReportGen(
+      model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
   pusher = _make_pusher(config, model=trainer.outputs['model'],
                         blessing=evaluator.outputs['blessing'])
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
       components=[example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
-                  transform, windowing, trainer, model_resolver, evaluator, pusher],
+                  transform, windowing, trainer, model_resolver, evaluator,
+                  interpretation_report, pusher],
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])
+
+
+def _training_span_range(config: PipelineConfig, example_gen: TimeSeriesExampleGen):
+  """What Transform reads: the newest span, or with `train_spans` > 1 the newest spans.
+
+  Returns the examples channel and the analyzer-cache channel (None with one span: the
+  cache is keyed by input artifact, so only older spans can hit it).
+  """
+  if config.train_spans == 1:
+    return example_gen.outputs['examples'], None
+  # A channel of every ExampleGen output so far (not only this run's), newest span last.
+  ingested = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Examples,
+                             producer_component_id=example_gen.id, output_key='examples')
+  examples = canned_resolver_functions.rolling_range(
+      ingested, num_spans=config.train_spans, min_spans=1)
+  analyzer_cache = canned_resolver_functions.latest_created(
+      tfx.dsl.Channel(type=tfx.types.standard_artifacts.TransformCache), n=1)
+  return examples, analyzer_cache
 
 
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,

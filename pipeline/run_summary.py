@@ -4,11 +4,14 @@ Used by the local runner's closing summary and by the end-to-end test.
 """
 
 import dataclasses
+import os
 from typing import Dict, List, Optional, Tuple, Union
 
 import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+
+from components.interpretation_report import InterpretationReport
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
 
@@ -29,6 +32,7 @@ class RunSummary:
   pushed_to: Optional[str]
   model_uri: Optional[str]
   evaluation_uri: Optional[str] = None
+  report_uri: Optional[str] = None
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -40,6 +44,8 @@ class RunSummary:
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
     lines += [f'    {name:<28} {values[0]:.4f} (step 1) ... {values[-1]:.4f} '
               f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
+    if self.report_uri:
+      lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     return '\n'.join(lines)
@@ -70,8 +76,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
     found = [a for a in artifacts if types.get(a.type_id) == type_name]
     return max(found, key=lambda a: a.id) if found else None
 
-  evaluation, blessing, pushed, model = (latest(name) for name in (
-      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model'))
+  evaluation, blessing, pushed, model, report = (latest(name) for name in (
+      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model', InterpretationReport.TYPE_NAME))
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
@@ -83,7 +89,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       blessed=(bool(blessing.custom_properties['blessed'].int_value) if blessing else None),
       pushed_to=pushed_to,
       model_uri=model.uri if model else None,
-      evaluation_uri=evaluation.uri if evaluation else None)
+      evaluation_uri=evaluation.uri if evaluation else None,
+      report_uri=report.uri if report else None)
 
 
 def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:

@@ -23,7 +23,8 @@ from trainer_module.export import EVAL_SIGNATURE, quantile_key
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
     'AnomalyGate', 'Transform',
-    'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator', 'Pusher'}
+    'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
+    'InterpretationReportGen', 'Pusher'}
 
 
 @pytest.fixture(scope='module')
@@ -130,3 +131,11 @@ def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished
       np.testing.assert_allclose(got[name], value, rtol=1e-4, err_msg=f'{name} {slice_key}')
   assert summary.metrics_by_step['mean_absolute_error_by_step'] == pytest.approx(
       list(evaluated[()]['mean_absolute_error_by_step']))
+
+
+def test_the_interpretation_report_is_written_next_to_the_model(finished_run):
+  _, summary = finished_run
+  assert summary.report_uri
+  files = os.listdir(summary.report_uri)
+  assert 'index.html' in files and 'report.json' in files
+  assert any(name.endswith('.png') for name in files)

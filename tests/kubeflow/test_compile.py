@@ -72,7 +72,7 @@ def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]
   executors = job['pipelineSpec']['deploymentSpec']['executors']
   containers = [spec['container'] for spec in executors.values() if 'container' in spec]
-  assert len(containers) == 10
+  assert len(containers) == 11  # every component but the resolvers
   assert {container['image'] for container in containers} == {IMAGE}
 
 
@@ -169,7 +169,8 @@ def test_pusher_deploys_to_the_vertex_endpoint_only_when_one_is_configured(compi
                                    'machine_type': 'n1-standard-4'},
   }
   _, without = compiled['gpu']
-  assert executor_class(without, 'Pusher') == 'tfx.components.pusher.executor.Executor'
+  assert executor_class(without, 'Pusher') == \
+      'components.versioned_pusher.VersionedPushExecutor'
   destination = json.loads(task_parameter(without, 'Pusher', 'push_destination'))
   assert destination == {'filesystem': {'base_directory': 'gs://test-bucket/tft/root/serving_model'}}
 

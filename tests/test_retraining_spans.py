@@ -1,0 +1,169 @@
+"""Retraining as new data arrives: span 1, then span 2, through the real pipeline.
+
+The second run ingests span 2, trains on spans 1 and 2 (a rolling range resolved from
+the metadata store), evaluates on span 2's eval rows only, warm-starts from the model
+blessed in the first run, receives the first run's analyzer cache (which covers span 1),
+and the served model changes only if the new one is blessed.
+"""
+
+import functools
+import glob
+import os
+
+import apache_beam as beam
+import numpy as np
+import pandas as pd
+import pytest
+import tensorflow as tf
+import tensorflow_transform.beam as tft_beam
+from ml_metadata import metadata_store
+from tensorflow_metadata.proto.v0 import schema_pb2
+from tensorflow_transform import impl_helper
+from tensorflow_transform.tf_metadata import schema_utils
+from tfx.components.transform import executor as transform_executor
+from tfx.utils import io_utils
+
+from components import model_publishing
+from pipeline import default_data
+from pipeline.config import Blessing, PipelineConfig, default_strides
+from schema import datasets
+from schema.window_layout import FORECAST_START
+from trainer_module import preprocessing
+
+SPAN_2_START = pd.Timestamp('2024-01-13')
+
+
+@pytest.fixture(scope='module')
+def two_spans(tmp_path_factory, run_pipeline):
+  root = tmp_path_factory.mktemp('spans')
+  all_rows = root / 'all.csv'
+  default_data.generate(str(all_rows), num_series=3, days=20, seed=3)
+  rows = pd.read_csv(all_rows)
+  in_span_2 = pd.to_datetime(rows['timestamp']) >= SPAN_2_START
+  spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
+  split = datasets.get_dataset('synthetic').split
+  config = PipelineConfig(
+      pipeline_name='tft-spans', pipeline_root=str(root / 'pipeline_root'),
+      data_root=str(root / 'data'), serving_model_dir=str(root / 'serving'),
+      dataset=spec, time_split=split, blessing=Blessing(max_mae=1e6),
+      strides=default_strides(spec, split), train_steps=20, train_spans=2,
+      input_pattern='span-{SPAN}/*.csv',
+      schema_file=datasets.curated_schema_path('synthetic'),
+      model_overrides={'hidden_size': 8, 'batch_size': 32, 'max_epochs': 2})
+  summaries = []
+  for span, span_rows in ((1, rows[~in_span_2]), (2, rows[in_span_2])):
+    os.makedirs(root / 'data' / f'span-{span}')
+    span_rows.to_csv(root / 'data' / f'span-{span}' / 'rows.csv', index=False)
+    summaries.append((run_pipeline(config), model_publishing.versions(config.serving_model_dir)))
+  store = metadata_store.MetadataStore(run_pipeline.last_metadata)
+  return config, summaries, store
+
+
+def _inputs(store, node_id):
+  """Per execution of `node_id`, oldest first: input key -> artifacts."""
+  context = store.get_context_by_type_and_name('node', f'tft-spans.{node_id}')
+  executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
+  result = []
+  for execution in executions:
+    events = [e for e in store.get_events_by_execution_ids([execution.id])
+              if e.type == e.INPUT]
+    by_key = {}
+    for event in events:
+      key = event.path.steps[0].key
+      by_key.setdefault(key, []).extend(store.get_artifacts_by_id([event.artifact_id]))
+    result.append(by_key)
+  return result
+
+
+def _outputs(store, node_id, key):
+  context = store.get_context_by_type_and_name('node', f'tft-spans.{node_id}')
+  executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
+  result = []
+  for execution in executions:
+    ids = [e.artifact_id for e in store.get_events_by_execution_ids([execution.id])
+           if e.type == e.OUTPUT and e.path.steps[0].key == key]
+    result.append(store.get_artifacts_by_id(ids))
+  return result
+
+
+def _span(artifact):
+  return artifact.custom_properties['span'].int_value
+
+
+def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
+  _, _, store = two_spans
+  ingested = _outputs(store, 'TimeSeriesExampleGen', 'examples')
+  assert [[_span(a) for a in run] for run in ingested] == [[1], [2]]
+  transformed = _inputs(store, 'Transform')
+  assert sorted(_span(a) for a in transformed[0]['examples']) == [1]
+  assert sorted(_span(a) for a in transformed[1]['examples']) == [1, 2]
+  assert {a.id for a in transformed[1]['examples']} == {ingested[0][0].id, ingested[1][0].id}
+
+
+def test_evaluation_windows_come_from_the_newest_span_only(two_spans):
+  config, _, _ = two_spans
+  [first, second] = sorted(glob.glob(os.path.join(config.pipeline_root, 'Windowing',
+                                                  'windows', '*')), key=lambda d: int(
+                                                      os.path.basename(d)))
+  def starts(windows_dir, split):
+    files = glob.glob(os.path.join(windows_dir, f'Split-{split}', '*.gz'))
+    return np.array([tf.io.parse_single_example(r, {FORECAST_START: tf.io.FixedLenFeature(
+        [1], tf.int64)})[FORECAST_START].numpy()[0]
+        for r in tf.data.TFRecordDataset(files, 'GZIP')])
+  span_2_start = SPAN_2_START.tz_localize('UTC').timestamp()
+  assert starts(second, 'eval').min() >= span_2_start
+  assert starts(first, 'eval').max() < span_2_start
+  # Training windows of the second run span both spans, across the border.
+  second_train = starts(second, 'train')
+  assert second_train.min() < span_2_start <= second_train.max()
+  assert len(second_train) > len(starts(first, 'train'))
+
+
+def test_the_second_run_warm_starts_from_the_first_blessed_model(two_spans):
+  _, [(first, _), _], store = two_spans
+  assert first.blessed is True
+  trainer_inputs = _inputs(store, 'Trainer')
+  assert 'base_model' not in trainer_inputs[0]
+  [base_model] = trainer_inputs[1]['base_model']
+  [first_model] = _outputs(store, 'Trainer', 'model')[0]
+  assert base_model.id == first_model.id
+
+
+def test_the_second_run_reuses_the_analyzer_cache_of_the_first(two_spans):
+  config, _, store = two_spans
+  transform_inputs = _inputs(store, 'Transform')
+  [first_cache] = _outputs(store, 'Transform', 'updated_analyzer_cache')[0]
+  assert 'analyzer_cache' not in transform_inputs[0]
+  [received] = transform_inputs[1]['analyzer_cache']
+  assert received.id == first_cache.id
+  # With that cache, TFT needs to analyze only span 2's train rows, not span 1's again.
+  by_span = {_span(a): a for a in transform_inputs[1]['examples']}
+  keys = {span: transform_executor._Dataset(  # pylint: disable=protected-access
+      io_utils.all_files_pattern(os.path.join(a.uri, 'Split-train')), 'tfrecords_gzip',
+      0, None, None, None).dataset_key for span, a in by_span.items()}
+  assert _datasets_to_analyze(config, received.uri, list(keys.values())) == {keys[2]}
+  assert _datasets_to_analyze(config, None, list(keys.values())) == set(keys.values())
+
+
+def _datasets_to_analyze(config, cache_dir, dataset_keys):
+  """The datasets TFT reads to analyze `dataset_keys` given the cache in `cache_dir`."""
+  schema = io_utils.parse_pbtxt_file(config.schema_file, schema_pb2.Schema())
+  specs = impl_helper.get_type_specs_from_feature_specs(
+      schema_utils.schema_as_feature_spec(schema).feature_spec)
+  preprocessing_fn = functools.partial(
+      preprocessing.preprocessing_fn, custom_config={'dataset_spec': config.dataset.to_json()})
+  with tft_beam.Context(temp_dir=os.path.join(config.pipeline_root, 'tft_tmp')):
+    with beam.Pipeline() as pipeline:
+      cache = (pipeline | tft_beam.analyzer_cache.ReadAnalysisCacheFromFS(
+          cache_dir, dataset_keys) if cache_dir else {})
+      return set(tft_beam.analysis_graph_builder.get_analysis_dataset_keys(
+          preprocessing_fn, specs, dataset_keys, cache, False))
+
+
+def test_the_served_model_changes_only_when_blessed(two_spans):
+  _, [(first, first_versions), (second, second_versions)], _ = two_spans
+  assert len(first_versions) == 1
+  if second.blessed:
+    assert len(second_versions) == 2 and second.pushed_to.endswith(str(second_versions[-1]))
+  else:
+    assert second_versions == first_versions and second.pushed_to is None
