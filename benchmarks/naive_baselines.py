@@ -1,13 +1,15 @@
-"""MAE of naive forecasts on the eval windows of a finished local pipeline run.
+"""Naive forecasts, and their MAE on the eval windows of a finished local pipeline run.
 
-The blessing bounds in `schema/datasets.py` are set from these figures. Run the pipeline
-first (`make run`, or `tft-pipeline --dataset etth1`), then:
+The accuracy benchmarks (`benchmarks/etth1.py`, `benchmarks/stallion.py`) score the
+same naive forecasts beside the model. The blessing bounds in `schema/datasets.py` are
+set from the MAEs this script prints. Run the pipeline first (`make run`, or
+`tft-pipeline --dataset etth1`), then:
 
   .venv/bin/python benchmarks/naive_baselines.py --run-dir runs/synthetic --period 24 168
 
 It reads the windows the pipeline wrote (Split-eval of the latest Windowing output) and
 prints, in original units, the MAE of repeat-last-value and of each seasonal-naive period
-(the value `period` steps before each forecast step, taken from the history).
+(the last `period` values of the history, repeated).
 """
 
 import argparse
@@ -37,16 +39,41 @@ def eval_windows(run_dir: str, split: str = 'eval'):
   return np.array(histories), np.array(futures)
 
 
-def naive_maes(history: np.ndarray, future: np.ndarray, periods) -> dict:
-  encoder, horizon = history.shape[1], future.shape[1]
-  result = {'repeat_last': float(np.abs(future - history[:, -1:]).mean())}
+def naive_forecasts(history: np.ndarray, horizon: int, periods=()) -> dict:
+  """Repeat-last-value and seasonal-naive point forecasts [N, H] from histories [N, E].
+
+  The seasonal-naive forecast repeats the last `period` values of the history.
+  """
+  encoder = history.shape[1]
+  result = {'repeat_last': np.repeat(history[:, -1:], horizon, axis=1)}
   for period in periods:
-    if period < horizon or period > encoder:
-      raise SystemExit(f'error: period {period} must lie in [horizon {horizon}, encoder '
-                       f'{encoder}] to come from the history')
-    seasonal = history[:, encoder - period:encoder - period + horizon]
-    result[f'seasonal_{period}'] = float(np.abs(future - seasonal).mean())
+    if not 1 <= period <= encoder:
+      raise SystemExit(f'error: period {period} must lie in [1, encoder {encoder}] to come '
+                       'from the history')
+    result[f'seasonal_{period}'] = history[:, encoder - period + np.arange(horizon) % period]
   return result
+
+
+def naive_quantiles(history: np.ndarray, horizon: int, quantiles) -> dict:
+  """Repeat-last-value with an empirical interval: quantile forecasts [N, H] by quantile.
+
+  At step h the q-quantile is the last value plus the q-quantile of the window's own
+  h-step changes y[t + h] - y[t] over its history, less their median, so the median
+  forecast is the last value itself.
+  """
+  last = history[:, -1]
+  result = {q: np.empty((len(history), horizon)) for q in quantiles}
+  for step in range(1, horizon + 1):
+    changes = history[:, step:] - history[:, :-step]
+    median = np.median(changes, axis=1)
+    for q in quantiles:
+      result[q][:, step - 1] = last + np.quantile(changes, q, axis=1) - median
+  return result
+
+
+def naive_maes(history: np.ndarray, future: np.ndarray, periods) -> dict:
+  return {name: float(np.abs(future - forecast).mean())
+          for name, forecast in naive_forecasts(history, future.shape[1], periods).items()}
 
 
 def main(argv=None) -> int:

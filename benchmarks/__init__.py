@@ -1,0 +1,1 @@
+"""Benchmarks: accuracy on reference data and speed; `python -m benchmarks.run_all`."""

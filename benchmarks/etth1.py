@@ -1,0 +1,137 @@
+"""ETTh1 on the standard protocol of ../shared/data/README.md.
+
+Test MSE and MAE of the z-scored target `OT` (mean and standard deviation of the train
+rows) over every stride-1 test window, for the TFT the product's pipeline trains and for
+naive forecasts of the same windows. Univariate: `OT` and the calendar features in
+(`etth1_univariate`); multivariate: the six loads as observed inputs too (`etth1`). Each
+setting, lookback and horizon is its own pipeline run with the standard borders (rows
+8640 / 11520 / 14400); training stops early on the eval split, never on test.
+"""
+
+import dataclasses
+import os
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+import pandas as pd
+
+from benchmarks import metrics, pipeline_run
+from benchmarks.naive_baselines import naive_forecasts
+from pipeline.config import Blessing
+from schema.datasets import curated_schema_path, get_dataset
+from schema.time_split import TimeSplit
+
+DATA_FILE = 'ETTh1.csv'
+SETTINGS = {'univariate': 'etth1_univariate', 'multivariate': 'etth1'}
+SEASON = 24  # seasonal-naive period, hours
+PUBLISHED = {  # test MSE / MAE, univariate, lookback 336 (see the data README)
+    96: {'DLinear': {'mse': 0.056, 'mae': 0.180}, 'NLinear': {'mse': 0.053, 'mae': 0.177}},
+    24: {'Informer': {'mse': 0.098, 'mae': 0.247}},
+}
+TARGET_MSE = {96: 0.053, 24: 0.030}
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+  """The runs and the training budget of one benchmark pass.
+
+  Attributes:
+    runs: (setting, lookback, horizon) of each pipeline run.
+    model_overrides: TFTConfig fields changed from the 'local' preset.
+    train_steps: the Trainer's step budget (early stopping may use less).
+    eval_stride: hours between eval windows (early stopping and the Evaluator).
+    rows: None: the whole file with the standard borders; else only the first `rows`
+      rows, split in halves and quarters (train, eval, test), for a smoke run.
+  """
+  runs: Tuple[Tuple[str, int, int], ...]
+  model_overrides: Mapping[str, Any]
+  train_steps: int
+  eval_stride: int
+  rows: Optional[int] = None
+
+
+FULL = Plan(
+    runs=(('univariate', 336, 96), ('univariate', 336, 24), ('univariate', 168, 96),
+          ('univariate', 168, 24), ('multivariate', 336, 96), ('multivariate', 336, 24)),
+    # Chosen on the eval split (h96, lookback 336) among hidden 16-32, dropout 0.1-0.3,
+    # learning rate 3e-4-1e-3, batch 64-128: the model overfits within a few hundred
+    # steps, so validation every 50 steps and strong dropout.
+    model_overrides={'hidden_size': 32, 'num_heads': 4, 'dropout': 0.3,
+                     'learning_rate': 3e-4, 'batch_size': 64, 'max_epochs': 30,
+                     'early_stopping_patience': 5},
+    train_steps=1500, eval_stride=4)
+
+QUICK = Plan(
+    runs=(('univariate', 48, 12),),
+    model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 32, 'max_epochs': 1},
+    train_steps=2, eval_stride=12, rows=480)
+
+
+def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
+  """Runs every configuration of `plan`; returns the JSON-ready results."""
+  data_file = os.path.join(data_dir, DATA_FILE)
+  time_split = get_dataset('etth1').split
+  if plan.rows:
+    data_file, time_split = _head(data_file, plan.rows, work_dir)
+  protocol = protocol_facts(data_file, time_split)
+  runs = [_run_one(plan, setting, lookback, horizon, data_file, time_split, protocol,
+                   work_dir) for setting, lookback, horizon in plan.runs]
+  return {'benchmark': 'etth1', 'protocol': protocol, 'published': PUBLISHED,
+          'target_mse': TARGET_MSE, 'train_steps': plan.train_steps,
+          'eval_stride': plan.eval_stride, 'runs': runs}
+
+
+def protocol_facts(data_file: str, time_split: TimeSplit) -> Dict[str, Any]:
+  """Rows per split and the train rows' mean and std of OT (population std, ddof 0)."""
+  frame = pd.read_csv(data_file, usecols=['date', 'OT'], parse_dates=['date'])
+  eval_start, test_start, end = (pd.Timestamp(b) for b in (
+      time_split.eval_start, time_split.test_start, time_split.end))
+  train = frame[frame.date < eval_start].OT
+  return {'data': os.path.basename(data_file), 'train_rows': len(train),
+          'eval_rows': int(((frame.date >= eval_start) & (frame.date < test_start)).sum()),
+          'test_rows': int(((frame.date >= test_start) & (frame.date < end)).sum()),
+          'target_mean': float(train.mean()), 'target_std': float(train.std(ddof=0))}
+
+
+def _run_one(plan: Plan, setting: str, lookback: int, horizon: int, data_file: str,
+             time_split: TimeSplit, protocol: Dict[str, Any], work_dir: str) -> Dict[str, Any]:
+  dataset = get_dataset(SETTINGS[setting])
+  config = pipeline_run.new_config(
+      os.path.join(work_dir, f'etth1-{setting}-l{lookback}-h{horizon}'), data_file,
+      dataset=dataset.spec.with_window(lookback, horizon), time_split=time_split,
+      blessing=Blessing(max_mae=dataset.max_mae),
+      strides={'train': 1, 'eval': plan.eval_stride, 'test': 1},
+      model_overrides=dict(plan.model_overrides), train_steps=plan.train_steps,
+      training_options={'warm_start': False},
+      schema_file=curated_schema_path(dataset.spec.name))
+  result = pipeline_run.run(config, score_split='test')
+  scored = result.scored
+  expected = protocol['test_rows'] - horizon + 1
+  if len(scored.actual) != expected:
+    raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has {expected} '
+                       f'(every stride-1 window of the {protocol["test_rows"]} test rows); '
+                       f'see {config.pipeline_root}')
+  scale = protocol['target_std']
+  model = metrics.point_errors(scored.forecasts[0.5], scored.actual, scale)
+  naive = {name: metrics.point_errors(forecast, scored.actual, scale)
+           for name, forecast in naive_forecasts(scored.history, horizon, [SEASON]).items()}
+  training = result.training(config)
+  print(f'  ETTh1 {setting} lookback {lookback} h{horizon}: MSE {model["mse"]:.4f} MAE '
+        f'{model["mae"]:.4f} (repeat-last {naive["repeat_last"]["mse"]:.4f} / '
+        f'{naive["repeat_last"]["mae"]:.4f}); {training["epochs_run"]} epochs, '
+        f'{result.seconds:.0f} s', flush=True)
+  return {'setting': setting, 'lookback': lookback, 'horizon': horizon,
+          'test_windows': len(scored.actual), 'model': model, 'naive': naive,
+          'training': training, 'model_config': dataclasses.asdict(config.model_config),
+          'pipeline': result.summary()}
+
+
+def _head(data_file: str, rows: int, work_dir: str) -> Tuple[str, TimeSplit]:
+  """The first `rows` rows in a file under `work_dir`, split 1/2, 1/4, 1/4 by time."""
+  frame = pd.read_csv(data_file, nrows=rows)
+  path = os.path.join(work_dir, 'data', f'ETTh1-first-{rows}.csv')
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  frame.to_csv(path, index=False)
+  dates = frame.date
+  last = pd.Timestamp(dates.iloc[-1]) + pd.Timedelta(hours=1)
+  return path, TimeSplit(eval_start=dates.iloc[rows // 2],
+                         test_start=dates.iloc[rows * 3 // 4], end=str(last))

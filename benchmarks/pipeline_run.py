@@ -1,0 +1,178 @@
+"""One run of the product's pipeline for a benchmark, and what it produced.
+
+Each run gets a fresh directory (pipeline root, SQLite metadata store, a link to its
+data), so nothing is cached or warm-started from an earlier run, and a fresh process
+(`benchmarks.child`), so its peak memory is its own. After the run the process reads each
+component's wall time from the metadata store and scores the Trainer's model, blessed or
+not, on every window of one split through its `transformed_windows` signature.
+"""
+
+import dataclasses
+import glob
+import json
+import math
+import os
+import shutil
+import time
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import tensorflow as tf
+from tfx import v1 as tfx
+from tfx.utils import path_utils
+
+from benchmarks import child
+from components.windowing import WINDOW_REPORT_FILE
+from pipeline import progress, run_summary
+from pipeline.config import PipelineConfig
+from pipeline.local_runner import BEAM_ARGS
+from pipeline.pipeline import create_pipeline
+from schema.features import SERIES_KEY
+from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY
+from trainer_module.export import EVAL_SIGNATURE, EXAMPLES_INPUT, quantile_key
+
+_PREDICT_BATCH = 512
+
+
+@dataclasses.dataclass
+class ScoredWindows:
+  """Every window of one split with the model's forecasts; targets in original units.
+
+  Attributes:
+    series: series key of each window [N].
+    history: target history [N, E].
+    actual: target future [N, H].
+    forecasts: quantile -> forecast [N, H].
+  """
+  series: np.ndarray
+  history: np.ndarray
+  actual: np.ndarray
+  forecasts: Dict[float, np.ndarray]
+
+
+@dataclasses.dataclass
+class RunResult:
+  """What one pipeline run did.
+
+  Attributes:
+    seconds: wall time of the whole run (LocalDagRunner.run).
+    components: wall time of each component, in seconds, from the metadata store.
+    peak_rss_mib: peak resident memory of the run's process: every component, then
+      the scoring.
+    window_counts: windows per split, from the Windowing report.
+    validation_losses: the Trainer's validation loss after each epoch it ran.
+    blessed: whether the Evaluator blessed the model.
+    scored: the scored split, if one was asked for.
+  """
+  seconds: float
+  components: Dict[str, float]
+  peak_rss_mib: float
+  window_counts: Dict[str, int]
+  validation_losses: List[float]
+  blessed: Optional[bool]
+  scored: Optional[ScoredWindows]
+
+  def training(self, config: PipelineConfig) -> Dict[str, int]:
+    """The training budget of `config` and how much of it this run used."""
+    model = config.model_config
+    steps_per_epoch = max(1, math.ceil(config.train_steps / model.max_epochs))
+    losses = self.validation_losses
+    return {'max_steps': steps_per_epoch * model.max_epochs, 'batch_size': model.batch_size,
+            'epochs_run': len(losses), 'max_epochs': model.max_epochs,
+            'steps_run': steps_per_epoch * len(losses),
+            'best_epoch': int(np.argmin(losses)) + 1 if losses else 0,
+            'trainer_seconds': round(self.components.get('Trainer', 0.0), 1)}
+
+  def summary(self) -> dict:
+    """The run's JSON-ready figures, without the windows."""
+    return {'seconds': round(self.seconds, 1),
+            'components': {name: round(s, 1) for name, s in self.components.items()},
+            'peak_rss_mib': self.peak_rss_mib, 'window_counts': self.window_counts,
+            'blessed': self.blessed}
+
+
+def new_config(run_dir: str, data_file: str, **fields) -> PipelineConfig:
+  """A PipelineConfig over a fresh `run_dir` that reads only `data_file`.
+
+  `fields` are the remaining PipelineConfig fields (dataset, time_split, ...).
+  """
+  if os.path.exists(run_dir):
+    shutil.rmtree(run_dir)
+  data_root = os.path.join(run_dir, 'data')
+  os.makedirs(data_root)
+  os.symlink(os.path.abspath(data_file), os.path.join(data_root, os.path.basename(data_file)))
+  return PipelineConfig(
+      pipeline_name=f'benchmark-{os.path.basename(run_dir)}',
+      pipeline_root=os.path.join(run_dir, 'pipeline_root'), data_root=data_root,
+      input_pattern=os.path.basename(data_file),
+      serving_model_dir=os.path.join(run_dir, 'serving_model'), **fields)
+
+
+def run(config: PipelineConfig, score_split: Optional[str] = None) -> RunResult:
+  """Runs `config` in a new process (log: `run.log` beside the pipeline root)."""
+  log_path = os.path.join(os.path.dirname(config.pipeline_root), 'run.log')
+  fields, peak_rss = child.call(_run_here, config, score_split, log_path=log_path)
+  return RunResult(peak_rss_mib=peak_rss, **fields)
+
+
+def _run_here(config: PipelineConfig, score_split: Optional[str]) -> Dict[str, Any]:
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      os.path.join(os.path.dirname(config.pipeline_root), 'metadata.sqlite'))
+  started = time.monotonic()
+  with progress.ComponentProgress(metadata):
+    tfx.orchestration.LocalDagRunner().run(create_pipeline(
+        config, metadata_connection_config=metadata, beam_pipeline_args=BEAM_ARGS))
+  seconds = time.monotonic() - started
+  summary = run_summary.latest_run_summary(metadata, config.pipeline_name)
+  scored = None
+  if score_split:
+    model_dir = path_utils.serving_model_path(summary.model_uri)
+    scored = _score(model_dir, _split_files(config, score_split),
+                    config.model_config.quantiles)
+  with open(_only(config, 'Windowing', 'windows', '*', WINDOW_REPORT_FILE)) as f:
+    window_counts = json.load(f)['windows']
+  return {'seconds': seconds,
+          'components': {c.node_id: c.seconds for c in summary.components},
+          'window_counts': window_counts,
+          'validation_losses': _validation_losses(_only(config, 'Trainer', 'model_run', '*')),
+          'blessed': summary.blessed, 'scored': scored}
+
+
+def _only(config: PipelineConfig, *parts: str) -> str:
+  [path] = glob.glob(os.path.join(config.pipeline_root, *parts))
+  return path
+
+
+def _split_files(config: PipelineConfig, split: str) -> List[str]:
+  return glob.glob(os.path.join(_only(config, 'Windowing', 'windows', '*'),
+                                f'Split-{split}', '*.gz'))
+
+
+def _score(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
+  """The model's forecasts for every window in `files`."""
+  parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
+             TARGET_HISTORY: tf.io.VarLenFeature(tf.float32),
+             TARGET_FUTURE: tf.io.VarLenFeature(tf.float32)}
+  signature = tf.saved_model.load(model_dir).signatures[EVAL_SIGNATURE]
+  parts = {'series': [], 'history': [], 'actual': [], 'forecasts': []}
+  for batch in tf.data.TFRecordDataset(files, 'GZIP').batch(_PREDICT_BATCH):
+    parsed = tf.io.parse_example(batch, parsing)
+    parts['series'].append(parsed[SERIES_KEY].numpy()[:, 0])
+    parts['history'].append(tf.sparse.to_dense(parsed[TARGET_HISTORY]).numpy())
+    parts['actual'].append(tf.sparse.to_dense(parsed[TARGET_FUTURE]).numpy())
+    outputs = signature(**{EXAMPLES_INPUT: batch})
+    parts['forecasts'].append({q: outputs[quantile_key(q)].numpy() for q in quantiles})
+  return ScoredWindows(
+      series=np.concatenate(parts['series']), history=np.concatenate(parts['history']),
+      actual=np.concatenate(parts['actual']),
+      forecasts={q: np.concatenate([f[q] for f in parts['forecasts']]) for q in quantiles})
+
+
+def _validation_losses(model_run_dir: str) -> List[float]:
+  """The per-epoch validation loss from the Trainer's TensorBoard logs."""
+  losses = []
+  for path in sorted(glob.glob(os.path.join(model_run_dir, 'validation', 'events.out.*'))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      losses += [float(tf.make_ndarray(value.tensor)) for value in event.summary.value
+                 if value.tag == 'epoch_loss']
+  return losses

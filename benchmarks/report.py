@@ -1,0 +1,132 @@
+"""The Markdown tables of the benchmark results (the JSON files `run_all` writes)."""
+
+from typing import Any, Dict, List
+
+_NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
+# Pipeline components with a column of their own; the others are summed as 'other'.
+_COMPONENT_COLUMNS = {'TimeSeriesExampleGen': 'ExampleGen', 'StatisticsGen': 'StatisticsGen',
+                      'Transform': 'Transform', 'Windowing': 'Windowing',
+                      'Trainer': 'Trainer', 'Evaluator': 'Evaluator'}
+
+
+def markdown(results: Dict[str, Dict[str, Any]]) -> str:
+  """All tables for `results` (benchmark name -> its JSON), in a fixed order."""
+  first = next(iter(results.values()))
+  lines = ['# Benchmark results', '', _machine_line(first), '']
+  if 'etth1' in results:
+    lines += _etth1(results['etth1'])
+  if 'stallion' in results:
+    lines += _stallion(results['stallion'])
+  lines += _pipeline_times(results)
+  if 'speed' in results:
+    lines += _throughput(results['speed'])
+  return '\n'.join(lines)
+
+
+def _machine_line(result: Dict[str, Any]) -> str:
+  machine = result['machine']
+  mode = 'quick smoke run (tiny data, a few steps)' if result['quick'] else 'full run'
+  return (f'{mode} started {machine["started"]}: {machine["cpu_count"]} CPUs '
+          f'({machine["cpu_model"]}), {machine["memory_gib"]} GiB, load average '
+          f'{machine["load_average"]:.2f} at the start, commit {machine["commit"]}, '
+          f'TensorFlow {machine["tensorflow"]}.')
+
+
+def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
+  lines = ['| ' + ' | '.join(header) + ' |', '|' + ' --- |' * len(header)]
+  return lines + ['| ' + ' | '.join(str(cell) for cell in row) + ' |' for row in rows]
+
+
+def _etth1(result: Dict[str, Any]) -> List[str]:
+  protocol = result['protocol']
+  lines = ['## ETTh1: test MSE and MAE of the z-scored OT', '',
+           f'Every stride-1 window of the {protocol["test_rows"]} test rows; z-score of the '
+           f'{protocol["train_rows"]} train rows (mean {protocol["target_mean"]:.3f}, std '
+           f'{protocol["target_std"]:.3f}). TFT: the Trainer\'s model of one pipeline run per '
+           f'row, budget {result["train_steps"]} steps, early stopping on the eval split '
+           f'(windows every {result["eval_stride"]} h).', '']
+  rows = []
+  for horizon in sorted({run['horizon'] for run in result['runs']}, reverse=True):
+    runs = [run for run in result['runs'] if run['horizon'] == horizon]
+    for run in runs:
+      training = run['training']
+      rows.append([horizon, f'TFT, {run["setting"]}', run['lookback'], run['test_windows'],
+                   f'{run["model"]["mse"]:.4f}', f'{run["model"]["mae"]:.4f}',
+                   f'{training["steps_run"]} steps x {training["batch_size"]} '
+                   f'(epochs {training["epochs_run"]}, best {training["best_epoch"]}), '
+                   f'Trainer {training["trainer_seconds"]:.0f} s'])
+    for name, errors in runs[0]['naive'].items():
+      rows.append([horizon, _NAIVE_NAMES.get(name, name), '', runs[0]['test_windows'],
+                   f'{errors["mse"]:.4f}', f'{errors["mae"]:.4f}', ''])
+    for name, errors in result['published'].get(str(horizon), {}).items():
+      rows.append([horizon, f'{name} (published)', 336, '', f'{errors["mse"]:.3f}',
+                   f'{errors["mae"]:.3f}', ''])
+  lines += _table(['horizon', 'forecast', 'lookback', 'test windows', 'MSE', 'MAE',
+                   'training'], rows)
+  targets = [f'h{horizon} <= {target}: best TFT {_best_mse(result, int(horizon)):.4f}'
+             for horizon, target in result['target_mse'].items()
+             if any(run['horizon'] == int(horizon) for run in result['runs'])]
+  if targets:
+    lines += ['', 'Targets (test MSE): ' + ', '.join(targets) + '.']
+  return lines + ['']
+
+
+def _best_mse(result: Dict[str, Any], horizon: int) -> float:
+  return min(run['model']['mse'] for run in result['runs'] if run['horizon'] == horizon)
+
+
+def _stallion(result: Dict[str, Any]) -> List[str]:
+  protocol = result['protocol']
+  training = result['training']
+  lines = ['## Stallion: the last 6 months, volume in original units', '',
+           f'{result["test_windows"]} windows, one per series: {protocol["horizon_months"]} '
+           f'months ahead of {protocol["history_months"]} months of history. TFT budget '
+           f'{result["train_steps"]} steps ({training["steps_run"]} run x '
+           f'{training["batch_size"]}, epochs {training["epochs_run"]}, best '
+           f'{training["best_epoch"]}), early stopping on the 6 months before.', '']
+  rows = [[name] + [f'{errors[key]:.4f}' if key != 'mae' else f'{errors[key]:.1f}'
+                    for key in ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')]
+          for name, errors in (('TFT', result['model']),
+                               ('last value, empirical interval',
+                                result['naive_last_value']))]
+  return lines + _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90',
+                         'P10-P90 coverage'], rows) + ['']
+
+
+def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
+  runs = []
+  if 'speed' in results and 'synthetic_pipeline' in results['speed']:
+    synthetic = results['speed']['synthetic_pipeline']
+    runs.append((f'synthetic default ({synthetic["rows"]} rows, {synthetic["train_steps"]} '
+                 'steps)', synthetic))
+  for run in results.get('etth1', {}).get('runs', []):
+    runs.append((f'ETTh1 {run["setting"]} L{run["lookback"]} h{run["horizon"]}',
+                 run['pipeline']))
+  if 'stallion' in results:
+    runs.append(('Stallion', results['stallion']['pipeline']))
+  if not runs:
+    return []
+  rows = []
+  for name, pipeline in runs:
+    components = pipeline['components']
+    named = [components.get(node, 0.0) for node in _COMPONENT_COLUMNS]
+    other = sum(components.values()) - sum(named)
+    rows.append([name] + [f'{s:.0f}' for s in named + [other, pipeline['seconds']]] +
+                [f'{pipeline["peak_rss_mib"]:.0f}'])
+  return ['## Local pipeline: wall time per component (s) and peak memory', '',
+          'LocalDagRunner, Beam DirectRunner in memory; component times from the metadata '
+          'store; peak resident memory of the whole run\'s process.', ''] + _table(
+              ['run'] + list(_COMPONENT_COLUMNS.values()) +
+              ['other', 'total', 'peak RSS (MiB)'], rows) + ['']
+
+
+def _throughput(result: Dict[str, Any]) -> List[str]:
+  rows = [[name, f'{figures["parameter_count"]:,}', figures['batch_size'],
+           figures['windows_per_second'], f'{figures["seconds_per_step"]:.3f}',
+           f'{figures["warmup_seconds"]:.0f}', f'{figures["peak_rss_mib"]:.0f}']
+          for name, figures in result['throughput'].items()]
+  return ['## Training throughput and peak memory of the training step', '',
+          '`benchmarks/tft_throughput.py`\'s measurement without XLA, each model in a '
+          'process that does nothing else (TensorFlow\'s runtime included).', ''] + _table(
+              ['model', 'parameters', 'batch', 'windows/s', 's/step', 'warm-up (s)',
+               'peak RSS (MiB)'], rows) + ['']

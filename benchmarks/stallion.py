@@ -1,0 +1,99 @@
+"""Stallion on the protocol of pytorch-forecasting's TFT tutorial (../shared/data/README.md).
+
+The last 6 months of all 350 series are the forecast horizon, with 36 months of history:
+MAE of the median forecast, q-risk P50 and P90 and the share of actuals inside [P10, P90],
+in original units (volume), for the TFT the product's pipeline trains and for the naive
+last-value forecast with an empirical interval (`naive_baselines.naive_quantiles`). The
+6 months before the horizon are the eval split (early stopping), so the scored months
+are never used for training or model selection.
+"""
+
+import dataclasses
+import os
+from typing import Any, Dict, Mapping, Optional
+
+import pandas as pd
+
+from benchmarks import metrics, pipeline_run
+from benchmarks.naive_baselines import naive_quantiles
+from pipeline.config import Blessing
+from schema.datasets import curated_schema_path, get_dataset
+from schema.time_split import TimeSplit
+
+DATA_FILE = 'stallion.csv'
+SPLIT = TimeSplit(eval_start='2017-01-01', test_start='2017-07-01')
+KEYS = ['agency', 'sku']
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+  """The training budget of one benchmark pass.
+
+  Attributes:
+    model_overrides: TFTConfig fields changed from the 'local' preset.
+    train_steps: the Trainer's step budget (early stopping may use less).
+    series: None: every series; else only the first `series` (agency, sku) pairs, for
+      a smoke run.
+  """
+  model_overrides: Mapping[str, Any]
+  train_steps: int
+  series: Optional[int] = None
+
+
+# Chosen on the eval split against hidden 32 with dropout 0.2 (close, slightly worse).
+FULL = Plan(model_overrides={'hidden_size': 16, 'num_heads': 2, 'dropout': 0.1,
+                             'learning_rate': 1e-3, 'batch_size': 64, 'max_epochs': 30,
+                             'early_stopping_patience': 5},
+            train_steps=1200)
+
+QUICK = Plan(model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 16,
+                              'max_epochs': 1},
+             train_steps=2, series=6)
+
+
+def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
+  """Trains through the pipeline and scores the last 6 months; returns JSON-ready results."""
+  data_file = os.path.join(data_dir, DATA_FILE)
+  if plan.series:
+    data_file = _first_series(data_file, plan.series, work_dir)
+  series = len(pd.read_csv(data_file, usecols=KEYS).drop_duplicates())
+  dataset = get_dataset('stallion')
+  spec = dataset.spec
+  config = pipeline_run.new_config(
+      os.path.join(work_dir, 'stallion'), data_file, dataset=spec, time_split=SPLIT,
+      blessing=Blessing(max_mae=dataset.max_mae),
+      strides={split: 1 if split == 'train' else spec.horizon for split in SPLIT.split_names},
+      model_overrides=dict(plan.model_overrides), train_steps=plan.train_steps,
+      training_options={'warm_start': False}, schema_file=curated_schema_path(spec.name))
+  result = pipeline_run.run(config, score_split='test')
+  scored = result.scored
+  if len(scored.actual) != series:
+    raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one per '
+                       f'series ({series}); see {config.pipeline_root}')
+  quantiles = config.model_config.quantiles
+  model = metrics.quantile_errors(scored.forecasts, scored.actual)
+  naive = metrics.quantile_errors(naive_quantiles(scored.history, spec.horizon, quantiles),
+                                  scored.actual)
+  print(f'  Stallion: MAE {model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
+        f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
+        f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
+        f'{result.training(config)["epochs_run"]} epochs, {result.seconds:.0f} s', flush=True)
+  return {'benchmark': 'stallion',
+          'protocol': {'data': os.path.basename(data_file), 'series': series,
+                       'history_months': spec.encoder_steps, 'horizon_months': spec.horizon,
+                       'split': dataclasses.asdict(SPLIT)},
+          'train_steps': plan.train_steps, 'test_windows': len(scored.actual),
+          'model': model, 'naive_last_value': naive,
+          'training': result.training(config),
+          'model_config': dataclasses.asdict(config.model_config),
+          'pipeline': result.summary()}
+
+
+def _first_series(data_file: str, count: int, work_dir: str) -> str:
+  """The rows of the first `count` series in a file under `work_dir`."""
+  frame = pd.read_csv(data_file)
+  keys = frame[KEYS].drop_duplicates().head(count)
+  path = os.path.join(work_dir, 'data', f'stallion-{count}-series.csv')
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  frame.merge(keys, on=KEYS).to_csv(path, index=False)
+  return path

@@ -1,0 +1,135 @@
+"""The benchmarks: metrics and naive forecasts by hand, and quick runs.
+
+The quick ETTh1 and speed run goes through the real pipeline on the first 480 rows of
+ETTh1 with a tiny model; it checks the results are complete and well formed, not what
+they say. A pipeline run costs over a minute even so, so the Stallion benchmark gets a
+stand-in run that returns known forecasts: what it checks is the protocol it asks the
+pipeline for and the scoring. Skipped when the reference data is not beside the repo.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from benchmarks import metrics, pipeline_run, run_all, stallion
+from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
+
+DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
+needs_data = pytest.mark.skipif(
+    not all(os.path.exists(os.path.join(DATA_DIR, name))
+            for name in ('ETTh1.csv', 'stallion.csv')),
+    reason='reference data not beside the repo')
+
+
+def test_point_errors_on_the_scaled_target():
+  forecast = np.array([[1.0, 2.0], [3.0, 4.0]])
+  actual = np.array([[1.0, 4.0], [0.0, 4.0]])
+  # Errors 0, -2, 3, 0; divided by the scale 2: 0, -1, 1.5, 0.
+  assert metrics.point_errors(forecast, actual, scale=2.0) == pytest.approx(
+      {'mse': (1 + 2.25) / 4, 'mae': 2.5 / 4})
+
+
+def test_q_risk_and_coverage():
+  actual = np.array([[10.0, -10.0]])
+  forecast = np.array([[8.0, -7.0]])
+  # Pinball at 0.9: 0.9 * 2 (under-forecast), 0.1 * 3 (over-forecast); sum |y| = 20.
+  assert metrics.q_risk(forecast, actual, 0.9) == pytest.approx(2 * (1.8 + 0.3) / 20)
+  assert metrics.q_risk(forecast, actual, 0.5) == pytest.approx(2 * (1.0 + 1.5) / 20)
+  assert metrics.coverage(np.array([[9.0, -12.0]]), np.array([[10.0, -11.0]]),
+                          actual) == 0.5
+
+
+def test_quantile_errors_use_the_median_for_mae():
+  actual = np.array([[4.0, 6.0]])
+  forecasts = {0.1: np.array([[3.0, 5.0]]), 0.5: np.array([[5.0, 6.0]]),
+               0.9: np.array([[4.0, 5.5]])}
+  errors = metrics.quantile_errors(forecasts, actual)
+  assert errors['mae'] == pytest.approx(0.5)
+  assert errors['q_risk_p50'] == pytest.approx(2 * 0.5 * 1.0 / 10)
+  assert errors['q_risk_p90'] == pytest.approx(2 * (0.1 * 0.0 + 0.9 * 0.5) / 10)
+  assert errors['coverage_p10_p90'] == 0.5
+
+
+def test_seasonal_naive_repeats_the_last_period():
+  history = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
+  forecasts = naive_forecasts(history, horizon=5, periods=[2, 5])
+  np.testing.assert_array_equal(forecasts['repeat_last'], [[5.0] * 5])
+  np.testing.assert_array_equal(forecasts['seasonal_2'], [[4.0, 5.0, 4.0, 5.0, 4.0]])
+  np.testing.assert_array_equal(forecasts['seasonal_5'], history)
+
+
+def test_naive_quantiles_centre_the_history_changes_on_the_last_value():
+  # One-step changes 1, 1, 3, 3 (median 2); two-step changes 2, 4, 6 (median 4).
+  history = np.array([[0.0, 1.0, 2.0, 5.0, 8.0]])
+  quantiles = naive_quantiles(history, horizon=2, quantiles=[0.0, 0.5, 1.0])
+  np.testing.assert_allclose(quantiles[0.5], [[8.0, 8.0]])
+  np.testing.assert_allclose(quantiles[0.0], [[8.0 + 1 - 2, 8.0 + 2 - 4]])
+  np.testing.assert_allclose(quantiles[1.0], [[8.0 + 3 - 2, 8.0 + 6 - 4]])
+
+
+@needs_data
+def test_quick_run_writes_complete_results(tmp_path):
+  results_dir = tmp_path / 'results'
+  assert run_all.main(['--quick', '--only', 'etth1', 'speed', '--data-dir', DATA_DIR,
+                       '--work-dir', str(tmp_path / 'work'),
+                       '--results-dir', str(results_dir)]) == 0
+
+  etth1 = json.loads((results_dir / 'etth1.json').read_text())
+  assert etth1['quick'] and etth1['machine']['cpu_count'] >= 1
+  assert etth1['protocol']['train_rows'] == 240 and etth1['protocol']['test_rows'] == 120
+  [run] = etth1['runs']
+  assert run['test_windows'] == 120 - 12 + 1
+  for errors in [run['model']] + list(run['naive'].values()):
+    assert all(math.isfinite(errors[key]) and errors[key] >= 0 for key in ('mse', 'mae'))
+  assert set(run['naive']) == {'repeat_last', 'seasonal_24'}
+  assert run['training']['epochs_run'] == 1
+  assert {'Transform', 'Windowing', 'Trainer', 'Evaluator'} <= set(
+      run['pipeline']['components'])
+  assert run['pipeline']['peak_rss_mib'] > 0
+
+  speed = json.loads((results_dir / 'speed.json').read_text())
+  [figures] = speed['throughput'].values()
+  assert figures['windows_per_second'] > 0 and figures['peak_rss_mib'] > 0
+
+  table = (results_dir / 'results.md').read_text()
+  for heading in ('## ETTh1', '## Local pipeline', '## Training throughput'):
+    assert heading in table
+
+
+@needs_data
+def test_stallion_asks_for_the_protocol_and_scores_it(tmp_path, monkeypatch):
+  asked = {}
+
+  def stand_in(config, score_split):
+    asked.update(config=config, split=score_split)
+    history = np.tile(np.arange(36.0), (6, 1))  # changes of k months are all k
+    actual = np.full((6, 6), 40.0)
+    forecasts = {0.1: actual - 2.0, 0.5: actual - 1.0, 0.9: actual + 1.0}
+    return pipeline_run.RunResult(
+        seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
+        window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[2.0, 1.0],
+        blessed=True, scored=pipeline_run.ScoredWindows(
+            series=np.arange(6), history=history, actual=actual, forecasts=forecasts))
+
+  monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
+  result = stallion.run(stallion.QUICK, DATA_DIR, str(tmp_path))
+
+  config = asked['config']
+  assert asked['split'] == 'test'
+  assert (config.dataset.encoder_steps, config.dataset.horizon) == (36, 6)
+  assert (config.time_split.eval_start, config.time_split.test_start) == (
+      '2017-01-01', '2017-07-01')
+  assert config.strides == {'train': 1, 'eval': 6, 'test': 6}
+  assert result['test_windows'] == result['protocol']['series'] == 6
+  # Model: off by 1 at the median, P90 1 above, P10-P90 covers every actual.
+  assert result['model'] == pytest.approx({
+      'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
+      'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0})
+  # Naive: every quantile is the last value 35, 5 below every actual.
+  assert result['naive_last_value'] == pytest.approx({
+      'mae': 5.0, 'q_risk_p50': 2 * 0.5 * 5 / 40, 'q_risk_p90': 2 * 0.9 * 5 / 40,
+      'coverage_p10_p90': 0.0})
+  assert result['training']['epochs_run'] == 2 and result['training']['best_epoch'] == 2
