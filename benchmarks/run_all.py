@@ -1,8 +1,8 @@
 """Runs the benchmarks; writes one JSON file per benchmark and their Markdown tables.
 
-  .venv/bin/python -m benchmarks.run_all                 # everything (about 1.5 h, 2 cores)
+  .venv/bin/python -m benchmarks.run_all                 # everything (35 min on 2 cores)
   .venv/bin/python -m benchmarks.run_all --only stallion
-  .venv/bin/python -m benchmarks.run_all --quick         # smoke run: tiny data, few steps
+  .venv/bin/python -m benchmarks.run_all --quick         # smoke run: tiny data, 4 min
 
 Benchmarks: `etth1` and `stallion` (accuracy, through the product's pipeline, see their
 modules) and `speed` (throughput, memory, the pipeline on the default data). Results go
