@@ -6,6 +6,7 @@ version that always grows, where TFX's executor copies in place and skips the pu
 two land in the same second.
 """
 
+import os
 from typing import Any, Dict, List
 
 from tfx import types
@@ -42,7 +43,7 @@ class VersionedPushExecutor(pusher_executor.Executor):
                                            destination.filesystem.base_directory)
     io_utils.copy_dir(model_path, pushed_model.uri)
     self._MarkPushed(pushed_model, pushed_destination=version_dir,
-                     pushed_version=version_dir.rstrip('/').rsplit('/', 1)[-1])
+                     pushed_version=os.path.basename(version_dir))
 
 
 class VersionedPusher(tfx.components.Pusher):

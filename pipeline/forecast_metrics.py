@@ -82,13 +82,17 @@ def metric_names(quantiles: Sequence[float]) -> List[str]:
 @dataclasses.dataclass
 class _Sums:
   """Running sums over (window, step) pairs; arrays are allocated on the first window."""
-  count: float = 0.0
+  windows: int = 0
   abs_actual: float = 0.0
   covered: float = 0.0
   crossed: float = 0.0
   pinball: Optional[np.ndarray] = None       # [Q]
   abs_error_by_step: Optional[np.ndarray] = None  # [H]
-  windows: float = 0.0
+
+  @property
+  def count(self) -> int:
+    """(window, step) pairs."""
+    return self.windows * len(self.abs_error_by_step)
 
 
 class _Combiner(beam.CombineFn):
@@ -124,7 +128,6 @@ class _Combiner(beam.CombineFn):
       sums.abs_error_by_step = np.zeros(label.shape[0])
     sums.pinball += pinball.sum(axis=1)
     sums.abs_error_by_step += np.abs(label - median)
-    sums.count += label.size
     sums.windows += 1
     sums.abs_actual += np.abs(label).sum()
     sums.covered += np.sum((label >= forecasts[0]) & (label <= forecasts[-1]))
@@ -141,7 +144,7 @@ class _Combiner(beam.CombineFn):
         merged.abs_error_by_step = np.zeros_like(sums.abs_error_by_step)
       merged.pinball += sums.pinball
       merged.abs_error_by_step += sums.abs_error_by_step
-      for field in ('count', 'abs_actual', 'covered', 'crossed', 'windows'):
+      for field in ('windows', 'abs_actual', 'covered', 'crossed'):
         setattr(merged, field, getattr(merged, field) + getattr(sums, field))
     return merged
 

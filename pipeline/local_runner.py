@@ -79,34 +79,43 @@ def _configure_logs(verbose: bool) -> None:
     logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
-def _resolve_data(args: argparse.Namespace, output_dir: str) -> str:
-  """The directory of CSV files the pipeline reads."""
+def _input_path(args: argparse.Namespace) -> Optional[str]:
+  """--data, else the data set's reference file; None: generate the default data."""
+  if args.data is not None:
+    return os.path.abspath(args.data)
+  default = get_dataset(args.dataset).default_path
+  return default and os.path.join(PROJECT_ROOT, default)
+
+
+def _data_dir(args: argparse.Namespace, output_dir: str) -> str:
+  """The directory of input files the pipeline reads (`_prepare_data` fills it)."""
+  path = _input_path(args)
+  if path is not None and os.path.isdir(path):
+    return path
+  return os.path.join(output_dir, 'data')
+
+
+def _prepare_data(args: argparse.Namespace, data_dir: str) -> None:
+  """Generates the default data into `data_dir`, or links the one input file there."""
   from pipeline import default_data
 
-  dataset = get_dataset(args.dataset)
-  path = args.data
-  if path is None and dataset.default_path is not None:
-    path = os.path.join(PROJECT_ROOT, dataset.default_path)
+  path = _input_path(args)
   if path is None:
-    data_dir = os.path.join(output_dir, 'data')
     rows = default_data.generate(os.path.join(data_dir, 'synthetic.csv'),
                                  num_series=args.series, days=args.days)
     print(f'[data] generated {rows} rows of {args.series} series into {data_dir}')
-    return data_dir
-  path = os.path.abspath(path)
+    return
   if os.path.isdir(path):
-    return path
+    return
   if not os.path.isfile(path):
     raise SystemExit(f"error: data file {path} not found; pass --data with a CSV file or "
                      'directory')
   # ExampleGen reads a directory: link the file into one of its own.
-  data_dir = os.path.join(output_dir, 'data')
   os.makedirs(data_dir, exist_ok=True)
   link = os.path.join(data_dir, os.path.basename(path))
   if os.path.lexists(link):
     os.remove(link)
   os.symlink(path, link)
-  return data_dir
 
 
 def _schema_file(args: argparse.Namespace) -> Optional[str]:
@@ -133,13 +142,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     spec = spec.with_window(args.encoder_steps or spec.encoder_steps,
                             args.horizon or spec.horizon)
   output_dir = os.path.abspath(os.path.join(args.output_dir, args.dataset))
-  data_root = _resolve_data(args, output_dir)
+  data_root = _data_dir(args, output_dir)
   pipeline_name = f'tft-{args.dataset}'
   try:
     config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset)
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2
+  _prepare_data(args, data_root)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
