@@ -41,6 +41,6 @@ fi
 echo "[setup] installing the locked dependency set (a few minutes the first time)"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip==24.2
 "$VENV/bin/python" -m pip install --quiet -r requirements.lock
-"$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e .
+"$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --use-pep517 -e .
 echo "$wanted" > "$STAMP"
 echo "[setup] done"
