@@ -7,6 +7,8 @@ hyperparameters; `PAPER_WINDOWS` records the ones the paper used with each prese
 import dataclasses
 from typing import NamedTuple
 
+TARGET_LOCATIONS = ('mean', 'last')
+
 
 @dataclasses.dataclass(frozen=True)
 class TFTConfig:
@@ -31,6 +33,10 @@ class TFTConfig:
       the recurrent layers run far slower under XLA; use it as a check that
       the model obeys TPU rules, and on TPU where XLA is implicit anyway.
     lstm_unroll: Unroll the LSTMs; worth measuring on TPU for short windows.
+    target_location: What each window's target history is centred on before
+      the model sees it, and what the forecast is added back to: 'mean' (of
+      the history) or 'last' (its last value; better when the level drifts,
+      as in ETTh1).
   """
 
   hidden_size: int = 16
@@ -44,6 +50,7 @@ class TFTConfig:
   early_stopping_patience: int = 3
   jit_compile: bool = False
   lstm_unroll: bool = False
+  target_location: str = 'mean'
 
   def __post_init__(self):
     # Accept lists (e.g. from JSON) but store a hashable tuple.
@@ -68,6 +75,10 @@ class TFTConfig:
     for name in ('learning_rate', 'clipnorm', 'batch_size', 'max_epochs'):
       if getattr(self, name) <= 0:
         raise ValueError(f'{name} must be positive, got {getattr(self, name)}.')
+    if self.target_location not in TARGET_LOCATIONS:
+      raise ValueError(
+          f'target_location must be one of {TARGET_LOCATIONS}, got '
+          f'{self.target_location!r}.')
     if self.early_stopping_patience < 0:
       raise ValueError(
           'early_stopping_patience must be >= 0, got '

@@ -52,6 +52,7 @@ def test_config_is_frozen():
     ({'quantiles': (0.0, 0.5)}, r'within \(0, 1\)'),
     ({'dropout': 1.0}, 'dropout'),
     ({'learning_rate': 0.0}, 'learning_rate'),
+    ({'target_location': 'median'}, 'target_location'),
 ])
 def test_invalid_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):

@@ -178,6 +178,22 @@ def test_target_scaler_standardises_each_window():
   _assert_config_round_trip(WindowTargetScaler(min_scale=1e-2), history)
 
 
+def test_target_scaler_can_centre_on_the_last_value():
+  history = tf.constant([[1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0]])
+  scaled, location, scale = WindowTargetScaler('last')(history)
+  np.testing.assert_allclose(location, [[4.0], [5.0]])
+  np.testing.assert_allclose(scale, [[np.sqrt(1.25)], [5e-3]], rtol=1e-6)
+  np.testing.assert_allclose(scaled[0], (history[0] - 4.0) / np.sqrt(1.25),
+                             rtol=1e-6)
+  assert scaled[0, -1] == 0.0
+  _assert_config_round_trip(WindowTargetScaler('last'), history)
+
+
+def test_target_scaler_rejects_an_unknown_location():
+  with pytest.raises(ValueError, match="one of \\('mean', 'last'\\)"):
+    WindowTargetScaler('median')
+
+
 def test_quantile_output_maps_back_to_original_units():
   features = _normal(B, H, D)
   location, scale = tf.fill([B, 1], 100.0), tf.fill([B, 1], 10.0)

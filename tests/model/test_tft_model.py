@@ -126,6 +126,23 @@ def test_forecasts_follow_the_units_of_the_target(full_model):
       1000.0 + 10.0 * outputs['quantiles'], rtol=1e-4)
 
 
+@pytest.mark.parametrize('location, expected', [
+    ('mean', lambda history: history.mean(axis=1)),
+    ('last', lambda history: history[:, -1]),
+])
+def test_a_zero_output_head_forecasts_the_target_location(location, expected):
+  model = build_tft_model(FULL_LAYOUT, dataclasses.replace(
+      CONFIG, target_location=location))
+  model.quantile_output.set_weights(
+      [np.zeros_like(w) for w in model.quantile_output.get_weights()])
+  inputs, _ = _windows(FULL_LAYOUT)
+  quantiles = model(inputs)['quantiles'].numpy()
+  np.testing.assert_allclose(
+      quantiles, np.broadcast_to(
+          expected(inputs['target_history'])[:, None, None], quantiles.shape),
+      rtol=1e-5)
+
+
 def test_empty_groups_are_supported():
   layout = dataclasses.replace(
       SMALL_LAYOUT, static_cardinalities=(1,), known_real_count=0)

@@ -51,7 +51,8 @@ class TemporalFusionTransformer(keras.Model):
     self.config = config
     size, dropout = config.hidden_size, config.dropout
 
-    self.target_scaler = WindowTargetScaler(name='target_scaler')
+    self.target_scaler = WindowTargetScaler(config.target_location,
+                                            name='target_scaler')
     self.static_embedding = InputEmbedding(
         layout.static_cardinalities, layout.static_real_count, size,
         name='static_embedding')

@@ -3,21 +3,32 @@
 import tensorflow as tf
 import tf_keras as keras
 
+from trainer_module.hparams import TARGET_LOCATIONS
+
 
 @keras.utils.register_keras_serializable(package='tft')
 class WindowTargetScaler(keras.layers.Layer):
-  """Standardises each window's target history by its own mean and std.
+  """Centres each window's target history and divides it by its own std.
 
   Computed in float32 whatever the global policy: raw targets can be large.
 
   Args:
-    min_scale: Floor of the scale, relative to max(1, |mean|), so that a flat
-      history does not divide by zero.
+    location: 'mean' centres on the history's mean; 'last' on its last value,
+      so that the model forecasts the change from now on (as NLinear does),
+      which holds up better when the level drifts between training and
+      forecast periods.
+    min_scale: Floor of the scale, relative to max(1, |location|), so that a
+      flat history does not divide by zero.
   """
 
-  def __init__(self, min_scale: float = 1e-3, **kwargs):
+  def __init__(self, location: str = 'mean', min_scale: float = 1e-3,
+               **kwargs):
+    if location not in TARGET_LOCATIONS:
+      raise ValueError(f'target location must be one of {TARGET_LOCATIONS}, '
+                       f'got {location!r}.')
     kwargs['dtype'] = 'float32'
     super().__init__(**kwargs)
+    self.location = location
     self.min_scale = min_scale
 
   def call(self, inputs, training=None):
@@ -30,13 +41,15 @@ class WindowTargetScaler(keras.layers.Layer):
     Returns:
       (scaled [B, E], location [B, 1], scale [B, 1]), all float32.
     """
-    location, variance = tf.nn.moments(inputs, axes=[1], keepdims=True)
+    mean, variance = tf.nn.moments(inputs, axes=[1], keepdims=True)
+    location = mean if self.location == 'mean' else inputs[:, -1:]
     floor = self.min_scale * tf.maximum(tf.abs(location), 1.0)
     scale = tf.maximum(tf.sqrt(variance), floor)
     return (inputs - location) / scale, location, scale
 
   def get_config(self):
-    return {**super().get_config(), 'min_scale': self.min_scale}
+    return {**super().get_config(), 'location': self.location,
+            'min_scale': self.min_scale}
 
 
 @keras.utils.register_keras_serializable(package='tft')
