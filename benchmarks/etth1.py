@@ -63,7 +63,8 @@ FULL = Plan(
 
 QUICK = Plan(
     runs=(('univariate', 48, 12),),
-    model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 32, 'max_epochs': 1},
+    model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 32, 'max_epochs': 1,
+                     'target_location': 'last'},
     train_steps=2, eval_stride=12, rows=480)
 
 

@@ -11,8 +11,10 @@ _COMPONENT_COLUMNS = {'TimeSeriesExampleGen': 'ExampleGen', 'StatisticsGen': 'St
 
 def markdown(results: Dict[str, Dict[str, Any]]) -> str:
   """All tables for `results` (benchmark name -> its JSON), in a fixed order."""
-  first = next(iter(results.values()))
-  lines = ['# Benchmark results', '', _machine_line(first), '']
+  # Benchmarks may be rerun one at a time (`--only`): each says when and on what it ran.
+  lines = ['# Benchmark results', '']
+  lines += [f'- {name}: {_machine_line(result)}' for name, result in results.items()]
+  lines.append('')
   if 'etth1' in results:
     lines += _etth1(results['etth1'])
   if 'stallion' in results:

@@ -97,6 +97,8 @@ def test_quick_run_writes_complete_results(tmp_path):
   table = (results_dir / 'results.md').read_text()
   for heading in ('## ETTh1', '## Local pipeline', '## Training throughput'):
     assert heading in table
+  for name in ('etth1', 'speed'):  # when and on what each benchmark ran
+    assert f'- {name}: quick smoke run (tiny data, a few steps) started ' in table
 
 
 @needs_data

@@ -99,6 +99,19 @@ def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, capl
              for m in caplog.messages)
 
 
+def test_warm_start_refuses_a_model_centred_on_another_target_location(base, caplog):
+  # Same weight shapes, but the weights forecast around another level.
+  other = 'last' if base.config.target_location == 'mean' else 'mean'
+  config = dataclasses.replace(base.config, target_location=other)
+  model = build_tft_model(base.layout, config)
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, base.layout, config, base.path)
+
+  assert any(f'target_location: base {base.config.target_location} vs now {other}' in m
+             for m in caplog.messages)
+
+
 def test_warm_start_rolls_back_weights_that_do_not_fit(base, tmp_path, caplog):
   # The recorded architecture matches, but the checkpoint lacks a layer: the restore
   # assigns the other layers, then fails; nothing may stay changed.
@@ -127,3 +140,23 @@ def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, cap
     assert not warm_start.restore(model, base.layout, base.config, str(tmp_path))
 
   assert any('exported before warm-start checkpoints existed' in m for m in caplog.messages)
+
+
+def test_a_base_exported_before_target_location_counts_as_mean_centred(base, tmp_path):
+  directory = tmp_path / warm_start.WARM_START_DIR
+  directory.mkdir(parents=True)
+  recorded = warm_start.architecture(base.layout, base.config)
+  del recorded['target_location']
+  (directory / 'architecture.json').write_text(json.dumps(recorded))
+  source = build_tft_model(base.layout, base.config)
+  tf.train.Checkpoint(**{layer.name: layer for layer in source.layers}).write(
+      str(directory / 'weights'))
+  mean_model = build_tft_model(base.layout, base.config)
+  last_model = build_tft_model(
+      base.layout, dataclasses.replace(base.config, target_location='last'))
+
+  assert base.config.target_location == 'mean'
+  assert warm_start.restore(mean_model, base.layout, base.config, str(tmp_path))
+  assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
+  for got, want in zip(mean_model.get_weights(), source.get_weights()):
+    np.testing.assert_array_equal(got, want)
