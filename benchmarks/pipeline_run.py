@@ -10,7 +10,6 @@ not, on every window of one split through its `transformed_windows` signature.
 import dataclasses
 import glob
 import json
-import math
 import os
 import shutil
 import time
@@ -29,6 +28,7 @@ from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
 from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY
+from trainer_module import train
 from trainer_module.export import EVAL_SIGNATURE, EXAMPLES_INPUT, quantile_key
 
 _PREDICT_BATCH = 512
@@ -75,7 +75,7 @@ class RunResult:
   def training(self, config: PipelineConfig) -> Dict[str, int]:
     """The training budget of `config` and how much of it this run used."""
     model = config.model_config
-    steps_per_epoch = max(1, math.ceil(config.train_steps / model.max_epochs))
+    steps_per_epoch = train.steps_per_epoch(config.train_steps, model.max_epochs)
     losses = self.validation_losses
     return {'max_steps': steps_per_epoch * model.max_epochs, 'batch_size': model.batch_size,
             'epochs_run': len(losses), 'max_epochs': model.max_epochs,

@@ -71,20 +71,21 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one per '
                        f'series ({series}); see {config.pipeline_root}')
   quantiles = config.model_config.quantiles
+  training = result.training(config)
   model = metrics.quantile_errors(scored.forecasts, scored.actual)
   naive = metrics.quantile_errors(naive_quantiles(scored.history, spec.horizon, quantiles),
                                   scored.actual)
   print(f'  Stallion: MAE {model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
         f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
         f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
-        f'{result.training(config)["epochs_run"]} epochs, {result.seconds:.0f} s', flush=True)
+        f'{training["epochs_run"]} epochs, {result.seconds:.0f} s', flush=True)
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
                        'history_months': spec.encoder_steps, 'horizon_months': spec.horizon,
                        'split': dataclasses.asdict(SPLIT)},
           'train_steps': plan.train_steps, 'test_windows': len(scored.actual),
           'model': model, 'naive_last_value': naive,
-          'training': result.training(config),
+          'training': training,
           'model_config': dataclasses.asdict(config.model_config),
           'pipeline': result.summary()}
 

@@ -12,12 +12,14 @@ import math
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from benchmarks import metrics, pipeline_run, run_all, stallion
+from benchmarks import etth1_tuning, metrics, pipeline_run, run_all, stallion
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 
 DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
+DATA_FILE = os.path.join(DATA_DIR, 'ETTh1.csv')
 needs_data = pytest.mark.skipif(
     not all(os.path.exists(os.path.join(DATA_DIR, name))
             for name in ('ETTh1.csv', 'stallion.csv')),
@@ -135,3 +137,28 @@ def test_stallion_asks_for_the_protocol_and_scores_it(tmp_path, monkeypatch):
       'mae': 5.0, 'q_risk_p50': 2 * 0.5 * 5 / 40, 'q_risk_p90': 2 * 0.9 * 5 / 40,
       'coverage_p10_p90': 0.0})
   assert result['training']['epochs_run'] == 2 and result['training']['best_epoch'] == 2
+
+
+@needs_data
+def test_tuning_run_scores_the_protocol_windows(tmp_path):
+  rows, lookback, horizon = 960, 48, 12
+  output = tmp_path / 'tuning.jsonl'
+  etth1_tuning.main(['--data', DATA_FILE, '--rows', str(rows), '--lookback', str(lookback),
+                     '--horizon', str(horizon), '--steps', '2', '--epoch-steps', '1',
+                     '--hidden-size', '8', '--num-heads', '1', '--output', str(output)])
+  [result] = [json.loads(line) for line in output.read_text().splitlines()]
+
+  # Test windows forecast every row of the last quarter; repeat-last by hand.
+  target = pd.read_csv(DATA_FILE, nrows=rows).OT.to_numpy()
+  scale = target[:rows // 2].std()
+  starts = range(rows * 3 // 4, rows - horizon + 1)
+  errors = np.array([(target[s:s + horizon] - target[s - 1]) / scale for s in starts])
+  assert result['test']['windows'] == len(starts)
+  assert result['test']['repeat_last']['mse'] == pytest.approx(np.mean(errors ** 2), rel=1e-5)
+  assert result['epochs_run'] == 2 and np.isfinite(result['test']['tft']['mse'])
+
+
+@needs_data
+def test_tuning_run_rejects_too_few_rows():
+  with pytest.raises(SystemExit, match='cannot hold one window'):
+    etth1_tuning.main(['--data', DATA_FILE, '--rows', '100', '--lookback', '48'])

@@ -64,6 +64,11 @@ class _Plan:
     return self.steps_per_epoch * self.epochs
 
 
+def steps_per_epoch(train_steps: int, max_epochs: int) -> int:
+  """Steps between validations: the step budget spread over the epochs, at least 1."""
+  return max(1, math.ceil(train_steps / max_epochs))
+
+
 def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
           replicas: int, train_windows: int, eval_windows: int) -> _Plan:
   """Batches, steps and the peak learning rate; raises ValueError when data is short."""
@@ -82,7 +87,7 @@ def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
     peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,
                                              reference_batch=config.batch_size)
   return _Plan(global_batch=global_batch, eval_batch=eval_batch,
-               steps_per_epoch=max(1, math.ceil(fn_args.train_steps / config.max_epochs)),
+               steps_per_epoch=steps_per_epoch(fn_args.train_steps, config.max_epochs),
                epochs=config.max_epochs, peak_learning_rate=peak)
 
 
