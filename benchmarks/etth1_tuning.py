@@ -4,7 +4,8 @@ A run takes minutes instead of the pipeline's five to seven, so model choices ca
 compared on the eval split before a benchmark run (`benchmarks/etth1.py`) confirms them
 through the product's pipeline. Windows follow the standard protocol
 (../shared/data/README.md): train rows [0, 8640), eval forecasts in [8640, 11520), test
-forecasts in [11520, 14400), histories reaching back across the borders. Plain Adam, early
+forecasts in [11520, 14400), histories reaching back across the borders. Adam with the
+Trainer's learning-rate schedule (warm-up, cosine decay over the step budget), early
 stopping on the eval windows, best weights kept. Prints one JSON line with the eval and
 test MSE / MAE of the z-scored OT and repeat-last-value's on the same windows:
 
@@ -26,6 +27,8 @@ import tf_keras as keras
 
 from benchmarks import metrics
 from trainer_module.hparams import TARGET_LOCATIONS, TFTConfig
+from trainer_module.train import learning_rate_schedule
+from trainer_module.training_config import TrainingConfig
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, compile_tft_model
 
@@ -121,7 +124,8 @@ def run(args: argparse.Namespace) -> dict:
                      early_stopping_patience=args.patience,
                      target_location=args.target_location)
   model = build_tft_model(layout, config)
-  compile_tft_model(model, config)
+  compile_tft_model(model, config, learning_rate_schedule(
+      args.learning_rate, epochs * args.epoch_steps, TrainingConfig()))
   dataset = tf.data.Dataset.from_tensor_slices((train[0], {'quantiles': train[1]})).shuffle(
       len(train[1]), seed=args.seed).repeat().batch(args.batch_size, drop_remainder=True)
   started = time.monotonic()

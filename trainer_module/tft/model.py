@@ -215,16 +215,23 @@ def build_tft_model(layout: InputLayout,
   return model
 
 
-def compile_tft_model(model: TemporalFusionTransformer,
-                      config: TFTConfig) -> None:
+def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
+                      learning_rate=None) -> None:
   """Compiles with Adam, the quantile loss and q-risk metrics from `config`.
 
   Call it under the same distribution scope as `build_tft_model`. Labels must
   be a dict {'quantiles': y} with y [B, H] in raw units; the interpretation
   outputs get no loss.
+
+  Args:
+    model: A built model.
+    config: Its hyperparameters.
+    learning_rate: A float or a `LearningRateSchedule` (e.g. the Trainer's
+      `train.learning_rate_schedule`); None: constant `config.learning_rate`.
   """
-  optimizer = keras.optimizers.Adam(config.learning_rate,
-                                    clipnorm=config.clipnorm)
+  if learning_rate is None:
+    learning_rate = config.learning_rate
+  optimizer = keras.optimizers.Adam(learning_rate, clipnorm=config.clipnorm)
   # Creating the slot variables now, not while tracing the first training
   # step, cuts that trace time by more than half.
   optimizer.build(model.trainable_variables)
