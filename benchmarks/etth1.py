@@ -36,7 +36,8 @@ class Plan:
 
   Attributes:
     runs: (setting, lookback, horizon) of each pipeline run.
-    model_overrides: TFTConfig fields changed from the 'local' preset.
+    model_overrides: TFTConfig fields changed from the 'local' preset, over the data
+      set's own (`model_overrides`).
     train_steps: the Trainer's step budget (early stopping may use less).
     eval_stride: hours between eval windows (early stopping and the Evaluator).
     rows: None: the whole file with the standard borders; else only the first `rows`
@@ -58,13 +59,12 @@ FULL = Plan(
     # 50 steps, strong dropout.
     model_overrides={'hidden_size': 32, 'num_heads': 4, 'dropout': 0.3,
                      'learning_rate': 3e-4, 'batch_size': 64, 'max_epochs': 30,
-                     'early_stopping_patience': 5, 'target_location': 'last'},
+                     'early_stopping_patience': 5},
     train_steps=1500, eval_stride=4)
 
 QUICK = Plan(
     runs=(('univariate', 48, 12),),
-    model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 32, 'max_epochs': 1,
-                     'target_location': 'last'},
+    model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 32, 'max_epochs': 1},
     train_steps=2, eval_stride=12, rows=480)
 
 
@@ -80,6 +80,11 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   return {'benchmark': 'etth1', 'protocol': protocol, 'published': PUBLISHED,
           'target_mse': TARGET_MSE, 'train_steps': plan.train_steps,
           'eval_stride': plan.eval_stride, 'runs': runs}
+
+
+def model_overrides(plan: Plan, setting: str) -> Dict[str, Any]:
+  """The TFTConfig fields of one setting: the data set's own, then the plan's."""
+  return {**get_dataset(SETTINGS[setting]).model_overrides, **plan.model_overrides}
 
 
 def protocol_facts(data_file: str, time_split: TimeSplit) -> Dict[str, Any]:
@@ -102,7 +107,7 @@ def _run_one(plan: Plan, setting: str, lookback: int, horizon: int, data_file: s
       dataset=dataset.spec.with_window(lookback, horizon), time_split=time_split,
       blessing=Blessing(max_mae=dataset.max_mae),
       strides={'train': 1, 'eval': plan.eval_stride, 'test': 1},
-      model_overrides=dict(plan.model_overrides), train_steps=plan.train_steps,
+      model_overrides=model_overrides(plan, setting), train_steps=plan.train_steps,
       training_options={'warm_start': False},
       schema_file=curated_schema_path(dataset.spec.name))
   result = pipeline_run.run(config, score_split='test')

@@ -51,7 +51,8 @@ def etth1_model(plan: etth1.Plan, setting: str, lookback: int, horizon: int
                 ) -> Tuple[InputLayout, hparams.TFTConfig]:
   """The layout and hyperparameters the ETTh1 benchmark trains for one configuration."""
   spec: DatasetSpec = get_dataset(etth1.SETTINGS[setting]).spec.with_window(lookback, horizon)
-  config = dataclasses.replace(hparams.from_name('local'), **plan.model_overrides)
+  config = dataclasses.replace(hparams.from_name('local'),
+                               **etth1.model_overrides(plan, setting))
   return input_layout(spec, _OneSeries()), config
 
 

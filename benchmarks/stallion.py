@@ -63,7 +63,8 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
       os.path.join(work_dir, 'stallion'), data_file, dataset=spec, time_split=SPLIT,
       blessing=Blessing(max_mae=dataset.max_mae),
       strides={split: 1 if split == 'train' else spec.horizon for split in SPLIT.split_names},
-      model_overrides=dict(plan.model_overrides), train_steps=plan.train_steps,
+      model_overrides={**dataset.model_overrides, **plan.model_overrides},
+      train_steps=plan.train_steps,
       training_options={'warm_start': False}, schema_file=curated_schema_path(spec.name))
   result = pipeline_run.run(config, score_split='test')
   scored = result.scored

@@ -32,6 +32,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
       blessing=pipeline_config.Blessing(max_mae=dataset.max_mae),
       strides=pipeline_config.default_strides(spec, dataset.split),
       model_preset=deployment.model_preset,
+      model_overrides=dict(dataset.model_overrides),
       train_steps=deployment.train_steps,
       schema_file=deployment.schema_path,
       input_pattern=deployment.input_pattern,

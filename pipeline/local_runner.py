@@ -185,6 +185,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
       strides=pipeline_config.default_strides(spec, dataset.split),
       model_preset=args.preset,
+      model_overrides=dict(dataset.model_overrides),
       train_steps=args.train_steps,
       schema_file=_schema_file(args),
       input_pattern=args.input_pattern,

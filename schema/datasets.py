@@ -2,7 +2,7 @@
 
 import dataclasses
 import os
-from typing import Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role, Scaling
 from schema.time_split import TimeSplit
@@ -83,25 +83,35 @@ class Dataset:
       units: about the MAE of the best naive forecast on the default eval windows, so a
       blessed model beats it.
     default_path: the reference file, relative to the project root; None: generated.
+    model_overrides: TFTConfig fields this data set needs whatever the model preset,
+      applied over the preset by the runners (e.g. ETTh1's drifting level wants each
+      window's target centred on its last value).
   """
   spec: DatasetSpec
   split: TimeSplit
   max_mae: float
   default_path: Optional[str] = None
+  model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 # ETTh1's standard borders: rows 8640 / 11520 / 14400 of the hourly file.
 _ETTH1_SPLIT = TimeSplit(eval_start='2017-06-26 00:00:00', test_start='2017-10-24 00:00:00',
                          end='2018-02-21 00:00:00')
 
+_ETTH1_MODEL = {'target_location': 'last'}
+
 DATASETS: Dict[str, Dataset] = {
     # Naive eval MAEs (benchmarks/naive_baselines.py): synthetic, same hour one week
     # earlier 2.84 (one day earlier 12.5); ETTh1, repeat-last-value 1.58; Stallion,
     # repeat-last-value 293.
     'synthetic': Dataset(SYNTHETIC, TimeSplit(eval_start=0.8), max_mae=2.8),
-    'etth1': Dataset(ETTH1, _ETTH1_SPLIT, max_mae=1.6, default_path='../shared/data/ETTh1.csv'),
+    # ETTh1's level drifts between the train, eval and test periods: centring each window
+    # on its last value beat centring on its mean on the eval split (README, Benchmarks).
+    'etth1': Dataset(ETTH1, _ETTH1_SPLIT, max_mae=1.6, default_path='../shared/data/ETTh1.csv',
+                     model_overrides=_ETTH1_MODEL),
     'etth1_univariate': Dataset(ETTH1_UNIVARIATE, _ETTH1_SPLIT, max_mae=1.6,
-                                default_path='../shared/data/ETTh1.csv'),
+                                default_path='../shared/data/ETTh1.csv',
+                                model_overrides=_ETTH1_MODEL),
     # The last 6 months are the forecast period, as in the reference TFT tutorial.
     'stallion': Dataset(STALLION, TimeSplit(eval_start='2017-07-01'), max_mae=300.0,
                         default_path='../shared/data/stallion.csv'),
