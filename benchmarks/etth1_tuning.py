@@ -51,6 +51,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument('--calendar', nargs='*', choices=sorted(CALENDAR),
                       default=['hour', 'dow'], help='known categorical calendar features')
   parser.add_argument('--target-location', choices=TARGET_LOCATIONS, default='last')
+  parser.add_argument('--history-highway', action='store_true',
+                      help='add the linear forecast of the scaled history (TFTConfig)')
   parser.add_argument('--hidden-size', type=int, default=32)
   parser.add_argument('--num-heads', type=int, default=4)
   parser.add_argument('--dropout', type=float, default=0.3)
@@ -122,7 +124,8 @@ def run(args: argparse.Namespace) -> dict:
                      dropout=args.dropout, learning_rate=args.learning_rate,
                      batch_size=args.batch_size, max_epochs=epochs,
                      early_stopping_patience=args.patience,
-                     target_location=args.target_location)
+                     target_location=args.target_location,
+                     history_highway=args.history_highway)
   model = build_tft_model(layout, config)
   compile_tft_model(model, config, learning_rate_schedule(
       args.learning_rate, epochs * args.epoch_steps, TrainingConfig()))

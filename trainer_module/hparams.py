@@ -37,6 +37,10 @@ class TFTConfig:
       the model sees it, and what the forecast is added back to: 'mean' (of
       the history) or 'last' (its last value; better when the level drifts,
       as in ETTh1).
+    history_highway: Add a linear forecast from the scaled target history to
+      every quantile (`tft.highway.HistoryHighway`), so the forecast follows the
+      recent history's level and shape where the level or the amplitude of a
+      cycle drifts (ETTh1). Not explained by the selection weights.
   """
 
   hidden_size: int = 16
@@ -51,6 +55,7 @@ class TFTConfig:
   jit_compile: bool = False
   lstm_unroll: bool = False
   target_location: str = 'mean'
+  history_highway: bool = False
 
   def __post_init__(self):
     # Accept lists (e.g. from JSON) but store a hashable tuple.

@@ -36,7 +36,8 @@ def architecture(layout: InputLayout, config: TFTConfig) -> Dict[str, Any]:
   """What decides the shapes of the model's weights, and what they mean."""
   return {'layout': dataclasses.asdict(layout), 'hidden_size': config.hidden_size,
           'num_heads': config.num_heads, 'quantiles': list(config.quantiles),
-          'target_location': config.target_location}
+          'target_location': config.target_location,
+          'history_highway': config.history_highway}
 
 
 def _weights_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
@@ -87,7 +88,9 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     return False
   with tf.io.gfile.GFile(architecture_path) as f:
     base = json.load(f)
-  base.setdefault('target_location', 'mean')  # exported before the option existed
+  # Exported before these options existed.
+  base.setdefault('target_location', 'mean')
+  base.setdefault('history_highway', False)
   differences = _differences(base, architecture(layout, config))
   if differences:
     logging.warning('Warm start: not possible from %s: the architecture differs (%s); '

@@ -9,6 +9,7 @@ from trainer_module.tft.embedding import InputEmbedding
 from trainer_module.tft.gating import GateAddNorm
 from trainer_module.tft.gating import GatedLinearUnit
 from trainer_module.tft.grn import GatedResidualNetwork
+from trainer_module.tft.highway import HistoryHighway
 from trainer_module.tft.seq2seq import LSTMEncoderDecoder
 from trainer_module.tft.static_encoder import StaticCovariateEncoder
 from trainer_module.tft.target import QuantileOutput
@@ -192,6 +193,28 @@ def test_target_scaler_can_centre_on_the_last_value():
 def test_target_scaler_rejects_an_unknown_location():
   with pytest.raises(ValueError, match="one of \\('mean', 'last'\\)"):
     WindowTargetScaler('median')
+
+
+def test_history_highway_is_a_linear_map_that_starts_at_zero():
+  history = _normal(B, E)
+  highway = HistoryHighway(H)
+  np.testing.assert_array_equal(highway(history), np.zeros([B, H]))
+  kernel = np.random.default_rng(1).normal(size=(E, H)).astype(np.float32)
+  highway.set_weights([kernel])
+  np.testing.assert_allclose(highway(history), history.numpy() @ kernel,
+                             rtol=1e-5, atol=1e-6)
+  _assert_config_round_trip(highway, history)
+
+
+def test_quantile_output_adds_a_per_step_baseline():
+  features = _normal(B, H, D)
+  baseline = _normal(B, H, seed=1)
+  scale = tf.fill([B, 1], 10.0)
+  head = QuantileOutput(3)
+  scaled = head((features, tf.zeros([B, 1]), tf.ones([B, 1])))
+  np.testing.assert_allclose(head((features, baseline, scale)),
+                             baseline.numpy()[..., None] + 10.0 * scaled,
+                             rtol=1e-5, atol=1e-5)
 
 
 def test_quantile_output_maps_back_to_original_units():

@@ -143,6 +143,27 @@ def test_a_zero_output_head_forecasts_the_target_location(location, expected):
       rtol=1e-5)
 
 
+def test_the_history_highway_adds_a_linear_forecast_of_the_scaled_history():
+  config = dataclasses.replace(CONFIG, target_location='last',
+                               history_highway=True)
+  model = build_tft_model(FULL_LAYOUT, config)
+  model.quantile_output.set_weights(
+      [np.zeros_like(w) for w in model.quantile_output.get_weights()])
+  kernel = np.random.default_rng(2).normal(size=(E, H)).astype(np.float32)
+  model.history_highway.set_weights([kernel])
+  inputs, _ = _windows(FULL_LAYOUT)
+  history = inputs['target_history'].astype(np.float64)
+  last = history[:, -1:]
+  scale = history.std(axis=1, keepdims=True)
+  expected = last + scale * (((history - last) / scale) @ kernel)  # [B, H]
+
+  quantiles = model(inputs)['quantiles'].numpy()
+
+  np.testing.assert_allclose(
+      quantiles, np.broadcast_to(expected[..., None], quantiles.shape),
+      rtol=1e-4)
+
+
 def test_empty_groups_are_supported():
   layout = dataclasses.replace(
       SMALL_LAYOUT, static_cardinalities=(1,), known_real_count=0)
@@ -219,8 +240,10 @@ def _train_one_step(config):
   return model, logs
 
 
-def test_training_step_compiles_with_xla():
-  _, logs = _train_one_step(dataclasses.replace(CONFIG, jit_compile=True))
+@pytest.mark.parametrize('history_highway', [False, True])
+def test_training_step_compiles_with_xla(history_highway):
+  _, logs = _train_one_step(dataclasses.replace(
+      CONFIG, jit_compile=True, history_highway=history_highway))
   assert np.isfinite(logs['loss'])
 
 
@@ -233,8 +256,9 @@ def mixed_bfloat16_policy():
 
 @pytest.mark.usefixtures('mixed_bfloat16_policy')
 def test_training_step_runs_under_mixed_bfloat16():
-  model, logs = _train_one_step(CONFIG)
+  model, logs = _train_one_step(dataclasses.replace(CONFIG, history_highway=True))
   assert np.isfinite(logs['loss'])
   assert model.history_vsn.compute_dtype == 'bfloat16'
+  assert model.history_highway.compute_dtype == 'float32'
   outputs = model(_windows(SMALL_LAYOUT)[0])
   assert all(value.dtype == tf.float32 for value in outputs.values())

@@ -99,17 +99,22 @@ def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, capl
              for m in caplog.messages)
 
 
-def test_warm_start_refuses_a_model_centred_on_another_target_location(base, caplog):
-  # Same weight shapes, but the weights forecast around another level.
-  other = 'last' if base.config.target_location == 'mean' else 'mean'
-  config = dataclasses.replace(base.config, target_location=other)
+@pytest.mark.parametrize('option, other_value', [
+    # Same weight shapes, but the weights forecast around another level.
+    ('target_location', lambda value: 'last' if value == 'mean' else 'mean'),
+    # Another set of weights, and the network's path learnt without (or with) it.
+    ('history_highway', lambda value: not value),
+])
+def test_warm_start_refuses_another_forecast_structure(base, caplog, option, other_value):
+  value = getattr(base.config, option)
+  other = other_value(value)
+  config = dataclasses.replace(base.config, **{option: other})
   model = build_tft_model(base.layout, config)
 
   with caplog.at_level(logging.INFO):
     assert not warm_start.restore(model, base.layout, config, base.path)
 
-  assert any(f'target_location: base {base.config.target_location} vs now {other}' in m
-             for m in caplog.messages)
+  assert any(f'{option}: base {value} vs now {other}' in m for m in caplog.messages)
 
 
 def test_warm_start_rolls_back_weights_that_do_not_fit(base, tmp_path, caplog):
@@ -142,21 +147,22 @@ def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, cap
   assert any('exported before warm-start checkpoints existed' in m for m in caplog.messages)
 
 
-def test_a_base_exported_before_target_location_counts_as_mean_centred(base, tmp_path):
+def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highway(
+    base, tmp_path):
   directory = tmp_path / warm_start.WARM_START_DIR
   directory.mkdir(parents=True)
   recorded = warm_start.architecture(base.layout, base.config)
-  del recorded['target_location']
+  del recorded['target_location'], recorded['history_highway']
   (directory / 'architecture.json').write_text(json.dumps(recorded))
   source = build_tft_model(base.layout, base.config)
   tf.train.Checkpoint(**{layer.name: layer for layer in source.layers}).write(
       str(directory / 'weights'))
-  mean_model = build_tft_model(base.layout, base.config)
+  same_model = build_tft_model(base.layout, base.config)
   last_model = build_tft_model(
       base.layout, dataclasses.replace(base.config, target_location='last'))
 
-  assert base.config.target_location == 'mean'
-  assert warm_start.restore(mean_model, base.layout, base.config, str(tmp_path))
+  assert (base.config.target_location, base.config.history_highway) == ('mean', False)
+  assert warm_start.restore(same_model, base.layout, base.config, str(tmp_path))
   assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
-  for got, want in zip(mean_model.get_weights(), source.get_weights()):
+  for got, want in zip(same_model.get_weights(), source.get_weights()):
     np.testing.assert_array_equal(got, want)

@@ -19,6 +19,7 @@ from trainer_module.tft.attention import InterpretableMultiHeadAttention
 from trainer_module.tft.embedding import InputEmbedding
 from trainer_module.tft.gating import GateAddNorm
 from trainer_module.tft.grn import GatedResidualNetwork
+from trainer_module.tft.highway import HistoryHighway
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.losses import QuantileLoss
 from trainer_module.tft.losses import QuantileRisk
@@ -88,6 +89,9 @@ class TemporalFusionTransformer(keras.Model):
     self.output_gate = GateAddNorm(size, name='output_gate')
     self.quantile_output = QuantileOutput(config.quantile_count,
                                           name='quantile_output')
+    self.history_highway = (
+        HistoryHighway(layout.horizon, name='history_highway')
+        if config.history_highway else None)
 
   # Neither the model nor Keras' training step has tensor-dependent Python
   # control flow. Skipping AutoGraph conversion (which then also skips it for
@@ -109,7 +113,8 @@ class TemporalFusionTransformer(keras.Model):
         history, future, contexts, training)
     decoded, attention = self._decode(temporal, contexts.enrichment, training)
     return {
-        QUANTILES: self.quantile_output((decoded, location, scale)),
+        QUANTILES: self.quantile_output(
+            (decoded, self._baseline(scaled_target, location, scale), scale)),
         STATIC_WEIGHTS: static_weights,
         HISTORY_WEIGHTS: history_weights,
         FUTURE_WEIGHTS: future_weights,
@@ -187,6 +192,13 @@ class TemporalFusionTransformer(keras.Model):
     decoded = self.output_gate((decoded, temporal[:, encoder_steps:]),
                                training=training)
     return decoded, attention
+
+  def _baseline(self, scaled_target, location, scale):
+    """What the quantile head's output is added to: [B, 1], or [B, H] with the
+    history highway's linear forecast."""
+    if self.history_highway is None:
+      return location
+    return location + scale * self.history_highway(scaled_target)
 
   def get_config(self):
     return {'name': self.name, 'layout': dataclasses.asdict(self.layout),

@@ -80,16 +80,18 @@ class QuantileOutput(keras.layers.Layer):
     """Forecasts quantiles.
 
     Args:
-      inputs: (features [B, H, D], location [B, 1], scale [B, 1]) with location
-        and scale from `WindowTargetScaler`.
+      inputs: (features [B, H, D], baseline [B, 1] or [B, H], scale [B, 1]):
+        the quantiles are baseline + scale * projection. The baseline is the
+        location of `WindowTargetScaler`, plus the history highway's forecast
+        when the model has one.
       training: Unused.
 
     Returns:
       Quantiles [B, H, Q], float32, original units.
     """
-    features, location, scale = inputs
+    features, baseline, scale = inputs
     scaled = tf.einsum('bhd,dq->bhq', features, self.kernel) + self.bias
-    return location[:, :, tf.newaxis] + scale[:, :, tf.newaxis] * scaled
+    return baseline[:, :, tf.newaxis] + scale[:, :, tf.newaxis] * scaled
 
   def get_config(self):
     return {**super().get_config(), 'quantile_count': self.quantile_count}
