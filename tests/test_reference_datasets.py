@@ -1,7 +1,8 @@
 """The whole pipeline on the reference data sets in ../shared/data, with a tiny model.
 
-ETTh1 uses the standard borders (rows 8640 / 11520 / 14400); Stallion has 350 series
-with static and known-future covariates. Skipped when the data is not beside the repo.
+ETTh1 uses the standard borders (rows 8640 / 11520 / 14400) and its own model settings
+(no known inputs, the history highway); Stallion has 350 series with static and
+known-future covariates. Skipped when the data is not beside the repo.
 """
 
 import glob
@@ -35,7 +36,8 @@ def _run(name, tmp_path_factory, run_pipeline):
       dataset=dataset.spec, time_split=dataset.split, blessing=Blessing(max_mae=1e9),
       strides=default_strides(dataset.spec, dataset.split), train_steps=2,
       schema_file=datasets.curated_schema_path(name),
-      model_overrides={'hidden_size': 8, 'num_heads': 1, 'max_epochs': 1})
+      model_overrides={**dataset.model_overrides, 'hidden_size': 8, 'num_heads': 1,
+                       'max_epochs': 1})
   return config, run_pipeline(config)
 
 
