@@ -1,6 +1,6 @@
 """The Markdown tables of the benchmark results (the JSON files `run_all` writes)."""
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 _NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
 # Pipeline components with a column of their own; the others are summed as 'other'.
@@ -44,37 +44,69 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
   lines = ['## ETTh1: test MSE and MAE of the z-scored OT', '',
            f'Every stride-1 window of the {protocol["test_rows"]} test rows; z-score of the '
            f'{protocol["train_rows"]} train rows (mean {protocol["target_mean"]:.3f}, std '
-           f'{protocol["target_std"]:.3f}). TFT: the Trainer\'s model of one pipeline run per '
-           f'row, budget {result["train_steps"]} steps, early stopping on the eval split '
-           f'(windows every {result["eval_stride"]} h).', '']
+           f'{protocol["target_std"]:.3f}). TFT: the Trainer\'s model of a pipeline run, '
+           f'budget {result["train_steps"]} steps, early stopping on the eval split (windows '
+           f'every {result["eval_stride"]} h); a configuration run several times shows the '
+           'mean, and the range in brackets.', '']
   rows = []
-  for horizon in sorted({run['horizon'] for run in result['runs']}, reverse=True):
-    runs = [run for run in result['runs'] if run['horizon'] == horizon]
-    for run in runs:
-      training = run['training']
-      rows.append([horizon, f'TFT, {run["setting"]}', run['lookback'], run['test_windows'],
-                   f'{run["model"]["mse"]:.4f}', f'{run["model"]["mae"]:.4f}',
-                   f'{training["steps_run"]} steps x {training["batch_size"]} '
-                   f'(epochs {training["epochs_run"]}, best {training["best_epoch"]}), '
-                   f'Trainer {training["trainer_seconds"]:.0f} s'])
-    for name, errors in runs[0]['naive'].items():
-      rows.append([horizon, _NAIVE_NAMES.get(name, name), '', runs[0]['test_windows'],
+  configurations = _etth1_configurations(result['runs'])
+  for horizon in sorted({key[2] for key in configurations}, reverse=True):
+    runs_of_horizon = []
+    for (setting, lookback, run_horizon), runs in configurations.items():
+      if run_horizon != horizon:
+        continue
+      runs_of_horizon += runs
+      rows.append([horizon, f'TFT, {setting}', lookback, runs[0]['test_windows'],
+                   _spread([run['model']['mse'] for run in runs]),
+                   _spread([run['model']['mae'] for run in runs]), _training(runs)])
+    first = runs_of_horizon[0]
+    for name, errors in first['naive'].items():
+      rows.append([horizon, _NAIVE_NAMES.get(name, name), '', first['test_windows'],
                    f'{errors["mse"]:.4f}', f'{errors["mae"]:.4f}', ''])
     for name, errors in result['published'].get(str(horizon), {}).items():
       rows.append([horizon, f'{name} (published)', 336, '', f'{errors["mse"]:.3f}',
                    f'{errors["mae"]:.3f}', ''])
   lines += _table(['horizon', 'forecast', 'lookback', 'test windows', 'MSE', 'MAE',
                    'training'], rows)
-  targets = [f'h{horizon} <= {target}: best TFT {_best_mse(result, int(horizon)):.4f}'
+  targets = [f'h{horizon} <= {target}: best TFT {_best_mse(configurations, int(horizon))}'
              for horizon, target in result['target_mse'].items()
-             if any(run['horizon'] == int(horizon) for run in result['runs'])]
+             if any(key[2] == int(horizon) for key in configurations)]
   if targets:
-    lines += ['', 'Targets (test MSE): ' + ', '.join(targets) + '.']
+    lines += ['', 'Targets (test MSE of a configuration, the mean where it ran several '
+              'times): ' + ', '.join(targets) + '.']
   return lines + ['']
 
 
-def _best_mse(result: Dict[str, Any], horizon: int) -> float:
-  return min(run['model']['mse'] for run in result['runs'] if run['horizon'] == horizon)
+def _etth1_configurations(runs: List[Dict[str, Any]]
+                          ) -> Dict[Tuple[str, int, int], List[Dict[str, Any]]]:
+  """The runs of each (setting, lookback, horizon), in the order they ran."""
+  configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
+  for run in runs:
+    key = (run['setting'], run['lookback'], run['horizon'])
+    configurations.setdefault(key, []).append(run)
+  return configurations
+
+
+def _spread(values: List[float]) -> str:
+  """'0.0538', or for several runs their mean and range: '0.0538 (0.0532-0.0547)'."""
+  mean = f'{sum(values) / len(values):.4f}'
+  return mean if len(values) == 1 else f'{mean} ({min(values):.4f}-{max(values):.4f})'
+
+
+def _training(runs: List[Dict[str, Any]]) -> str:
+  """Steps, epochs and Trainer time of each run."""
+  parts = [f'{t["steps_run"]} steps x {t["batch_size"]} (epochs {t["epochs_run"]}, best '
+           f'{t["best_epoch"]}), Trainer {t["trainer_seconds"]:.0f} s'
+           for t in (run['training'] for run in runs)]
+  return '; '.join(parts)
+
+
+def _best_mse(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]],
+              horizon: int) -> str:
+  """The MSE cell of the configuration with the lowest mean MSE at `horizon`."""
+  mses = [[run['model']['mse'] for run in runs]
+          for key, runs in configurations.items() if key[2] == horizon]
+  return _spread(min(mses, key=lambda values: sum(values) / len(values)))
 
 
 def _stallion(result: Dict[str, Any]) -> List[str]:
@@ -102,8 +134,8 @@ def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
     runs.append((f'synthetic default ({synthetic["rows"]} rows, {synthetic["train_steps"]} '
                  'steps)', synthetic))
   for run in results.get('etth1', {}).get('runs', []):
-    runs.append((f'ETTh1 {run["setting"]} L{run["lookback"]} h{run["horizon"]}',
-                 run['pipeline']))
+    runs.append((f'ETTh1 {run["setting"]} L{run["lookback"]} h{run["horizon"]} '
+                 f'#{run["repeat"]}', run['pipeline']))
   if 'stallion' in results:
     runs.append(('Stallion', results['stallion']['pipeline']))
   if not runs:

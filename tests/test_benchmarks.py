@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import etth1_tuning, metrics, pipeline_run, run_all, stallion
+from benchmarks import etth1_tuning, metrics, pipeline_run, report, run_all, stallion
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 
 DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
@@ -70,6 +70,37 @@ def test_naive_quantiles_centre_the_history_changes_on_the_last_value():
   np.testing.assert_allclose(quantiles[0.5], [[8.0, 8.0]])
   np.testing.assert_allclose(quantiles[0.0], [[8.0 + 1 - 2, 8.0 + 2 - 4]])
   np.testing.assert_allclose(quantiles[1.0], [[8.0 + 3 - 2, 8.0 + 6 - 4]])
+
+
+def _etth1_run(setting, horizon, repeat, mse):
+  return {'setting': setting, 'lookback': 336, 'horizon': horizon, 'repeat': repeat,
+          'test_windows': 10, 'model': {'mse': mse, 'mae': 2 * mse},
+          'naive': {'repeat_last': {'mse': 0.07, 'mae': 0.2}},
+          'training': {'steps_run': 100, 'batch_size': 64, 'epochs_run': 2,
+                       'best_epoch': 1, 'trainer_seconds': 5.0},
+          'pipeline': {'components': {'Trainer': 5.0}, 'seconds': 9.0,
+                       'peak_rss_mib': 100.0}}
+
+
+def test_etth1_table_shows_the_mean_and_range_of_repeated_runs():
+  result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
+                        'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
+                        'tensorflow': '2.16.2'}, 'quick': False,
+            'protocol': {'test_rows': 2880, 'train_rows': 8640, 'target_mean': 17.0,
+                         'target_std': 9.0},
+            'train_steps': 100, 'eval_stride': 4, 'published': {}, 'target_mse': {'96': 0.053},
+            'runs': [_etth1_run('univariate', 96, 1, 0.050), _etth1_run('univariate', 96, 2, 0.058),
+                     _etth1_run('multivariate', 96, 1, 0.053)]}
+  table = report.markdown({'etth1': result})
+
+  rows = {line.split(' | ')[1]: line.split(' | ') for line in table.splitlines()
+          if line.startswith('| 96 |')}
+  assert rows['TFT, univariate'][4:6] == ['0.0540 (0.0500-0.0580)', '0.1080 (0.1000-0.1160)']
+  assert rows['TFT, multivariate'][4] == '0.0530'
+  assert rows['repeat last value'][4] == '0.0700'
+  # The target is judged on a configuration's mean, not on its luckiest run.
+  assert 'h96 <= 0.053: best TFT 0.0530.' in table
+  assert '| ETTh1 univariate L336 h96 #2 | ' in table
 
 
 @needs_data
