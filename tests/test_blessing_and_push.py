@@ -38,8 +38,8 @@ def three_runs(tmp_path_factory, run_pipeline):
 
   serving = str(root / 'serving')
   runs = {}
-  for name, run_config in (('a', config(30)), ('b', config(1, warm_start=False)),
-                           ('c', config(200))):
+  for name, run_config in (('a', config(100)), ('b', config(1, warm_start=False)),
+                           ('c', config(300))):
     summary = run_pipeline(run_config)
     runs[name] = (summary, model_publishing.versions(serving))
   return runs, serving
