@@ -203,6 +203,9 @@ def test_model_config_round_trip(full_model):
 @pytest.fixture(scope='module')
 def trained_model():
   """A small model fitted to 8 sine windows, with its loss history."""
+  # Seeded: from some initial weights the loss plateaus for a while (one unseeded
+  # run ended at 0.12 of its start); seeds 0-3 end at 0.016-0.035.
+  keras.utils.set_random_seed(0)
   config = dataclasses.replace(CONFIG, dropout=0.0, learning_rate=1e-2)
   model = build_tft_model(SMALL_LAYOUT, config)
   compile_tft_model(model, config)
