@@ -51,15 +51,12 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
   rows = []
   configurations = _etth1_configurations(result['runs'])
   for horizon in sorted({key[2] for key in configurations}, reverse=True):
-    runs_of_horizon = []
-    for (setting, lookback, run_horizon), runs in configurations.items():
-      if run_horizon != horizon:
-        continue
-      runs_of_horizon += runs
+    of_horizon = _of_horizon(configurations, horizon)
+    for (setting, lookback, _), runs in of_horizon.items():
       rows.append([horizon, f'TFT, {setting}', lookback, runs[0]['test_windows'],
-                   _spread([run['model']['mse'] for run in runs]),
-                   _spread([run['model']['mae'] for run in runs]), _training(runs)])
-    first = runs_of_horizon[0]
+                   _spread(_errors(runs, 'mse')), _spread(_errors(runs, 'mae')),
+                   _training(runs)])
+    first = next(iter(of_horizon.values()))[0]  # the naive forecasts are the same in all
     for name, errors in first['naive'].items():
       rows.append([horizon, _NAIVE_NAMES.get(name, name), '', first['test_windows'],
                    f'{errors["mse"]:.4f}', f'{errors["mae"]:.4f}', ''])
@@ -68,9 +65,10 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
                    f'{errors["mae"]:.3f}', ''])
   lines += _table(['horizon', 'forecast', 'lookback', 'test windows', 'MSE', 'MAE',
                    'training'], rows)
-  targets = [f'h{horizon} <= {target}: best TFT {_best_mse(configurations, int(horizon))}'
+  targets = [f'h{horizon} <= {target}: best TFT '
+             f'{_best_mse(_of_horizon(configurations, int(horizon)))}'
              for horizon, target in result['target_mse'].items()
-             if any(key[2] == int(horizon) for key in configurations)]
+             if _of_horizon(configurations, int(horizon))]
   if targets:
     lines += ['', 'Targets (test MSE of a configuration, the mean where it ran several '
               'times): ' + ', '.join(targets) + '.']
@@ -87,9 +85,22 @@ def _etth1_configurations(runs: List[Dict[str, Any]]
   return configurations
 
 
+def _of_horizon(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]],
+                horizon: int) -> Dict[Tuple[str, int, int], List[Dict[str, Any]]]:
+  return {key: runs for key, runs in configurations.items() if key[2] == horizon}
+
+
+def _errors(runs: List[Dict[str, Any]], metric: str) -> List[float]:
+  return [run['model'][metric] for run in runs]
+
+
+def _mean(values: List[float]) -> float:
+  return sum(values) / len(values)
+
+
 def _spread(values: List[float]) -> str:
   """'0.0538', or for several runs their mean and range: '0.0538 (0.0532-0.0547)'."""
-  mean = f'{sum(values) / len(values):.4f}'
+  mean = f'{_mean(values):.4f}'
   return mean if len(values) == 1 else f'{mean} ({min(values):.4f}-{max(values):.4f})'
 
 
@@ -101,12 +112,9 @@ def _training(runs: List[Dict[str, Any]]) -> str:
   return '; '.join(parts)
 
 
-def _best_mse(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]],
-              horizon: int) -> str:
-  """The MSE cell of the configuration with the lowest mean MSE at `horizon`."""
-  mses = [[run['model']['mse'] for run in runs]
-          for key, runs in configurations.items() if key[2] == horizon]
-  return _spread(min(mses, key=lambda values: sum(values) / len(values)))
+def _best_mse(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]]) -> str:
+  """The MSE cell of the configuration with the lowest mean MSE."""
+  return _spread(min((_errors(runs, 'mse') for runs in configurations.values()), key=_mean))
 
 
 def _stallion(result: Dict[str, Any]) -> List[str]:
