@@ -11,6 +11,8 @@ test MSE / MAE of the z-scored OT and repeat-last-value's on the same windows:
 
   .venv/bin/python -m benchmarks.etth1_tuning --horizon 96 --target-location last
   .venv/bin/python -m benchmarks.etth1_tuning --horizon 96 --calendar hour dow month
+  .venv/bin/python -m benchmarks.etth1_tuning --horizon 96 --calendar --history-highway \
+      --point-loss squared
 """
 
 import argparse
@@ -26,7 +28,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from benchmarks import metrics
-from trainer_module.hparams import TARGET_LOCATIONS, TFTConfig
+from trainer_module.hparams import POINT_LOSSES, TARGET_LOCATIONS, TFTConfig
 from trainer_module.train import learning_rate_schedule
 from trainer_module.training_config import TrainingConfig
 from trainer_module.tft.inputs import InputLayout
@@ -53,6 +55,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument('--target-location', choices=TARGET_LOCATIONS, default='last')
   parser.add_argument('--history-highway', action='store_true',
                       help='add the linear forecast of the scaled history (TFTConfig)')
+  parser.add_argument('--point-loss', choices=POINT_LOSSES, default='pinball',
+                      help="the 0.5 quantile's loss (TFTConfig)")
   parser.add_argument('--hidden-size', type=int, default=32)
   parser.add_argument('--num-heads', type=int, default=4)
   parser.add_argument('--dropout', type=float, default=0.3)
@@ -125,7 +129,7 @@ def run(args: argparse.Namespace) -> dict:
                      batch_size=args.batch_size, max_epochs=epochs,
                      early_stopping_patience=args.patience,
                      target_location=args.target_location,
-                     history_highway=args.history_highway)
+                     history_highway=args.history_highway, point_loss=args.point_loss)
   model = build_tft_model(layout, config)
   compile_tft_model(model, config, learning_rate_schedule(
       args.learning_rate, epochs * args.epoch_steps, TrainingConfig()))

@@ -40,3 +40,4 @@ def test_the_compiled_pipeline_passes_the_dataset_settings_to_the_trainer():
   config = kubeflow_runner.make_pipeline_config(make_deployment(dataset='etth1'))
   overrides = config.trainer_custom_config()['model_config']['overrides']
   assert overrides['target_location'] == 'last'
+  assert overrides['point_loss'] == 'squared'

@@ -118,7 +118,8 @@ def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
       clipnorm=config.clipnorm)
   model.compile(
       optimizer=optimizer,
-      loss={window_inputs.QUANTILES_OUTPUT: QuantileLoss(config.quantiles)},
+      loss={window_inputs.QUANTILES_OUTPUT: QuantileLoss(config.quantiles,
+                                                         config.point_loss)},
       metrics={window_inputs.QUANTILES_OUTPUT: [QuantileRisk(q, config.quantiles)
                                                 for q in config.quantiles]},
       steps_per_execution=training.steps_per_execution,

@@ -53,6 +53,8 @@ def test_config_is_frozen():
     ({'dropout': 1.0}, 'dropout'),
     ({'learning_rate': 0.0}, 'learning_rate'),
     ({'target_location': 'median'}, 'target_location'),
+    ({'point_loss': 'huber'}, 'point_loss'),
+    ({'point_loss': 'squared', 'quantiles': (0.1, 0.9)}, 'add 0.5'),
 ])
 def test_invalid_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):

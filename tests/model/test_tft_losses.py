@@ -39,6 +39,44 @@ def test_quantile_loss_sums_quantiles_and_averages_the_rest():
   np.testing.assert_allclose(loss, (0.2 + 1.6) / 2, atol=1e-6)
 
 
+def test_squared_point_loss_replaces_the_median_term_only():
+  # The P50 errors are (0, 0; 1, -2); the targets' population std is 8.5, so the
+  # median's per-window terms are mean(e^2) / (2 * 8.5): 0 and 2.5 / 17.
+  std = np.std(Y_TRUE)
+  loss = QuantileLoss(QUANTILES, point_loss='squared')(Y_TRUE, Y_PRED)
+  window_0 = 0.1 + 0.1
+  window_1 = 0.55 + (1.0 + 4.0) / 2 / (2 * std) + 0.3
+  np.testing.assert_allclose(loss, (window_0 + window_1) / 2, rtol=1e-6)
+
+
+def test_squared_point_loss_pulls_the_median_towards_the_mean():
+  # One window of skewed targets: pinball's best constant is the median (1), squared
+  # error's the mean (4).
+  y_true = np.array([[0.0, 1.0, 11.0]], np.float32)
+  forecasts = {}
+  for point_loss in ('pinball', 'squared'):
+    level = tf.Variable(0.0)
+    loss = QuantileLoss((0.5,), point_loss)
+    for _ in range(300):  # gradient descent, step 0.5
+      with tf.GradientTape() as tape:
+        value = loss(y_true, tf.fill([1, 3, 1], level))
+      level.assign_sub(0.5 * tape.gradient(value, level))
+    forecasts[point_loss] = float(level.numpy())
+  assert abs(forecasts['pinball'] - 1.0) < 0.2
+  assert abs(forecasts['squared'] - 4.0) < 0.05
+
+
+def test_squared_point_loss_of_a_flat_batch_is_finite():
+  y_true = np.full([2, 3], 5.0, np.float32)
+  loss = QuantileLoss(QUANTILES, 'squared')(y_true, np.full([2, 3, 3], 6.0, np.float32))
+  assert np.isfinite(loss.numpy()) and loss.numpy() > 0
+
+
+def test_squared_point_loss_needs_the_median():
+  with pytest.raises(ValueError, match='0.5 quantile'):
+    QuantileLoss((0.1, 0.9), 'squared')
+
+
 def test_normalized_quantile_loss_matches_hand_computation():
   # sum |y| = 34; sums of pinball per quantile: (1.3, 1.5, 0.8).
   np.testing.assert_allclose(
@@ -71,7 +109,8 @@ def test_quantile_risk_round_trips_its_config():
 
 
 def test_quantile_loss_trains_through_keras_compile():
-  loss = QuantileLoss.from_config(QuantileLoss(QUANTILES).get_config())
+  loss = QuantileLoss.from_config(QuantileLoss(QUANTILES, 'squared').get_config())
+  assert loss.point_loss == 'squared'
   predictions = tf.Variable(tf.zeros([2, 2, 3]))
   with tf.GradientTape() as tape:
     value = loss(Y_TRUE, predictions)

@@ -243,11 +243,13 @@ def _train_one_step(config):
   return model, logs
 
 
-@pytest.mark.parametrize('history_highway', [False, True])
-def test_training_step_compiles_with_xla(history_highway):
-  _, logs = _train_one_step(dataclasses.replace(
-      CONFIG, jit_compile=True, history_highway=history_highway))
+@pytest.mark.parametrize('history_highway, point_loss',
+                         [(False, 'pinball'), (True, 'squared')])
+def test_training_step_compiles_with_xla(history_highway, point_loss):
+  model, logs = _train_one_step(dataclasses.replace(
+      CONFIG, jit_compile=True, history_highway=history_highway, point_loss=point_loss))
   assert np.isfinite(logs['loss'])
+  assert model.loss['quantiles'].point_loss == point_loss
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from schema import datasets
 from schema.features import model_features, transformed_name
 from schema.window_layout import window_feature_spec
 from trainer_module import cluster, hparams, train, window_inputs
-from trainer_module.tft.inputs import input_signature
+from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.training_config import TrainingConfig
 
 
@@ -141,3 +141,15 @@ def test_plan_says_when_the_data_is_too_small():
   with pytest.raises(ValueError, match='only 3 evaluation windows for 4 replicas'):
     train._plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=100,
                 eval_windows=3)
+
+
+def test_the_trainer_compiles_the_configured_point_loss():
+  layout = InputLayout(encoder_steps=12, horizon=4, static_cardinalities=(1,),
+                       static_real_count=0, known_cardinalities=(), known_real_count=0,
+                       observed_real_count=0)
+  plan = train._Plan(global_batch=16, eval_batch=16, steps_per_epoch=1, epochs=1,
+                     peak_learning_rate=1e-3)
+  for point_loss in hparams.POINT_LOSSES:
+    model = train._build_and_compile(layout, hparams.TFTConfig(point_loss=point_loss),
+                                     TrainingConfig(), plan)
+    assert model.loss[window_inputs.QUANTILES_OUTPUT].point_loss == point_loss

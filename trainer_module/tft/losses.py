@@ -5,6 +5,8 @@ from collections.abc import Sequence
 import tensorflow as tf
 import tf_keras as keras
 
+from trainer_module.hparams import POINT_LOSSES
+
 
 def pinball_loss(y_true, y_pred, quantiles: Sequence[float]) -> tf.Tensor:
   """Elementwise pinball loss max(q (y - y_hat), (q - 1) (y - y_hat)).
@@ -55,23 +57,48 @@ class QuantileLoss(keras.losses.Loss):
   """Pinball loss summed over quantiles and averaged over horizon and batch.
 
   Use it for the model's `quantiles` output: y_true [B, H], y_pred [B, H, Q].
+  With `point_loss='squared'` the 0.5 quantile's term is the squared error
+  divided by twice the batch's target standard deviation instead: its optimum
+  is the mean, not the median, and it keeps the pinball terms' units and
+  weight (at an error of one standard deviation both are half of it).
 
   Args:
     quantiles: The Q quantile levels of the forecasts' last axis.
+    point_loss: 'pinball' or 'squared' (`TFTConfig.point_loss`).
   """
 
-  def __init__(self, quantiles: Sequence[float], name: str = 'quantile_loss',
-               **kwargs):
+  def __init__(self, quantiles: Sequence[float], point_loss: str = 'pinball',
+               name: str = 'quantile_loss', **kwargs):
     super().__init__(name=name, **kwargs)
     self.quantiles = tuple(quantiles)
+    self.point_loss = point_loss
+    if point_loss not in POINT_LOSSES:
+      raise ValueError(f'point_loss must be one of {POINT_LOSSES}, got {point_loss!r}.')
+    if point_loss == 'squared' and 0.5 not in self.quantiles:
+      raise ValueError(
+          f"point_loss 'squared' needs the 0.5 quantile among {self.quantiles}.")
 
   def call(self, y_true, y_pred):
     """Returns the per-window loss [B]."""
     losses = pinball_loss(y_true, y_pred, self.quantiles)
+    if self.point_loss == 'squared':
+      losses = self._with_squared_point_error(y_true, y_pred, losses)
     return tf.reduce_sum(tf.reduce_mean(losses, axis=1), axis=-1)
 
+  def _with_squared_point_error(self, y_true, y_pred, losses):
+    """`losses` [B, H, Q] with the 0.5 quantile's column replaced."""
+    y_true = tf.cast(y_true, tf.float32)
+    point = self.quantiles.index(0.5)
+    # Floored like the model's window scaler, so a flat batch does not divide by zero.
+    floor = 1e-3 * tf.maximum(tf.reduce_mean(tf.abs(y_true)), 1.0)
+    scale = tf.stop_gradient(tf.maximum(tf.math.reduce_std(y_true), floor))
+    squared = tf.square(y_true - tf.cast(y_pred[..., point], tf.float32)) / (2.0 * scale)
+    return tf.concat([losses[..., :point], squared[..., tf.newaxis],
+                      losses[..., point + 1:]], axis=-1)
+
   def get_config(self):
-    return {**super().get_config(), 'quantiles': self.quantiles}
+    return {**super().get_config(), 'quantiles': self.quantiles,
+            'point_loss': self.point_loss}
 
 
 @keras.utils.register_keras_serializable(package='tft')

@@ -249,7 +249,7 @@ def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
   optimizer.build(model.trainable_variables)
   model.compile(
       optimizer=optimizer,
-      loss={QUANTILES: QuantileLoss(config.quantiles)},
+      loss={QUANTILES: QuantileLoss(config.quantiles, config.point_loss)},
       metrics={QUANTILES: [QuantileRisk(q, config.quantiles)
                            for q in config.quantiles]},
       jit_compile=config.jit_compile)
