@@ -65,10 +65,11 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
                    f'{errors["mae"]:.3f}', ''])
   lines += _table(['horizon', 'forecast', 'lookback', 'test windows', 'MSE', 'MAE',
                    'training'], rows)
-  targets = [f'h{horizon} <= {target}: best TFT '
-             f'{_best_mse(_of_horizon(configurations, int(horizon)))}'
+  of_target_horizons = {horizon: _of_horizon(configurations, int(horizon))
+                        for horizon in result['target_mse']}
+  targets = [f'h{horizon} <= {target}: best TFT {_best_mse(of_target_horizons[horizon])}'
              for horizon, target in result['target_mse'].items()
-             if _of_horizon(configurations, int(horizon))]
+             if of_target_horizons[horizon]]
   if targets:
     lines += ['', 'Targets (test MSE of a configuration, the mean where it ran several '
               'times): ' + ', '.join(targets) + '.']

@@ -11,6 +11,17 @@ TARGET_LOCATIONS = ('mean', 'last')
 POINT_LOSSES = ('pinball', 'squared')
 
 
+def check_point_loss(point_loss: str, quantiles: tuple[float, ...]) -> None:
+  """Raises ValueError unless `point_loss` is known and its quantile is forecast."""
+  if point_loss not in POINT_LOSSES:
+    raise ValueError(
+        f'point_loss must be one of {POINT_LOSSES}, got {point_loss!r}.')
+  if point_loss == 'squared' and 0.5 not in quantiles:
+    raise ValueError(
+        f"point_loss 'squared' trains the 0.5 quantile's forecast, but the "
+        f"quantiles are {quantiles}; add 0.5 or use point_loss 'pinball'.")
+
+
 @dataclasses.dataclass(frozen=True)
 class TFTConfig:
   """Model and optimisation hyperparameters of a TFT.
@@ -91,14 +102,7 @@ class TFTConfig:
       raise ValueError(
           f'target_location must be one of {TARGET_LOCATIONS}, got '
           f'{self.target_location!r}.')
-    if self.point_loss not in POINT_LOSSES:
-      raise ValueError(
-          f'point_loss must be one of {POINT_LOSSES}, got {self.point_loss!r}.')
-    if self.point_loss == 'squared' and 0.5 not in self.quantiles:
-      raise ValueError(
-          f"point_loss 'squared' trains the 0.5 quantile's forecast, but the "
-          f'quantiles are {self.quantiles}; add 0.5 or use point_loss '
-          "'pinball'.")
+    check_point_loss(self.point_loss, self.quantiles)
     if self.early_stopping_patience < 0:
       raise ValueError(
           'early_stopping_patience must be >= 0, got '

@@ -32,8 +32,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from schema.dataset_spec import DatasetSpec
 from trainer_module import cluster, distribution, export, hparams, warm_start, window_inputs
 from trainer_module.tft.inputs import InputLayout
-from trainer_module.tft.losses import QuantileLoss, QuantileRisk
-from trainer_module.tft.model import build_tft_model
+from trainer_module.tft.model import build_tft_model, loss_and_metrics
 from trainer_module.training_config import TrainingConfig
 
 BACKUP_DIR = 'backup'  # under fn_args.model_run_dir
@@ -116,14 +115,8 @@ def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
   optimizer = keras.optimizers.Adam(
       learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
       clipnorm=config.clipnorm)
-  model.compile(
-      optimizer=optimizer,
-      loss={window_inputs.QUANTILES_OUTPUT: QuantileLoss(config.quantiles,
-                                                         config.point_loss)},
-      metrics={window_inputs.QUANTILES_OUTPUT: [QuantileRisk(q, config.quantiles)
-                                                for q in config.quantiles]},
-      steps_per_execution=training.steps_per_execution,
-      jit_compile=config.jit_compile)
+  model.compile(optimizer=optimizer, steps_per_execution=training.steps_per_execution,
+                jit_compile=config.jit_compile, **loss_and_metrics(config))
   return model
 
 

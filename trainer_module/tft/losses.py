@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import POINT_LOSSES
+from trainer_module.hparams import check_point_loss
 
 
 def pinball_loss(y_true, y_pred, quantiles: Sequence[float]) -> tf.Tensor:
@@ -72,12 +72,8 @@ class QuantileLoss(keras.losses.Loss):
                name: str = 'quantile_loss', **kwargs):
     super().__init__(name=name, **kwargs)
     self.quantiles = tuple(quantiles)
+    check_point_loss(point_loss, self.quantiles)
     self.point_loss = point_loss
-    if point_loss not in POINT_LOSSES:
-      raise ValueError(f'point_loss must be one of {POINT_LOSSES}, got {point_loss!r}.')
-    if point_loss == 'squared' and 0.5 not in self.quantiles:
-      raise ValueError(
-          f"point_loss 'squared' needs the 0.5 quantile among {self.quantiles}.")
 
   def call(self, y_true, y_pred):
     """Returns the per-window loss [B]."""

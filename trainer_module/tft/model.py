@@ -247,15 +247,19 @@ def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
   # Creating the slot variables now, not while tracing the first training
   # step, cuts that trace time by more than half.
   optimizer.build(model.trainable_variables)
-  model.compile(
-      optimizer=optimizer,
-      loss={QUANTILES: QuantileLoss(config.quantiles, config.point_loss)},
-      metrics={QUANTILES: [QuantileRisk(q, config.quantiles)
-                           for q in config.quantiles]},
-      jit_compile=config.jit_compile)
+  model.compile(optimizer=optimizer, jit_compile=config.jit_compile,
+                **loss_and_metrics(config))
   # Keras would create the per-output loss metric while tracing the first
   # training step, which forces a second trace; create it now instead.
   model.compiled_loss.build(model(_example_inputs(model.layout)))
+
+
+def loss_and_metrics(config: TFTConfig) -> dict:
+  """`compile` arguments: the quantile loss and a q-risk per quantile, on the
+  `quantiles` output."""
+  return {'loss': {QUANTILES: QuantileLoss(config.quantiles, config.point_loss)},
+          'metrics': {QUANTILES: [QuantileRisk(q, config.quantiles)
+                                  for q in config.quantiles]}}
 
 
 def _example_inputs(layout: InputLayout) -> dict[str, tf.Tensor]:
