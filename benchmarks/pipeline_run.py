@@ -81,6 +81,7 @@ class RunResult:
             'epochs_run': len(losses), 'max_epochs': model.max_epochs,
             'steps_run': steps_per_epoch * len(losses),
             'best_epoch': int(np.argmin(losses)) + 1 if losses else 0,
+            'best_validation_loss': float(min(losses)) if losses else None,
             'trainer_seconds': round(self.components.get('Trainer', 0.0), 1)}
 
   def summary(self) -> dict:

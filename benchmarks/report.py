@@ -2,6 +2,7 @@
 
 from typing import Any, Dict, List, Tuple
 
+_STALLION_METRICS = ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')
 _NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
 # Pipeline components with a column of their own; the others are summed as 'other'.
 _COMPONENT_COLUMNS = {'TimeSeriesExampleGen': 'ExampleGen', 'StatisticsGen': 'StatisticsGen',
@@ -99,10 +100,16 @@ def _mean(values: List[float]) -> float:
   return sum(values) / len(values)
 
 
-def _spread(values: List[float]) -> str:
+def _spread(values: List[float], digits: int = 4) -> str:
   """'0.0538', or for several runs their mean and range: '0.0538 (0.0532-0.0547)'."""
-  mean = f'{_mean(values):.4f}'
-  return mean if len(values) == 1 else f'{mean} ({min(values):.4f}-{max(values):.4f})'
+  mean = f'{_mean(values):.{digits}f}'
+  return mean if len(values) == 1 else (
+      f'{mean} ({min(values):.{digits}f}-{max(values):.{digits}f})')
+
+
+def _digits(metric: str) -> int:
+  """Decimals of a Stallion metric: one for the MAE (volume units), four otherwise."""
+  return 1 if metric == 'mae' else 4
 
 
 def _training(runs: List[Dict[str, Any]]) -> str:
@@ -120,18 +127,18 @@ def _best_mse(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]]) 
 
 def _stallion(result: Dict[str, Any]) -> List[str]:
   protocol = result['protocol']
-  training = result['training']
+  runs = result['runs']
   lines = ['## Stallion: the last 6 months, volume in original units', '',
            f'{result["test_windows"]} windows, one per series: {protocol["horizon_months"]} '
            f'months ahead of {protocol["history_months"]} months of history. TFT budget '
-           f'{result["train_steps"]} steps ({training["steps_run"]} run x '
-           f'{training["batch_size"]}, epochs {training["epochs_run"]}, best '
-           f'{training["best_epoch"]}), early stopping on the 6 months before.', '']
-  rows = [[name] + [f'{errors[key]:.4f}' if key != 'mae' else f'{errors[key]:.1f}'
-                    for key in ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')]
-          for name, errors in (('TFT', result['model']),
-                               ('last value, empirical interval',
-                                result['naive_last_value']))]
+           f'{result["train_steps"]} steps, early stopping on the 6 months before; '
+           f'{len(runs)} pipeline run(s), the mean and, for several, the range in brackets. '
+           f'Training: {_training(runs)}.', '']
+  rows = [['TFT'] + [_spread([run['model'][key] for run in runs], _digits(key))
+                     for key in _STALLION_METRICS],
+          ['last value, empirical interval'] + [
+              _spread([result['naive_last_value'][key]], _digits(key))
+              for key in _STALLION_METRICS]]
   return lines + _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90',
                          'P10-P90 coverage'], rows) + ['']
 
@@ -145,8 +152,8 @@ def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
   for run in results.get('etth1', {}).get('runs', []):
     runs.append((f'ETTh1 {run["setting"]} L{run["lookback"]} h{run["horizon"]} '
                  f'#{run["repeat"]}', run['pipeline']))
-  if 'stallion' in results:
-    runs.append(('Stallion', results['stallion']['pipeline']))
+  for run in results.get('stallion', {}).get('runs', []):
+    runs.append((f'Stallion #{run["repeat"]}', run['pipeline']))
   if not runs:
     return []
   rows = []

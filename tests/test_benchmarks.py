@@ -7,6 +7,7 @@ stand-in run that returns known forecasts: what it checks is the protocol it ask
 pipeline for and the scoring. Skipped when the reference data is not beside the repo.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -135,14 +136,15 @@ def test_quick_run_writes_complete_results(tmp_path):
 
 
 @needs_data
-def test_stallion_asks_for_the_protocol_and_scores_it(tmp_path, monkeypatch):
-  asked = {}
+def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatch):
+  asked = []
 
   def stand_in(config, score_split):
-    asked.update(config=config, split=score_split)
+    asked.append((config, score_split))
     history = np.tile(np.arange(36.0), (6, 1))  # changes of k months are all k
     actual = np.full((6, 6), 40.0)
-    forecasts = {0.1: actual - 2.0, 0.5: actual - 1.0, 0.9: actual + 1.0}
+    offset = float(len(asked))  # run 1 is off by 1 at the median, run 2 by 2
+    forecasts = {0.1: actual - 2.0, 0.5: actual - offset, 0.9: actual + 1.0}
     return pipeline_run.RunResult(
         seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
         window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[2.0, 1.0],
@@ -150,24 +152,58 @@ def test_stallion_asks_for_the_protocol_and_scores_it(tmp_path, monkeypatch):
             series=np.arange(6), history=history, actual=actual, forecasts=forecasts))
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
-  result = stallion.run(stallion.QUICK, DATA_DIR, str(tmp_path))
+  result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2), DATA_DIR,
+                        str(tmp_path))
 
-  config = asked['config']
-  assert asked['split'] == 'test'
-  assert (config.dataset.encoder_steps, config.dataset.horizon) == (36, 6)
-  assert (config.time_split.eval_start, config.time_split.test_start) == (
-      '2017-01-01', '2017-07-01')
-  assert config.strides == {'train': 1, 'eval': 6, 'test': 6}
+  assert len(asked) == 2
+  # Each run has a pipeline of its own, so none warm-starts from or resumes another.
+  assert asked[0][0].pipeline_root != asked[1][0].pipeline_root
+  for config, split in asked:
+    assert split == 'test'
+    assert (config.dataset.encoder_steps, config.dataset.horizon) == (36, 6)
+    assert (config.time_split.eval_start, config.time_split.test_start) == (
+        '2017-01-01', '2017-07-01')
+    assert config.strides == {'train': 1, 'eval': 6, 'test': 6}
   assert result['test_windows'] == result['protocol']['series'] == 6
-  # Model: off by 1 at the median, P90 1 above, P10-P90 covers every actual.
-  assert result['model'] == pytest.approx({
+  first, second = result['runs']
+  assert (first['repeat'], second['repeat']) == (1, 2)
+  # Run 1: off by 1 at the median, P90 1 above, P10-P90 covers every actual.
+  assert first['model'] == pytest.approx({
       'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
       'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0})
+  assert second['model']['mae'] == pytest.approx(2.0)
   # Naive: every quantile is the last value 35, 5 below every actual.
   assert result['naive_last_value'] == pytest.approx({
       'mae': 5.0, 'q_risk_p50': 2 * 0.5 * 5 / 40, 'q_risk_p90': 2 * 0.9 * 5 / 40,
       'coverage_p10_p90': 0.0})
-  assert result['training']['epochs_run'] == 2 and result['training']['best_epoch'] == 2
+  assert first['training']['epochs_run'] == 2 and first['training']['best_epoch'] == 2
+
+
+def test_stallion_table_shows_the_mean_and_range_of_the_runs():
+  def run(repeat, mae):
+    return {'repeat': repeat,
+            'model': {'mae': mae, 'q_risk_p50': 0.18, 'q_risk_p90': 0.09,
+                      'coverage_p10_p90': 0.7},
+            'training': {'steps_run': 280, 'batch_size': 64, 'epochs_run': 7,
+                         'best_epoch': 2, 'trainer_seconds': 70.0},
+            'pipeline': {'components': {'Trainer': 70.0}, 'seconds': 150.0,
+                         'peak_rss_mib': 2600.0}}
+
+  result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
+                        'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
+                        'tensorflow': '2.16.2'}, 'quick': False,
+            'protocol': {'series': 350, 'history_months': 36, 'horizon_months': 6},
+            'test_windows': 350, 'train_steps': 1200,
+            'naive_last_value': {'mae': 293.0, 'q_risk_p50': 0.187, 'q_risk_p90': 0.093,
+                                 'coverage_p10_p90': 0.745},
+            'runs': [run(1, 277.3), run(2, 310.5), run(3, 284.5)]}
+  table = report.markdown({'stallion': result})
+
+  rows = {line.split(' | ')[0]: line.split(' | ') for line in table.splitlines()
+          if line.startswith('| TFT') or line.startswith('| last value')}
+  assert rows['| TFT'][1:3] == ['290.8 (277.3-310.5)', '0.1800 (0.1800-0.1800)']
+  assert rows['| last value, empirical interval'][1] == '293.0'
+  assert '| Stallion #3 | ' in table
 
 
 @needs_data
