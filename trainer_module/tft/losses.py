@@ -59,9 +59,9 @@ class QuantileLoss(keras.losses.Loss):
   Use it for the model's `quantiles` output: y_true [B, H], y_pred [B, H, Q].
   With `point_loss='squared'` the 0.5 quantile's term is the squared error
   divided by twice the batch's target standard deviation (each replica's batch
-  under a distribution strategy) instead: its optimum
-  is the mean, not the median, and it keeps the pinball terms' units and
-  weight (at an error of one standard deviation both are half of it).
+  under a distribution strategy) instead: its optimum is the mean, not the
+  median, and it keeps the pinball terms' units and weight (at an error of one
+  standard deviation both are half of it).
 
   Args:
     quantiles: The Q quantile levels of the forecasts' last axis.
