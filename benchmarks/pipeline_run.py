@@ -60,7 +60,8 @@ class RunResult:
     peak_rss_mib: peak resident memory of the run's process: every component, then
       the scoring.
     window_counts: windows per split, from the Windowing report.
-    validation_losses: the Trainer's validation loss after each epoch it ran.
+    validation_losses: the Trainer's validation loss after each epoch it ran, one list
+      per TFT it trained (one, or each ensemble member's).
     blessed: whether the Evaluator blessed the model.
     scored: the scored split, if one was asked for.
   """
@@ -68,21 +69,23 @@ class RunResult:
   components: Dict[str, float]
   peak_rss_mib: float
   window_counts: Dict[str, int]
-  validation_losses: List[float]
+  validation_losses: List[List[float]]
   blessed: Optional[bool]
   scored: Optional[ScoredWindows]
 
-  def training(self, config: PipelineConfig) -> Dict[str, int]:
-    """The training budget of `config` and how much of it this run used."""
+  def training(self, config: PipelineConfig) -> Dict[str, Any]:
+    """The training budget of `config` and how much of it this run used: the epochs run
+    and the best one at the top level for one TFT, under 'members' for an ensemble."""
     model = config.model_config
     steps_per_epoch = train.steps_per_epoch(config.train_steps, model.max_epochs)
-    losses = self.validation_losses
-    return {'max_steps': steps_per_epoch * model.max_epochs, 'batch_size': model.batch_size,
-            'epochs_run': len(losses), 'max_epochs': model.max_epochs,
-            'steps_run': steps_per_epoch * len(losses),
-            'best_epoch': int(np.argmin(losses)) + 1 if losses else 0,
-            'best_validation_loss': float(min(losses)) if losses else None,
-            'trainer_seconds': round(self.components.get('Trainer', 0.0), 1)}
+    used = [{'epochs_run': len(losses), 'steps_run': steps_per_epoch * len(losses),
+             'best_epoch': int(np.argmin(losses)) + 1 if losses else 0,
+             'best_validation_loss': float(min(losses)) if losses else None}
+            for losses in self.validation_losses]
+    budget = {'max_steps': steps_per_epoch * model.max_epochs,
+              'batch_size': model.batch_size, 'max_epochs': model.max_epochs,
+              'trainer_seconds': round(self.components.get('Trainer', 0.0), 1)}
+    return {**budget, **used[0]} if len(used) == 1 else {**budget, 'members': used}
 
   def summary(self) -> dict:
     """The run's JSON-ready figures, without the windows."""
@@ -169,10 +172,19 @@ def _score(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
       forecasts={q: np.concatenate([f[q] for f in parts['forecasts']]) for q in quantiles})
 
 
-def _validation_losses(model_run_dir: str) -> List[float]:
-  """The per-epoch validation loss from the Trainer's TensorBoard logs."""
+def _validation_losses(model_run_dir: str) -> List[List[float]]:
+  """The per-epoch validation loss of each TFT from the Trainer's TensorBoard logs: in
+  `model_run_dir` for one, in a directory per member for an ensemble."""
+  members = sorted(os.path.dirname(path) for path in
+                   glob.glob(os.path.join(model_run_dir, '*', 'validation')))
+  logs = members if members and not os.path.isdir(
+      os.path.join(model_run_dir, 'validation')) else [model_run_dir]
+  return [_epoch_losses(os.path.join(log, 'validation')) for log in logs]
+
+
+def _epoch_losses(validation_dir: str) -> List[float]:
   losses = []
-  for path in sorted(glob.glob(os.path.join(model_run_dir, 'validation', 'events.out.*'))):
+  for path in sorted(glob.glob(os.path.join(validation_dir, 'events.out.*'))):
     for event in tf.compat.v1.train.summary_iterator(path):
       losses += [float(tf.make_ndarray(value.tensor)) for value in event.summary.value
                  if value.tag == 'epoch_loss']

@@ -4,6 +4,8 @@ from typing import Any, Dict, List, Tuple
 
 _STALLION_METRICS = ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')
 _NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
+# ETTh1 runs by (setting, lookback, horizon, ensemble size).
+_Configurations = Dict[Tuple[str, int, int, int], List[Dict[str, Any]]]
 # Pipeline components with a column of their own; the others are summed as 'other'.
 _COMPONENT_COLUMNS = {'TimeSeriesExampleGen': 'ExampleGen', 'StatisticsGen': 'StatisticsGen',
                       'Transform': 'Transform', 'Windowing': 'Windowing',
@@ -47,14 +49,16 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
            f'{protocol["train_rows"]} train rows (mean {protocol["target_mean"]:.3f}, std '
            f'{protocol["target_std"]:.3f}). TFT: the Trainer\'s model of a pipeline run, '
            f'budget {result["train_steps"]} steps, early stopping on the eval split (windows '
-           f'every {result["eval_stride"]} h); a configuration run several times shows the '
-           'mean, and the range in brackets.', '']
+           f'every {result["eval_stride"]} h); a TFT ensemble trains each member on this budget, '
+           'one after the other, and forecasts their mean; a configuration run several '
+           'times shows the mean, and the range in brackets.', '']
   rows = []
   configurations = _etth1_configurations(result['runs'])
   for horizon in sorted({key[2] for key in configurations}, reverse=True):
     of_horizon = _of_horizon(configurations, horizon)
-    for (setting, lookback, _), runs in of_horizon.items():
-      rows.append([horizon, f'TFT, {setting}', lookback, runs[0]['test_windows'],
+    for (setting, lookback, _, ensemble_size), runs in of_horizon.items():
+      rows.append([horizon, f'{forecaster(ensemble_size)}, {setting}', lookback,
+                   runs[0]['test_windows'],
                    _spread(_errors(runs, 'mse')), _spread(_errors(runs, 'mae')),
                    _training(runs)])
     first = next(iter(of_horizon.values()))[0]  # the naive forecasts are the same in all
@@ -77,18 +81,16 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
   return lines + ['']
 
 
-def _etth1_configurations(runs: List[Dict[str, Any]]
-                          ) -> Dict[Tuple[str, int, int], List[Dict[str, Any]]]:
-  """The runs of each (setting, lookback, horizon), in the order they ran."""
-  configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]] = {}
+def _etth1_configurations(runs: List[Dict[str, Any]]) -> _Configurations:
+  """The runs of each (setting, lookback, horizon, ensemble size), in the order they ran."""
+  configurations: _Configurations = {}
   for run in runs:
-    key = (run['setting'], run['lookback'], run['horizon'])
+    key = (run['setting'], run['lookback'], run['horizon'], run['ensemble_size'])
     configurations.setdefault(key, []).append(run)
   return configurations
 
 
-def _of_horizon(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]],
-                horizon: int) -> Dict[Tuple[str, int, int], List[Dict[str, Any]]]:
+def _of_horizon(configurations: _Configurations, horizon: int) -> _Configurations:
   return {key: runs for key, runs in configurations.items() if key[2] == horizon}
 
 
@@ -114,31 +116,45 @@ def _digits(metric: str) -> int:
 
 def _training(runs: List[Dict[str, Any]]) -> str:
   """Steps, epochs and Trainer time of each run."""
-  parts = [f'{t["steps_run"]} steps x {t["batch_size"]} (epochs {t["epochs_run"]}, best '
-           f'{t["best_epoch"]}), Trainer {t["trainer_seconds"]:.0f} s'
-           for t in (run['training'] for run in runs)]
-  return '; '.join(parts)
+  return '; '.join(f'{training_used(run["training"])}, Trainer '
+                   f'{run["training"]["trainer_seconds"]:.0f} s' for run in runs)
 
 
-def _best_mse(configurations: Dict[Tuple[str, int, int], List[Dict[str, Any]]]) -> str:
+def training_used(training: Dict[str, Any]) -> str:
+  """'1050 steps x 64 (epochs 21, best 11)', each member's for an ensemble."""
+  members = training.get('members', [training])
+  used = [f'{t["steps_run"]} steps x {training["batch_size"]} (epochs {t["epochs_run"]}, '
+          f'best {t["best_epoch"]})' for t in members]
+  return used[0] if len(used) == 1 else f'members: {", ".join(used)}'
+
+
+def forecaster(ensemble_size: int) -> str:
+  """'TFT', or 'TFT ensemble of 3'."""
+  return 'TFT' if ensemble_size == 1 else f'TFT ensemble of {ensemble_size}'
+
+
+def _best_mse(configurations: _Configurations) -> str:
   """The MSE cell of the configuration with the lowest mean MSE."""
   return _spread(min((_errors(runs, 'mse') for runs in configurations.values()), key=_mean))
 
 
 def _stallion(result: Dict[str, Any]) -> List[str]:
   protocol = result['protocol']
-  runs = result['runs']
+  by_size: Dict[int, List[Dict[str, Any]]] = {}
+  for run in result['runs']:
+    by_size.setdefault(run['ensemble_size'], []).append(run)
+  training = [f'{forecaster(size)}: {_training(runs)}.' for size, runs in by_size.items()]
   lines = ['## Stallion: the last 6 months, volume in original units', '',
            f'{result["test_windows"]} windows, one per series: {protocol["horizon_months"]} '
            f'months ahead of {protocol["history_months"]} months of history. TFT budget '
-           f'{result["train_steps"]} steps, early stopping on the 6 months before; '
-           f'{len(runs)} pipeline run(s), the mean and, for several, the range in brackets. '
-           f'Training: {_training(runs)}.', '']
-  rows = [['TFT'] + [_spread([run['model'][key] for run in runs], _digits(key))
-                     for key in _STALLION_METRICS],
-          ['last value, empirical interval'] + [
-              _spread([result['naive_last_value'][key]], _digits(key))
-              for key in _STALLION_METRICS]]
+           f'{result["train_steps"]} steps (each ensemble member\'s), early stopping on the '
+           '6 months before; the mean of the pipeline runs and, for several, their range '
+           f'in brackets. Training: {" ".join(training)}', '']
+  rows = [[f'{forecaster(size)} ({len(runs)} runs)'] + [
+      _spread([run['model'][key] for run in runs], _digits(key)) for key in _STALLION_METRICS]
+          for size, runs in by_size.items()]
+  rows.append(['last value, empirical interval'] + [
+      _spread([result['naive_last_value'][key]], _digits(key)) for key in _STALLION_METRICS])
   return lines + _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90',
                          'P10-P90 coverage'], rows) + ['']
 
@@ -150,10 +166,11 @@ def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
     runs.append((f'synthetic default ({synthetic["rows"]} rows, {synthetic["train_steps"]} '
                  'steps)', synthetic))
   for run in results.get('etth1', {}).get('runs', []):
-    runs.append((f'ETTh1 {run["setting"]} L{run["lookback"]} h{run["horizon"]} '
-                 f'#{run["repeat"]}', run['pipeline']))
+    runs.append((f'ETTh1 {forecaster(run["ensemble_size"])} {run["setting"]} '
+                 f'L{run["lookback"]} h{run["horizon"]} #{run["repeat"]}', run['pipeline']))
   for run in results.get('stallion', {}).get('runs', []):
-    runs.append((f'Stallion #{run["repeat"]}', run['pipeline']))
+    runs.append((f'Stallion {forecaster(run["ensemble_size"])} #{run["repeat"]}',
+                 run['pipeline']))
   if not runs:
     return []
   rows = []

@@ -10,12 +10,13 @@ are never used for training or model selection.
 
 import dataclasses
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import pandas as pd
 
 from benchmarks import metrics, pipeline_run
 from benchmarks.naive_baselines import naive_quantiles
+from benchmarks.report import forecaster, training_used
 from pipeline.config import Blessing
 from schema.datasets import curated_schema_path, get_dataset
 from schema.time_split import TimeSplit
@@ -32,14 +33,16 @@ class Plan:
   Attributes:
     model_overrides: TFTConfig fields changed from the 'local' preset.
     train_steps: the Trainer's step budget (early stopping may use less).
-    repeats: pipeline runs; the Trainer is not seeded, so repeated runs show how much
-      the figures vary.
+    repeats: pipeline runs of each ensemble size; the Trainer is not seeded, so repeated
+      runs show how much the figures vary.
+    ensemble_sizes: TFTs per model (`TFTConfig.ensemble_size`), each benchmarked.
     series: None: every series; else only the first `series` (agency, sku) pairs, for
       a smoke run.
   """
   model_overrides: Mapping[str, Any]
   train_steps: int
   repeats: int = 1
+  ensemble_sizes: Tuple[int, ...] = (1,)
   series: Optional[int] = None
 
 
@@ -49,7 +52,7 @@ FULL = Plan(model_overrides={'hidden_size': 16, 'num_heads': 2, 'dropout': 0.1,
                              'learning_rate': 1e-3, 'batch_size': 64, 'max_epochs': 30,
                              'early_stopping_patience': 5},
             # Single runs' test MAE ranged from 277 to 336, around the naive 293.
-            train_steps=1200, repeats=3)
+            train_steps=1200, repeats=3, ensemble_sizes=(1, 3))
 
 QUICK = Plan(model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 16,
                               'max_epochs': 1},
@@ -57,49 +60,51 @@ QUICK = Plan(model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 16
 
 
 def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
-  """Trains through the pipeline `plan.repeats` times and scores the last 6 months of
-  each run; returns JSON-ready results."""
+  """Trains through the pipeline `plan.repeats` times per ensemble size and scores the
+  last 6 months of each run; returns JSON-ready results."""
   data_file = os.path.join(data_dir, DATA_FILE)
   if plan.series:
     data_file = _first_series(data_file, plan.series, work_dir)
   series = len(pd.read_csv(data_file, usecols=KEYS).drop_duplicates())
   dataset = get_dataset('stallion')
   spec = dataset.spec
+  model_overrides = {**dataset.model_overrides, **plan.model_overrides}
   runs, naive = [], None
-  for repeat in range(1, plan.repeats + 1):
-    config = pipeline_run.new_config(
-        os.path.join(work_dir, 'stallion', f'run-{repeat}'), data_file, dataset=spec,
-        time_split=SPLIT, blessing=Blessing(max_mae=dataset.max_mae),
-        strides={split: 1 if split == 'train' else spec.horizon
-                 for split in SPLIT.split_names},
-        model_overrides={**dataset.model_overrides, **plan.model_overrides},
-        train_steps=plan.train_steps,
-        training_options={'warm_start': False}, schema_file=curated_schema_path(spec.name))
-    result = pipeline_run.run(config, score_split='test')
-    scored = result.scored
-    if len(scored.actual) != series:
-      raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one per '
-                         f'series ({series}); see {config.pipeline_root}')
-    training = result.training(config)
-    model = metrics.quantile_errors(scored.forecasts, scored.actual)
-    if naive is None:  # every run scores the same windows
-      naive = metrics.quantile_errors(
-          naive_quantiles(scored.history, spec.horizon, config.model_config.quantiles),
-          scored.actual)
-    print(f'  Stallion run {repeat}/{plan.repeats}: MAE {model["mae"]:.1f} (naive '
-          f'{naive["mae"]:.1f}), q-risk P50 {model["q_risk_p50"]:.3f} (naive '
-          f'{naive["q_risk_p50"]:.3f}), P90 {model["q_risk_p90"]:.3f} (naive '
-          f'{naive["q_risk_p90"]:.3f}); {training["epochs_run"]} epochs, '
-          f'{result.seconds:.0f} s', flush=True)
-    runs.append({'repeat': repeat, 'model': model, 'training': training,
-                 'pipeline': result.summary()})
+  for ensemble_size in plan.ensemble_sizes:
+    for repeat in range(1, plan.repeats + 1):
+      config = pipeline_run.new_config(
+          os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}'), data_file,
+          dataset=spec, time_split=SPLIT, blessing=Blessing(max_mae=dataset.max_mae),
+          strides={split: 1 if split == 'train' else spec.horizon
+                   for split in SPLIT.split_names},
+          model_overrides={**model_overrides, 'ensemble_size': ensemble_size},
+          train_steps=plan.train_steps, training_options={'warm_start': False},
+          schema_file=curated_schema_path(spec.name))
+      result = pipeline_run.run(config, score_split='test')
+      scored = result.scored
+      if len(scored.actual) != series:
+        raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one '
+                           f'per series ({series}); see {config.pipeline_root}')
+      training = result.training(config)
+      model = metrics.quantile_errors(scored.forecasts, scored.actual)
+      if naive is None:  # every run scores the same windows
+        naive = metrics.quantile_errors(
+            naive_quantiles(scored.history, spec.horizon, config.model_config.quantiles),
+            scored.actual)
+      print(f'  Stallion {forecaster(ensemble_size)}, run {repeat}/{plan.repeats}: MAE '
+            f'{model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
+            f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
+            f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
+            f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
+      runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'model': model,
+                   'training': training, 'pipeline': result.summary(),
+                   'model_config': dataclasses.asdict(config.model_config)})
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
                        'history_months': spec.encoder_steps, 'horizon_months': spec.horizon,
                        'split': dataclasses.asdict(SPLIT)},
           'train_steps': plan.train_steps, 'test_windows': series,
-          'naive_last_value': naive, 'runs': runs,
-          'model_config': dataclasses.asdict(config.model_config)}
+          'naive_last_value': naive, 'runs': runs}
 
 
 def _first_series(data_file: str, count: int, work_dir: str) -> str:

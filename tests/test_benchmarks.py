@@ -11,6 +11,7 @@ import dataclasses
 import json
 import math
 import os
+import types
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import pytest
 
 from benchmarks import etth1_tuning, metrics, pipeline_run, report, run_all, stallion
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
+from trainer_module.hparams import TFTConfig
 
 DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
 DATA_FILE = os.path.join(DATA_DIR, 'ETTh1.csv')
@@ -73,12 +75,18 @@ def test_naive_quantiles_centre_the_history_changes_on_the_last_value():
   np.testing.assert_allclose(quantiles[1.0], [[8.0 + 3 - 2, 8.0 + 6 - 4]])
 
 
-def _etth1_run(setting, horizon, repeat, mse):
+_ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
+_TWO_MEMBERS = {'members': [{'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1},
+                            {'steps_run': 150, 'epochs_run': 3, 'best_epoch': 2}]}
+
+
+def _etth1_run(setting, horizon, repeat, mse, ensemble_size=1):
+  used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
   return {'setting': setting, 'lookback': 336, 'horizon': horizon, 'repeat': repeat,
-          'test_windows': 10, 'model': {'mse': mse, 'mae': 2 * mse},
+          'ensemble_size': ensemble_size, 'test_windows': 10,
+          'model': {'mse': mse, 'mae': 2 * mse},
           'naive': {'repeat_last': {'mse': 0.07, 'mae': 0.2}},
-          'training': {'steps_run': 100, 'batch_size': 64, 'epochs_run': 2,
-                       'best_epoch': 1, 'trainer_seconds': 5.0},
+          'training': {'batch_size': 64, 'trainer_seconds': 5.0, **used},
           'pipeline': {'components': {'Trainer': 5.0}, 'seconds': 9.0,
                        'peak_rss_mib': 100.0}}
 
@@ -91,17 +99,22 @@ def test_etth1_table_shows_the_mean_and_range_of_repeated_runs():
                          'target_std': 9.0},
             'train_steps': 100, 'eval_stride': 4, 'published': {}, 'target_mse': {'96': 0.053},
             'runs': [_etth1_run('univariate', 96, 1, 0.050), _etth1_run('univariate', 96, 2, 0.058),
-                     _etth1_run('multivariate', 96, 1, 0.053)]}
+                     _etth1_run('multivariate', 96, 1, 0.053),
+                     _etth1_run('univariate', 96, 1, 0.0525, ensemble_size=2)]}
   table = report.markdown({'etth1': result})
 
   rows = {line.split(' | ')[1]: line.split(' | ') for line in table.splitlines()
           if line.startswith('| 96 |')}
   assert rows['TFT, univariate'][4:6] == ['0.0540 (0.0500-0.0580)', '0.1080 (0.1000-0.1160)']
   assert rows['TFT, multivariate'][4] == '0.0530'
+  assert rows['TFT ensemble of 2, univariate'][4] == '0.0525'
+  assert rows['TFT ensemble of 2, univariate'][6].startswith(
+      'members: 100 steps x 64 (epochs 2, best 1), 150 steps x 64 (epochs 3, best 2)')
   assert rows['repeat last value'][4] == '0.0700'
   # The target is judged on a configuration's mean, not on its luckiest run.
-  assert 'h96 <= 0.053: best TFT 0.0530.' in table
-  assert '| ETTh1 univariate L336 h96 #2 | ' in table
+  assert 'h96 <= 0.053: best TFT 0.0525.' in table
+  assert '| ETTh1 TFT univariate L336 h96 #2 | ' in table
+  assert '| ETTh1 TFT ensemble of 2 univariate L336 h96 #1 | ' in table
 
 
 @needs_data
@@ -147,17 +160,20 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
     forecasts = {0.1: actual - 2.0, 0.5: actual - offset, 0.9: actual + 1.0}
     return pipeline_run.RunResult(
         seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
-        window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[2.0, 1.0],
+        window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[[2.0, 1.0]],
         blessed=True, scored=pipeline_run.ScoredWindows(
             series=np.arange(6), history=history, actual=actual, forecasts=forecasts))
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
-  result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2), DATA_DIR,
-                        str(tmp_path))
+  result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2, ensemble_sizes=(1, 3)),
+                        DATA_DIR, str(tmp_path))
 
-  assert len(asked) == 2
+  assert len(asked) == 4
+  assert [config.model_config.ensemble_size for config, _ in asked] == [1, 1, 3, 3]
+  assert [(run['ensemble_size'], run['repeat']) for run in result['runs']] == [
+      (1, 1), (1, 2), (3, 1), (3, 2)]
   # Each run has a pipeline of its own, so none warm-starts from or resumes another.
-  assert asked[0][0].pipeline_root != asked[1][0].pipeline_root
+  assert len({config.pipeline_root for config, _ in asked}) == 4
   for config, split in asked:
     assert split == 'test'
     assert (config.dataset.encoder_steps, config.dataset.horizon) == (36, 6)
@@ -165,8 +181,7 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
         '2017-01-01', '2017-07-01')
     assert config.strides == {'train': 1, 'eval': 6, 'test': 6}
   assert result['test_windows'] == result['protocol']['series'] == 6
-  first, second = result['runs']
-  assert (first['repeat'], second['repeat']) == (1, 2)
+  first, second = result['runs'][:2]
   # Run 1: off by 1 at the median, P90 1 above, P10-P90 covers every actual.
   assert first['model'] == pytest.approx({
       'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
@@ -180,12 +195,12 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
 
 
 def test_stallion_table_shows_the_mean_and_range_of_the_runs():
-  def run(repeat, mae):
-    return {'repeat': repeat,
+  def run(repeat, mae, ensemble_size=1):
+    used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
+    return {'repeat': repeat, 'ensemble_size': ensemble_size,
             'model': {'mae': mae, 'q_risk_p50': 0.18, 'q_risk_p90': 0.09,
                       'coverage_p10_p90': 0.7},
-            'training': {'steps_run': 280, 'batch_size': 64, 'epochs_run': 7,
-                         'best_epoch': 2, 'trainer_seconds': 70.0},
+            'training': {'batch_size': 64, 'trainer_seconds': 70.0, **used},
             'pipeline': {'components': {'Trainer': 70.0}, 'seconds': 150.0,
                          'peak_rss_mib': 2600.0}}
 
@@ -196,14 +211,17 @@ def test_stallion_table_shows_the_mean_and_range_of_the_runs():
             'test_windows': 350, 'train_steps': 1200,
             'naive_last_value': {'mae': 293.0, 'q_risk_p50': 0.187, 'q_risk_p90': 0.093,
                                  'coverage_p10_p90': 0.745},
-            'runs': [run(1, 277.3), run(2, 310.5), run(3, 284.5)]}
+            'runs': [run(1, 277.3), run(2, 310.5), run(3, 284.5), run(1, 280.0, 2),
+                     run(2, 282.0, 2)]}
   table = report.markdown({'stallion': result})
 
   rows = {line.split(' | ')[0]: line.split(' | ') for line in table.splitlines()
           if line.startswith('| TFT') or line.startswith('| last value')}
-  assert rows['| TFT'][1:3] == ['290.8 (277.3-310.5)', '0.1800 (0.1800-0.1800)']
+  assert rows['| TFT (3 runs)'][1:3] == ['290.8 (277.3-310.5)', '0.1800 (0.1800-0.1800)']
+  assert rows['| TFT ensemble of 2 (2 runs)'][1] == '281.0 (280.0-282.0)'
   assert rows['| last value, empirical interval'][1] == '293.0'
-  assert '| Stallion #3 | ' in table
+  assert '| Stallion TFT #3 | ' in table
+  assert '| Stallion TFT ensemble of 2 #2 | ' in table
 
 
 @needs_data
@@ -229,3 +247,24 @@ def test_tuning_run_scores_the_protocol_windows(tmp_path):
 def test_tuning_run_rejects_too_few_rows():
   with pytest.raises(SystemExit, match='cannot hold one window'):
     etth1_tuning.main(['--data', DATA_FILE, '--rows', '100', '--lookback', '48'])
+
+
+def test_training_figures_are_given_per_member_for_an_ensemble():
+  # What `training` reads of a PipelineConfig.
+  config = types.SimpleNamespace(
+      train_steps=100, model_config=TFTConfig(max_epochs=10, ensemble_size=2))
+
+  def training(validation_losses):
+    return pipeline_run.RunResult(
+        seconds=1.0, components={'Trainer': 4.0}, peak_rss_mib=1.0, window_counts={},
+        validation_losses=validation_losses, blessed=True, scored=None).training(config)
+
+  one = training([[3.0, 1.0, 2.0]])
+  two = training([[3.0, 1.0, 2.0], [2.0, 1.5]])
+
+  assert (one['epochs_run'], one['steps_run'], one['best_epoch']) == (3, 30, 2)
+  assert one['best_validation_loss'] == 1.0 and 'members' not in one
+  assert two['members'] == [
+      {'epochs_run': 3, 'steps_run': 30, 'best_epoch': 2, 'best_validation_loss': 1.0},
+      {'epochs_run': 2, 'steps_run': 20, 'best_epoch': 2, 'best_validation_loss': 1.5}]
+  assert (two['max_steps'], two['trainer_seconds']) == (100, 4.0)

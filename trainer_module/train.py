@@ -16,13 +16,15 @@ windows) and the export's Transform layer stay on the host. Training resumes fro
 last finished epoch of an interrupted run with the same `model_run_dir`
 (`keras.callbacks.BackupAndRestore`); `fn_args.base_model` warm-starts the weights
 (`trainer_module.warm_start`). Only the chief writes the model (`trainer_module.cluster`).
+With `TFTConfig.ensemble_size` above 1 the members are trained one after the other, each
+as above, and the model exported serves their mean (`tft.ensemble.TFTEnsemble`).
 """
 
 import dataclasses
 import logging
 import math
 import os
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence
 
 import tensorflow as tf
 import tensorflow_transform as tft
@@ -31,6 +33,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from schema.dataset_spec import DatasetSpec
 from trainer_module import cluster, distribution, export, hparams, warm_start, window_inputs
+from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
 from trainer_module.training_config import TrainingConfig
@@ -109,15 +112,22 @@ def learning_rate_schedule(
 
 
 def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
-                       training: TrainingConfig, plan: _Plan) -> keras.Model:
-  """The model and its optimizer; call under `strategy.scope()`."""
-  model = build_tft_model(layout, config)
+                       training: TrainingConfig, plan: _Plan, name: str) -> keras.Model:
+  """A TFT and its optimizer; call under `strategy.scope()`."""
+  model = build_tft_model(layout, config, name)
   optimizer = keras.optimizers.Adam(
       learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
       clipnorm=config.clipnorm)
   model.compile(optimizer=optimizer, steps_per_execution=training.steps_per_execution,
                 jit_compile=config.jit_compile, **loss_and_metrics(config))
   return model
+
+
+def member_names(config: hparams.TFTConfig) -> List[str]:
+  """The names of the model's TFTs: one, or an ensemble's members."""
+  if config.ensemble_size == 1:
+    return ['temporal_fusion_transformer']
+  return [f'member_{index}' for index in range(config.ensemble_size)]
 
 
 class BackupAndRestore(keras.callbacks.BackupAndRestore):
@@ -167,18 +177,57 @@ def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConf
                      _checkpoint_options(distribution.save_options(strategy)))
 
 
-def _callbacks(fn_args: FnArgs, config: hparams.TFTConfig,
+def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
                extra: Sequence[keras.callbacks.Callback]) -> list:
+  """The callbacks of one TFT's training."""
   # BackupAndRestore comes first: at the end of an epoch its backup is written before
   # any later callback can stop the run.
   callbacks = [
-      BackupAndRestore(os.path.join(fn_args.model_run_dir, BACKUP_DIR)),
+      BackupAndRestore(backup_dir),
       keras.callbacks.EarlyStopping(patience=config.early_stopping_patience,
                                     restore_best_weights=True),
   ]
   if cluster.is_chief():
-    callbacks.append(keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir))
+    callbacks.append(keras.callbacks.TensorBoard(log_dir=log_dir))
   return callbacks + list(extra)
+
+
+def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: FnArgs,
+           plan: _Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
+           extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions
+           ) -> None:
+  """Trains the TFTs one after the other.
+
+  One TFT backs up to `model_run_dir/backup` and logs to `model_run_dir`. An ensemble
+  member backs up to `backup/<member name>` and logs to `model_run_dir/<member name>`;
+  the chief keeps its trained weights in `backup/<member name>-trained` until every
+  member is trained, so a resumed run loads the members already trained, resumes the
+  interrupted one and trains the rest.
+  """
+  backups = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
+
+  def fit(member: keras.Model, backup_dir: str, log_dir: str) -> None:
+    member.fit(train, validation_data=evaluation, epochs=plan.epochs,
+               steps_per_epoch=plan.steps_per_epoch, verbose=2,
+               callbacks=_callbacks(backup_dir, log_dir, config, extra))
+
+  if len(members) == 1:
+    fit(members[0], backups, fn_args.model_run_dir)
+    return
+  for index, member in enumerate(members, start=1):
+    trained = os.path.join(backups, f'{member.name}-trained')
+    if tf.io.gfile.exists(trained + '.index'):
+      warm_start.weights_checkpoint(member).read(trained, options=options).assert_consumed()
+      logging.info('Ensemble member %d of %d: trained before the interruption, loaded '
+                   'from %s.', index, len(members), trained)
+      continue
+    logging.info('Ensemble member %d of %d: training.', index, len(members))
+    fit(member, os.path.join(backups, member.name),
+        os.path.join(fn_args.model_run_dir, member.name))
+    if cluster.is_chief():
+      warm_start.weights_checkpoint(member).write(trained, options=options)
+  if cluster.is_chief():
+    tf.io.gfile.rmtree(backups)
 
 
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
@@ -244,9 +293,10 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
                                 eval_windows)
   with strategy.scope():
-    model = _build_and_compile(layout, config, training, plan)
+    members = [_build_and_compile(layout, config, training, plan, name)
+               for name in member_names(config)]
+    model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
     _initialise(model, layout, config, training, fn_args, strategy)
-  model.fit(train, validation_data=evaluation, epochs=plan.epochs,
-            steps_per_epoch=plan.steps_per_epoch, verbose=2,
-            callbacks=_callbacks(fn_args, config, callbacks))
+  _train(members, config, fn_args, plan, train, evaluation, callbacks,
+         _checkpoint_options(distribution.save_options(strategy)))
   _export(model, layout, config, spec, transform_output, fn_args, strategy)

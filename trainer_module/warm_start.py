@@ -37,11 +37,17 @@ def architecture(layout: InputLayout, config: TFTConfig) -> Dict[str, Any]:
   return {'layout': dataclasses.asdict(layout), 'hidden_size': config.hidden_size,
           'num_heads': config.num_heads, 'quantiles': list(config.quantiles),
           'target_location': config.target_location,
-          'history_highway': config.history_highway}
+          'history_highway': config.history_highway,
+          'ensemble_size': config.ensemble_size}
 
 
-def _weights_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
-  """The model's layers by name: their weights only, no optimizer state."""
+def weights_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
+  """The model's layers by name, an ensemble's per member: their weights only, no
+  optimizer state."""
+  members = getattr(model, 'members', None)
+  if members:
+    return tf.train.Checkpoint(**{member.name: weights_checkpoint(member)
+                                  for member in members})
   return tf.train.Checkpoint(**{layer.name: layer for layer in model.layers})
 
 
@@ -54,7 +60,7 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
   """
   directory = os.path.join(saved_model_dir, WARM_START_DIR)
   tf.io.gfile.makedirs(directory)
-  path = _weights_checkpoint(model).write(os.path.join(directory, _WEIGHTS_PREFIX),
+  path = weights_checkpoint(model).write(os.path.join(directory, _WEIGHTS_PREFIX),
                                           options=options)
   with tf.io.gfile.GFile(os.path.join(directory, _ARCHITECTURE_FILE), 'w') as f:
     json.dump(architecture(layout, config), f, indent=2, sort_keys=True)
@@ -91,6 +97,7 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   # Exported before these options existed.
   base.setdefault('target_location', 'mean')
   base.setdefault('history_highway', False)
+  base.setdefault('ensemble_size', 1)
   differences = _differences(base, architecture(layout, config))
   if differences:
     logging.warning('Warm start: not possible from %s: the architecture differs (%s); '
@@ -99,7 +106,7 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     return False
   fresh = model.get_weights()
   try:
-    status = _weights_checkpoint(model).read(os.path.join(directory, _WEIGHTS_PREFIX),
+    status = weights_checkpoint(model).read(os.path.join(directory, _WEIGHTS_PREFIX),
                                              options=options)
     status.assert_consumed()
   except (AssertionError, ValueError, tf.errors.OpError) as error:

@@ -55,6 +55,8 @@ def test_config_is_frozen():
     ({'target_location': 'median'}, 'target_location'),
     ({'point_loss': 'huber'}, 'point_loss'),
     ({'point_loss': 'squared', 'quantiles': (0.1, 0.9)}, 'add 0.5'),
+    ({'ensemble_size': 0}, 'ensemble_size'),
+    ({'ensemble_size': 2.0}, 'ensemble_size'),
 ])
 def test_invalid_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):

@@ -210,19 +210,20 @@ class TemporalFusionTransformer(keras.Model):
                name=config['name'])
 
 
-def build_tft_model(layout: InputLayout,
-                    config: TFTConfig) -> TemporalFusionTransformer:
+def build_tft_model(layout: InputLayout, config: TFTConfig,
+                    name: str = 'temporal_fusion_transformer'
+                    ) -> TemporalFusionTransformer:
   """Creates a TFT and its weights (under the current distribution scope).
 
   Args:
     layout: Window lengths and input group widths.
     config: Hyperparameters.
+    name: The model's name (an ensemble's members need distinct ones).
 
   Returns:
     A built, uncompiled model; see `compile_tft_model`.
   """
-  model = TemporalFusionTransformer(layout, config,
-                                    name='temporal_fusion_transformer')
+  model = TemporalFusionTransformer(layout, config, name=name)
   model(_example_inputs(layout), training=False)
   return model
 

@@ -1,0 +1,131 @@
+"""run_fn with an ensemble of two TFTs: interrupted in the second member, resumed,
+exported as the mean of its members, and warm-started from."""
+
+import dataclasses
+import logging
+import os
+import types
+from typing import Dict, List
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_transform as tft
+import tf_keras as keras
+
+from trainer_module import export, train, warm_start, window_inputs
+from trainer_module.tft.ensemble import TFTEnsemble
+from trainer_module.tft.model import build_tft_model
+
+EPOCHS = 2
+MEMBERS = ('member_0', 'member_1')
+
+
+class _MemberRecorder(keras.callbacks.Callback):
+  """Epochs begun and final weights per member, and the members themselves."""
+
+  def __init__(self):
+    super().__init__()
+    self.epochs_begun: Dict[str, List[int]] = {}
+    self.final_weights: Dict[str, list] = {}
+    self.models: Dict[str, keras.Model] = {}
+
+  def on_epoch_begin(self, epoch, logs=None):
+    self.epochs_begun.setdefault(self.model.name, []).append(epoch)
+    self.models[self.model.name] = self.model
+
+  def on_train_end(self, logs=None):
+    self.final_weights[self.model.name] = self.model.get_weights()
+
+
+class _Interrupted(Exception):
+  pass
+
+
+class _InterruptMember(keras.callbacks.Callback):
+  """Raises `_Interrupted` at the end of `epoch` of the member called `name`."""
+
+  def __init__(self, name: str, epoch: int):
+    super().__init__()
+    self.name, self.epoch = name, epoch
+
+  def on_epoch_end(self, epoch, logs=None):
+    if self.model.name == self.name and epoch == self.epoch:
+      raise _Interrupted(f'{self.name} interrupted after epoch {epoch}')
+
+
+@pytest.fixture(scope='module')
+def ensemble_run(tiny, kit, tmp_path_factory):
+  fn_args = kit.make_fn_args(
+      tiny, str(tmp_path_factory.mktemp('ensemble')), train_steps=2 * EPOCHS,
+      overrides={'ensemble_size': len(MEMBERS), 'max_epochs': EPOCHS,
+                 'early_stopping_patience': EPOCHS})
+  first, second = _MemberRecorder(), _MemberRecorder()
+  with pytest.raises(_Interrupted):
+    train.run_fn(fn_args, callbacks=[first, _InterruptMember(MEMBERS[1], 0)])
+  train.run_fn(fn_args, callbacks=[second])
+  return types.SimpleNamespace(fn_args=fn_args, first=first, second=second)
+
+
+def test_a_resumed_ensemble_keeps_its_trained_members_and_resumes_the_interrupted_one(
+    ensemble_run):
+  first, second = ensemble_run.first, ensemble_run.second
+
+  assert first.epochs_begun == {MEMBERS[0]: [0, 1], MEMBERS[1]: [0]}
+  assert second.epochs_begun == {MEMBERS[1]: [1]}
+  run_dir = ensemble_run.fn_args.model_run_dir
+  assert not os.path.exists(os.path.join(run_dir, train.BACKUP_DIR))
+  for name in MEMBERS:
+    assert os.listdir(os.path.join(run_dir, name, 'validation'))
+
+
+def test_the_exported_ensemble_serves_the_mean_of_its_members(tiny, ensemble_run):
+  first, second = ensemble_run.first, ensemble_run.second
+  windows = tf.constant(tiny.eval_windows)
+  inputs, _ = window_inputs.parse_windows(windows, tiny.spec)
+  # member_0 was loaded, not trained, by the second attempt: its weights are the ones
+  # the first attempt finished with.
+  member_0 = first.models[MEMBERS[0]]
+  member_0.set_weights(first.final_weights[MEMBERS[0]])
+  forecasts = [model(inputs, training=False)[window_inputs.QUANTILES_OUTPUT].numpy()
+               for model in (member_0, second.models[MEMBERS[1]])]
+
+  served = tf.saved_model.load(ensemble_run.fn_args.serving_model_dir).signatures[
+      export.EVAL_SIGNATURE](examples=windows)
+
+  assert not np.allclose(forecasts[0], forecasts[1])
+  np.testing.assert_allclose(served['p50'], np.mean(forecasts, axis=0)[..., 1], rtol=1e-5,
+                             atol=1e-5)
+
+
+@pytest.fixture(scope='module')
+def ensemble_base(tiny, ensemble_run):
+  config = train.model_config_from(ensemble_run.fn_args.custom_config['model_config'])
+  layout = window_inputs.input_layout(tiny.spec, tft.TFTransformOutput(tiny.transform_dir))
+  return types.SimpleNamespace(path=ensemble_run.fn_args.serving_model_dir, layout=layout,
+                               config=config)
+
+
+def test_an_ensemble_warm_starts_each_member_from_the_base_ensemble(ensemble_base,
+                                                                     ensemble_run):
+  members = [build_tft_model(ensemble_base.layout, ensemble_base.config, name)
+             for name in train.member_names(ensemble_base.config)]
+
+  assert warm_start.restore(TFTEnsemble(members), ensemble_base.layout,
+                            ensemble_base.config, ensemble_base.path)
+
+  trained = [ensemble_run.first.final_weights[MEMBERS[0]],
+             ensemble_run.second.models[MEMBERS[1]].get_weights()]
+  for member, weights in zip(members, trained):
+    for got, want in zip(member.get_weights(), weights):
+      np.testing.assert_array_equal(got, want)
+
+
+def test_a_single_model_does_not_warm_start_from_an_ensemble(ensemble_base, caplog):
+  config = dataclasses.replace(ensemble_base.config, ensemble_size=1)
+  model = build_tft_model(ensemble_base.layout, config)
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, ensemble_base.layout, config, ensemble_base.path)
+
+  assert any('ensemble_size: base 2 vs now 1' in m for m in caplog.messages)
