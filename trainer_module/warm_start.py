@@ -7,9 +7,10 @@ Trainer gets a base model (the pipeline passes the last blessed one), `restore` 
 checkpoint into the freshly built model if the architecture matches.
 
 Why a separate checkpoint rather than the SavedModel's own variables: the checkpoint
-names each weight by its layer path (`history_vsn/.../kernel`), so weights are matched
-by meaning, not by position, and it holds no optimizer state, so the new run starts its
-learning-rate schedule and Adam moments afresh. A mismatch (another hidden size, a
+names each weight by its layer path (`history_vsn/.../kernel`; an ensemble's with its
+member first, `member_0/history_vsn/...`), so weights are matched by meaning, not by
+position, and it holds no optimizer state, so the new run starts its learning-rate
+schedule and Adam moments afresh. A mismatch (another hidden size, a
 vocabulary that grew) is found before any weight is touched; a restore that fails
 part-way is rolled back. Either way training goes on from the fresh initialisation and
 the log says why.

@@ -26,7 +26,7 @@ from components import time_series_example_gen as example_gen
 from components import window_builder
 from pipeline import default_data
 from schema import datasets
-from trainer_module import train
+from trainer_module import train, window_inputs
 from trainer_module.preprocessing import preprocessing_fn
 
 SPEC = datasets.SYNTHETIC.with_window(12, 4)
@@ -149,6 +149,13 @@ def make_fn_args(tiny, run_dir, train_steps=6, overrides=None, training=None,
       custom_config=custom_config)
 
 
+def warm_start_base(tiny, fn_args: FnArgs) -> types.SimpleNamespace:
+  """A finished run's export as a warm-start base: its directory, layout and config."""
+  config = train.model_config_from(fn_args.custom_config['model_config'])
+  layout = window_inputs.input_layout(tiny.spec, tft.TFTransformOutput(tiny.transform_dir))
+  return types.SimpleNamespace(path=fn_args.serving_model_dir, layout=layout, config=config)
+
+
 class Recorder(keras.callbacks.Callback):
   """Records what training did, for assertions; its `model` is the trained model."""
 
@@ -229,7 +236,8 @@ def resumed_run(tiny, tmp_path_factory):
 @pytest.fixture(scope='session')
 def kit():
   """Helpers for tests that run run_fn in their own fixtures."""
-  return types.SimpleNamespace(make_fn_args=make_fn_args, Recorder=Recorder)
+  return types.SimpleNamespace(make_fn_args=make_fn_args, Recorder=Recorder,
+                               warm_start_base=warm_start_base)
 
 
 @pytest.fixture

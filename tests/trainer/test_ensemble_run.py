@@ -10,7 +10,6 @@ from typing import Dict, List
 import numpy as np
 import pytest
 import tensorflow as tf
-import tensorflow_transform as tft
 import tf_keras as keras
 
 from trainer_module import export, train, warm_start, window_inputs
@@ -99,11 +98,8 @@ def test_the_exported_ensemble_serves_the_mean_of_its_members(tiny, ensemble_run
 
 
 @pytest.fixture(scope='module')
-def ensemble_base(tiny, ensemble_run):
-  config = train.model_config_from(ensemble_run.fn_args.custom_config['model_config'])
-  layout = window_inputs.input_layout(tiny.spec, tft.TFTransformOutput(tiny.transform_dir))
-  return types.SimpleNamespace(path=ensemble_run.fn_args.serving_model_dir, layout=layout,
-                               config=config)
+def ensemble_base(tiny, ensemble_run, kit):
+  return kit.warm_start_base(tiny, ensemble_run.fn_args)
 
 
 def test_an_ensemble_warm_starts_each_member_from_the_base_ensemble(ensemble_base,

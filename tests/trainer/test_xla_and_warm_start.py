@@ -12,9 +12,8 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf
-import tensorflow_transform as tft
 
-from trainer_module import train, warm_start, window_inputs
+from trainer_module import train, warm_start
 from trainer_module.tft.model import build_tft_model
 
 STEPS_PER_EXECUTION = 2
@@ -77,12 +76,8 @@ def test_warm_start_begins_from_the_base_model_weights(xla_run, resumed_run):
 
 
 @pytest.fixture(scope='module')
-def base(tiny, resumed_run):
-  """The base model's directory, layout and config."""
-  config = train.model_config_from(resumed_run.fn_args.custom_config['model_config'])
-  layout = window_inputs.input_layout(tiny.spec, tft.TFTransformOutput(tiny.transform_dir))
-  return types.SimpleNamespace(path=resumed_run.fn_args.serving_model_dir, layout=layout,
-                               config=config)
+def base(tiny, resumed_run, kit):
+  return kit.warm_start_base(tiny, resumed_run.fn_args)
 
 
 def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, caplog):
