@@ -2,13 +2,15 @@
 
 The last 6 months of all 350 series are the forecast horizon, with 36 months of history:
 MAE of the median forecast, q-risk P50 and P90 and the share of actuals inside [P10, P90],
-in original units (volume), for the TFT the product's pipeline trains and for the naive
-last-value forecast with an empirical interval (`naive_baselines.naive_quantiles`). The
-6 months before the horizon are the eval split (early stopping), so the scored months
-are never used for training or model selection.
+in original units (volume), for the TFT the product's pipeline trains (one, or an
+ensemble: `Plan.ensemble_sizes`) and for the naive last-value forecast with an empirical
+interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
+eval split (early stopping), so the scored months are never used for training or model
+selection.
 """
 
 import dataclasses
+import itertools
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -70,35 +72,35 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   spec = dataset.spec
   model_overrides = {**dataset.model_overrides, **plan.model_overrides}
   runs, naive = [], None
-  for ensemble_size in plan.ensemble_sizes:
-    for repeat in range(1, plan.repeats + 1):
-      config = pipeline_run.new_config(
-          os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}'), data_file,
-          dataset=spec, time_split=SPLIT, blessing=Blessing(max_mae=dataset.max_mae),
-          strides={split: 1 if split == 'train' else spec.horizon
-                   for split in SPLIT.split_names},
-          model_overrides={**model_overrides, 'ensemble_size': ensemble_size},
-          train_steps=plan.train_steps, training_options={'warm_start': False},
-          schema_file=curated_schema_path(spec.name))
-      result = pipeline_run.run(config, score_split='test')
-      scored = result.scored
-      if len(scored.actual) != series:
-        raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one '
-                           f'per series ({series}); see {config.pipeline_root}')
-      training = result.training(config)
-      model = metrics.quantile_errors(scored.forecasts, scored.actual)
-      if naive is None:  # every run scores the same windows
-        naive = metrics.quantile_errors(
-            naive_quantiles(scored.history, spec.horizon, config.model_config.quantiles),
-            scored.actual)
-      print(f'  Stallion {forecaster(ensemble_size)}, run {repeat}/{plan.repeats}: MAE '
-            f'{model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
-            f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
-            f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
-            f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
-      runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'model': model,
-                   'training': training, 'pipeline': result.summary(),
-                   'model_config': dataclasses.asdict(config.model_config)})
+  for ensemble_size, repeat in itertools.product(plan.ensemble_sizes,
+                                                range(1, plan.repeats + 1)):
+    config = pipeline_run.new_config(
+        os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}'), data_file,
+        dataset=spec, time_split=SPLIT, blessing=Blessing(max_mae=dataset.max_mae),
+        strides={split: 1 if split == 'train' else spec.horizon
+                 for split in SPLIT.split_names},
+        model_overrides={**model_overrides, 'ensemble_size': ensemble_size},
+        train_steps=plan.train_steps, training_options={'warm_start': False},
+        schema_file=curated_schema_path(spec.name))
+    result = pipeline_run.run(config, score_split='test')
+    scored = result.scored
+    if len(scored.actual) != series:
+      raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one '
+                         f'per series ({series}); see {config.pipeline_root}')
+    training = result.training(config)
+    model = metrics.quantile_errors(scored.forecasts, scored.actual)
+    if naive is None:  # every run scores the same windows
+      naive = metrics.quantile_errors(
+          naive_quantiles(scored.history, spec.horizon, config.model_config.quantiles),
+          scored.actual)
+    print(f'  Stallion {forecaster(ensemble_size)}, run {repeat}/{plan.repeats}: MAE '
+          f'{model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
+          f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
+          f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
+          f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
+    runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'model': model,
+                 'training': training, 'pipeline': result.summary(),
+                 'model_config': dataclasses.asdict(config.model_config)})
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
                        'history_months': spec.encoder_steps, 'horizon_months': spec.horizon,
