@@ -177,9 +177,8 @@ def _validation_losses(model_run_dir: str) -> List[List[float]]:
   `model_run_dir` for one, in a directory per member for an ensemble."""
   members = sorted(os.path.dirname(path) for path in
                    glob.glob(os.path.join(model_run_dir, '*', 'validation')))
-  logs = members if members and not os.path.isdir(
-      os.path.join(model_run_dir, 'validation')) else [model_run_dir]
-  return [_epoch_losses(os.path.join(log, 'validation')) for log in logs]
+  return [_epoch_losses(os.path.join(log, 'validation'))
+          for log in members or [model_run_dir]]
 
 
 def _epoch_losses(validation_dir: str) -> List[float]:

@@ -53,7 +53,8 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
            'one after the other, and forecasts their mean; a configuration run several '
            'times shows the mean, and the range in brackets.', '']
   rows = []
-  configurations = _etth1_configurations(result['runs'])
+  configurations: _Configurations = _grouped(result['runs'], 'setting', 'lookback',
+                                             'horizon', 'ensemble_size')
   for horizon in sorted({key[2] for key in configurations}, reverse=True):
     of_horizon = _of_horizon(configurations, horizon)
     for (setting, lookback, _, ensemble_size), runs in of_horizon.items():
@@ -81,13 +82,13 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
   return lines + ['']
 
 
-def _etth1_configurations(runs: List[Dict[str, Any]]) -> _Configurations:
-  """The runs of each (setting, lookback, horizon, ensemble size), in the order they ran."""
-  configurations: _Configurations = {}
+def _grouped(runs: List[Dict[str, Any]], *fields: str
+             ) -> Dict[Tuple[Any, ...], List[Dict[str, Any]]]:
+  """The runs of each tuple of values of `fields`, in the order they ran."""
+  groups: Dict[Tuple[Any, ...], List[Dict[str, Any]]] = {}
   for run in runs:
-    key = (run['setting'], run['lookback'], run['horizon'], run['ensemble_size'])
-    configurations.setdefault(key, []).append(run)
-  return configurations
+    groups.setdefault(tuple(run[field] for field in fields), []).append(run)
+  return groups
 
 
 def _of_horizon(configurations: _Configurations, horizon: int) -> _Configurations:
@@ -140,10 +141,8 @@ def _best_mse(configurations: _Configurations) -> str:
 
 def _stallion(result: Dict[str, Any]) -> List[str]:
   protocol = result['protocol']
-  by_size: Dict[int, List[Dict[str, Any]]] = {}
-  for run in result['runs']:
-    by_size.setdefault(run['ensemble_size'], []).append(run)
-  training = [f'{forecaster(size)}: {_training(runs)}.' for size, runs in by_size.items()]
+  by_size = _grouped(result['runs'], 'ensemble_size')
+  training = [f'{forecaster(size)}: {_training(runs)}.' for (size,), runs in by_size.items()]
   lines = ['## Stallion: the last 6 months, volume in original units', '',
            f'{result["test_windows"]} windows, one per series: {protocol["horizon_months"]} '
            f'months ahead of {protocol["history_months"]} months of history. TFT budget '
@@ -152,7 +151,7 @@ def _stallion(result: Dict[str, Any]) -> List[str]:
            f'in brackets. Training: {" ".join(training)}', '']
   rows = [[f'{forecaster(size)} ({len(runs)} runs)'] + [
       _spread([run['model'][key] for run in runs], _digits(key)) for key in _STALLION_METRICS]
-          for size, runs in by_size.items()]
+          for (size,), runs in by_size.items()]
   rows.append(['last value, empirical interval'] + [
       _spread([result['naive_last_value'][key]], _digits(key)) for key in _STALLION_METRICS])
   return lines + _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90',

@@ -30,7 +30,6 @@ class TFTEnsemble(keras.Model):
       raise ValueError(f'an ensemble needs at least 2 members with distinct names, got '
                        f'{names}')
     self.members = list(members)
-    self.layout = members[0].layout
 
   @tf.autograph.experimental.do_not_convert
   def call(self, inputs, training=None):
