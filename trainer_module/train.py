@@ -79,18 +79,22 @@ def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
     raise ValueError(f'only {train_windows} training windows, fewer than one global batch '
                      f'of {global_batch} ({config.batch_size} per replica x {replicas} '
                      'replicas); lower the batch size or the stride, or provide more data')
-  # Whole evaluation batches split evenly over the replicas, at most one global batch.
-  eval_batch = min(global_batch, eval_windows) // replicas * replicas
-  if eval_batch == 0:
-    raise ValueError(f'only {eval_windows} evaluation windows for {replicas} replicas; '
-                     'move the eval split boundary earlier or lower the eval stride')
   peak = config.learning_rate
   if training.scale_learning_rate:
     peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,
                                              reference_batch=config.batch_size)
-  return _Plan(global_batch=global_batch, eval_batch=eval_batch,
+  return _Plan(global_batch=global_batch,
+               eval_batch=eval_batch_size(eval_windows, global_batch, replicas),
                steps_per_epoch=steps_per_epoch(fn_args.train_steps, config.max_epochs),
                epochs=config.max_epochs, peak_learning_rate=peak)
+
+
+def eval_batch_size(eval_windows: int, global_batch: int, replicas: int) -> int:
+  """The validation batch: at most one global batch, split evenly over the replicas, and
+  as even as the batch count allows, so that filling up the last batch
+  (`window_inputs.make_dataset`) repeats few windows."""
+  batches = math.ceil(eval_windows / global_batch)
+  return math.ceil(eval_windows / batches / replicas) * replicas
 
 
 def learning_rate_schedule(
@@ -151,8 +155,7 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: Trainin
       fn_args.train_files, spec, plan.global_batch, shuffle=True, repeat=True,
       cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
       shuffle_buffer=training.shuffle_buffer)
-  # The validation loss (early stopping) uses whole batches; the Evaluator scores every
-  # eval window.
+  # The validation loss (early stopping) covers every eval window, as the Evaluator does.
   evaluation = window_inputs.make_dataset(
       fn_args.eval_files, spec, plan.eval_batch, shuffle=False,
       cache=window_inputs.should_cache(eval_bytes, training.cache_max_bytes, 'Evaluation'),
@@ -284,9 +287,10 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     raise ValueError('no evaluation windows; move the eval split boundary earlier')
   plan = _plan(config, training, fn_args, strategy.num_replicas_in_sync, train_windows,
                eval_windows)
-  logging.info('Training on %d windows (%d eval) with %s on %d replicas: global batch %d, '
-               '%d epochs of %d steps, peak learning rate %g; %s; %s; %s', train_windows,
-               eval_windows, type(strategy).__name__, strategy.num_replicas_in_sync,
+  logging.info('Training on %d windows (%d eval, in validation batches of %d) with %s on '
+               '%d replicas: global batch %d, %d epochs of %d steps, peak learning rate '
+               '%g; %s; %s; %s', train_windows, eval_windows, plan.eval_batch,
+               type(strategy).__name__, strategy.num_replicas_in_sync,
                plan.global_batch, plan.epochs, plan.steps_per_epoch,
                plan.peak_learning_rate, layout, config, training)
 

@@ -12,6 +12,7 @@ the model's input groups, so training and serving cannot drift apart.
 """
 
 import logging
+import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
@@ -126,9 +127,11 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
                  record_count: Optional[int] = None) -> tf.data.Dataset:
   """Batches of (inputs, {'quantiles': label [B, H]}) with fully static shapes.
 
-  Files are read in parallel; batches are whole (`drop_remainder=True`), so every
-  tensor has a static batch dimension, as XLA and TPUs need. Parsing runs on batches,
-  in parallel, in the input pipeline on the host.
+  Files are read in parallel; batches are whole, so every tensor has a static batch
+  dimension, as XLA and TPUs need. A finite dataset puts every window in a batch: its
+  last batch is filled up with the first windows again, so no window goes unseen and
+  at most `batch_size - 1` count twice. Parsing runs on batches, in parallel, in the
+  input pipeline on the host.
 
   Args:
     file_patterns: gzipped TFRecord files of serialized windows.
@@ -140,21 +143,26 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
       that fits (see `DEFAULT_CACHE_MAX_BYTES`).
     shuffle_buffer: windows in the shuffle buffer.
     seed: shuffle seed.
-    record_count: the number of windows in the files, if known (`record_stats`). It
-      makes the number of batches of a finite dataset known to Keras, which needs it
-      for validation with `steps_per_execution` > 1.
+    record_count: the number of windows in the files (`record_stats`); required for a
+      finite dataset (`repeat=False`), whose batches it counts.
+
+  Raises:
+    ValueError: a finite dataset without `record_count`.
   """
+  if not repeat and record_count is None:
+    raise ValueError('a finite dataset needs record_count (window_inputs.record_stats) to '
+                     'put every window in a whole batch')
   files = matching_files(file_patterns)
   dataset = tf.data.TFRecordDataset(files, compression_type='GZIP',
                                     num_parallel_reads=tf.data.AUTOTUNE)
-  if record_count is not None:
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(record_count))
   if cache:
     dataset = dataset.cache()
   if shuffle:
     dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
   if repeat:
     dataset = dataset.repeat()
+  else:  # the last batch filled up from the start; Keras sees how many batches there are
+    dataset = dataset.repeat().take(math.ceil(record_count / batch_size) * batch_size)
   dataset = dataset.batch(batch_size, drop_remainder=True)
   dataset = dataset.map(lambda serialized: _with_label_dict(*parse_windows(serialized, spec)),
                         num_parallel_calls=tf.data.AUTOTUNE,

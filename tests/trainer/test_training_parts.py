@@ -27,9 +27,23 @@ def test_dataset_batches_have_fully_static_shapes(tiny):
     assert inputs[key].shape.is_fully_defined(), key
     assert inputs[key].shape == spec.shape and inputs[key].dtype == spec.dtype, key
   assert labels[window_inputs.QUANTILES_OUTPUT].shape == (batch, tiny.spec.horizon)
-  # Whole batches only, and Keras can see how many.
-  assert dataset.cardinality() == len(tiny.eval_windows) // batch
-  assert sum(1 for _ in dataset) == len(tiny.eval_windows) // batch
+
+
+def test_a_finite_dataset_puts_every_window_in_a_whole_batch(tiny):
+  count = len(tiny.eval_windows)
+  batch = count // 2 + 1  # two batches; the second is filled up with the first windows
+  dataset = window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False,
+                                       record_count=count)
+
+  seen = np.concatenate([labels[window_inputs.QUANTILES_OUTPUT].numpy()
+                         for _, labels in dataset])
+
+  assert dataset.cardinality() == 2  # Keras can see how many batches
+  _, every_label = window_inputs.parse_windows(tf.constant(tiny.eval_windows), tiny.spec)
+  first_again = every_label[:2 * batch - count]
+  np.testing.assert_array_equal(seen, np.concatenate([every_label, first_again]))
+  with pytest.raises(ValueError, match='finite dataset needs record_count'):
+    window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False)
 
 
 def test_cached_shuffled_training_data_repeats_every_window(tiny):
@@ -129,7 +143,7 @@ def test_plan_scales_batch_and_optionally_learning_rate_with_replicas():
   assert plain.global_batch == scaled.global_batch == 64
   assert plain.peak_learning_rate == pytest.approx(1e-3)
   assert scaled.peak_learning_rate == pytest.approx(4e-3)
-  assert plain.eval_batch == 48  # whole batches split evenly over 4 replicas
+  assert plain.eval_batch == 52  # one batch split evenly over 4 replicas, 2 windows twice
   assert plain.steps_per_epoch * plain.epochs >= 100
 
 
@@ -138,9 +152,20 @@ def test_plan_says_when_the_data_is_too_small():
   with pytest.raises(ValueError, match='fewer than one global batch of 32'):
     train._plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
                 eval_windows=50)
-  with pytest.raises(ValueError, match='only 3 evaluation windows for 4 replicas'):
-    train._plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=100,
-                eval_windows=3)
+
+
+@pytest.mark.parametrize('eval_windows, global_batch, replicas, expected', [
+    (697, 64, 1, 64),   # 11 batches, the last filled up with 7 windows again
+    (130, 64, 1, 44),   # 3 batches of 44 rather than 64 + 64 + 2
+    (130, 64, 8, 48),   # a multiple of the replicas
+    (3, 32, 4, 4),      # fewer windows than replicas: one batch, one per replica
+])
+def test_eval_batches_cover_every_window_with_few_repeats(eval_windows, global_batch,
+                                                          replicas, expected):
+  batch = train.eval_batch_size(eval_windows, global_batch, replicas)
+  batches = -(-eval_windows // batch)
+  assert batch == expected and batch <= global_batch and batch % replicas == 0
+  assert batches == -(-eval_windows // global_batch)  # no more batches than needed
 
 
 def test_the_trainer_compiles_the_configured_point_loss():
