@@ -1,6 +1,7 @@
 """The trainer's parts without training: input pipeline, configs, chief, schedule, plan."""
 
 import json
+import math
 import types
 
 import numpy as np
@@ -163,9 +164,9 @@ def test_plan_says_when_the_data_is_too_small():
 def test_eval_batches_cover_every_window_with_few_repeats(eval_windows, global_batch,
                                                           replicas, expected):
   batch = train.eval_batch_size(eval_windows, global_batch, replicas)
-  batches = -(-eval_windows // batch)
   assert batch == expected and batch <= global_batch and batch % replicas == 0
-  assert batches == -(-eval_windows // global_batch)  # no more batches than needed
+  # no more batches than needed
+  assert math.ceil(eval_windows / batch) == math.ceil(eval_windows / global_batch)
 
 
 def test_the_trainer_compiles_the_configured_point_loss():
