@@ -2,7 +2,8 @@
 
 Test MSE and MAE of the z-scored target `OT` (mean and standard deviation of the train
 rows) over every stride-1 test window, for the TFT the product's pipeline trains and for
-naive forecasts of the same windows. Univariate: `OT` alone (`etth1_univariate`);
+naive forecasts of the same windows, and for NLinear's model fitted by least squares on the
+train rows (`linear_baseline`). Univariate: `OT` alone (`etth1_univariate`);
 multivariate: the six loads as observed inputs too (`etth1`); both with the data set's
 own model settings (`schema/datasets.py`). Each run of a setting, lookback and horizon
 is its own pipeline run with the standard borders (rows 8640 / 11520 / 14400); training
@@ -13,9 +14,10 @@ import dataclasses
 import os
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple
 
+import numpy as np
 import pandas as pd
 
-from benchmarks import metrics, pipeline_run
+from benchmarks import linear_baseline, metrics, pipeline_run
 from benchmarks.naive_baselines import naive_forecasts
 from benchmarks.report import forecaster, training_used
 from pipeline.config import Blessing
@@ -93,7 +95,9 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   if plan.rows:
     data_file, time_split = _head(data_file, plan.rows, work_dir)
   protocol = protocol_facts(data_file, time_split)
-  runs = [_run_one(plan, configuration, repeat, data_file, time_split, protocol, work_dir)
+  train_target = split_target(data_file, time_split)[0]
+  runs = [_run_one(plan, configuration, repeat, data_file, time_split, protocol,
+                   train_target, work_dir)
           for configuration in plan.configurations
           for repeat in range(1, configuration.repeats + 1)]
   return {'benchmark': 'etth1', 'protocol': protocol, 'published': PUBLISHED,
@@ -106,20 +110,27 @@ def model_overrides(plan: Plan, setting: str) -> Dict[str, Any]:
   return {**get_dataset(SETTINGS[setting]).model_overrides, **plan.model_overrides}
 
 
-def protocol_facts(data_file: str, time_split: TimeSplit) -> Dict[str, Any]:
-  """Rows per split and the train rows' mean and std of OT (population std, ddof 0)."""
+def split_target(data_file: str, time_split: TimeSplit) -> Tuple[np.ndarray, ...]:
+  """OT of the train, eval and test rows."""
   frame = pd.read_csv(data_file, usecols=['date', 'OT'], parse_dates=['date'])
   eval_start, test_start, end = (pd.Timestamp(b) for b in (
       time_split.eval_start, time_split.test_start, time_split.end))
-  train = frame[frame.date < eval_start].OT
+  return (frame[frame.date < eval_start].OT.to_numpy(),
+          frame[(frame.date >= eval_start) & (frame.date < test_start)].OT.to_numpy(),
+          frame[(frame.date >= test_start) & (frame.date < end)].OT.to_numpy())
+
+
+def protocol_facts(data_file: str, time_split: TimeSplit) -> Dict[str, Any]:
+  """Rows per split and the train rows' mean and std of OT (population std, ddof 0)."""
+  train, evaluation, test = split_target(data_file, time_split)
   return {'data': os.path.basename(data_file), 'train_rows': len(train),
-          'eval_rows': int(((frame.date >= eval_start) & (frame.date < test_start)).sum()),
-          'test_rows': int(((frame.date >= test_start) & (frame.date < end)).sum()),
+          'eval_rows': len(evaluation), 'test_rows': len(test),
           'target_mean': float(train.mean()), 'target_std': float(train.std(ddof=0))}
 
 
 def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: str,
-             time_split: TimeSplit, protocol: Dict[str, Any], work_dir: str) -> Dict[str, Any]:
+             time_split: TimeSplit, protocol: Dict[str, Any], train_target: np.ndarray,
+             work_dir: str) -> Dict[str, Any]:
   setting, lookback, horizon, _, ensemble_size = configuration
   dataset = get_dataset(SETTINGS[setting])
   config = pipeline_run.new_config(
@@ -143,14 +154,18 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
   model = metrics.point_errors(scored.forecasts[0.5], scored.actual, scale)
   naive = {name: metrics.point_errors(forecast, scored.actual, scale)
            for name, forecast in naive_forecasts(scored.history, horizon, [SEASON]).items()}
+  linear = metrics.point_errors(linear_baseline.forecast(
+      linear_baseline.fit(*linear_baseline.sliding_windows(train_target, lookback, horizon)),
+      scored.history), scored.actual, scale)
   training = result.training(config)
   print(f'  ETTh1 {forecaster(ensemble_size)} {setting} lookback {lookback} h{horizon}, '
         f'run {repeat}: MSE {model["mse"]:.4f} MAE {model["mae"]:.4f} (repeat-last '
-        f'{naive["repeat_last"]["mse"]:.4f} / {naive["repeat_last"]["mae"]:.4f}); '
+        f'{naive["repeat_last"]["mse"]:.4f} / {naive["repeat_last"]["mae"]:.4f}, NLinear '
+        f'least squares {linear["mse"]:.4f} / {linear["mae"]:.4f}); '
         f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
   return {'setting': setting, 'lookback': lookback, 'horizon': horizon, 'repeat': repeat,
           'ensemble_size': ensemble_size,
-          'test_windows': len(scored.actual), 'model': model, 'naive': naive,
+          'test_windows': len(scored.actual), 'model': model, 'naive': naive, 'linear': linear,
           'training': training, 'model_config': dataclasses.asdict(config.model_config),
           'pipeline': result.summary()}
 

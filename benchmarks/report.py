@@ -4,6 +4,7 @@ from typing import Any, Dict, List, Tuple
 
 _STALLION_METRICS = ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')
 _NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
+_LINEAR_NAME = 'NLinear, least squares on the train windows'
 # ETTh1 runs by (setting, lookback, horizon, ensemble size).
 _Configurations = Dict[Tuple[str, int, int, int], List[Dict[str, Any]]]
 # Pipeline components with a column of their own; the others are summed as 'other'.
@@ -66,6 +67,9 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
     for name, errors in first['naive'].items():
       rows.append([horizon, _NAIVE_NAMES.get(name, name), '', first['test_windows'],
                    f'{errors["mse"]:.4f}', f'{errors["mae"]:.4f}', ''])
+    for lookback, run in _linear_by_lookback(of_horizon).items():
+      rows.append([horizon, _LINEAR_NAME, lookback, run['test_windows'],
+                   f'{run["linear"]["mse"]:.4f}', f'{run["linear"]["mae"]:.4f}', ''])
     for name, errors in result['published'].get(str(horizon), {}).items():
       rows.append([horizon, f'{name} (published)', 336, '', f'{errors["mse"]:.3f}',
                    f'{errors["mae"]:.3f}', ''])
@@ -80,6 +84,13 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
     lines += ['', 'Targets (test MSE of a configuration, the mean where it ran several '
               'times): ' + ', '.join(targets) + '.']
   return lines + ['']
+
+
+def _linear_by_lookback(configurations: _Configurations) -> Dict[int, Dict[str, Any]]:
+  """A run of each lookback, longest first, that scored the least-squares NLinear (the
+  same in every run of a lookback and horizon)."""
+  runs = [runs[0] for runs in configurations.values() if 'linear' in runs[0]]
+  return {run['lookback']: run for run in sorted(runs, key=lambda run: -run['lookback'])}
 
 
 def _grouped(runs: List[Dict[str, Any]], *fields: str

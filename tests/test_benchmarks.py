@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import etth1_tuning, metrics, pipeline_run, report, run_all, stallion
+from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, report,
+                        run_all, stallion)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from trainer_module.hparams import TFTConfig
 
@@ -75,6 +76,28 @@ def test_naive_quantiles_centre_the_history_changes_on_the_last_value():
   np.testing.assert_allclose(quantiles[1.0], [[8.0 + 3 - 2, 8.0 + 6 - 4]])
 
 
+def test_sliding_windows_cover_the_series_at_stride_1():
+  histories, futures = linear_baseline.sliding_windows(np.arange(6.0), lookback=3, horizon=2)
+  np.testing.assert_array_equal(histories, [[0, 1, 2], [1, 2, 3]])
+  np.testing.assert_array_equal(futures, [[3, 4], [4, 5]])
+  with pytest.raises(ValueError, match='cannot hold one window of lookback 5 \\+ horizon 2'):
+    linear_baseline.sliding_windows(np.arange(6.0), lookback=5, horizon=2)
+
+
+def test_least_squares_nlinear_recovers_a_linear_recurrence():
+  # A sinusoid plus a level obeys y[t] = c + 2 cos(w) y[t-1] - y[t-2]: NLinear's model
+  # (a linear map of the history less its last value, plus a bias) forecasts it exactly.
+  steps = np.arange(400)
+  series = 20.0 + 3.0 * np.sin(2 * np.pi * steps / 24 + 0.3)
+  train, test = series[:300], series[300:]
+  coefficients = linear_baseline.fit(*linear_baseline.sliding_windows(train, 48, 12))
+  histories, futures = linear_baseline.sliding_windows(test, 48, 12)
+  np.testing.assert_allclose(linear_baseline.forecast(coefficients, histories), futures,
+                             atol=1e-6)
+  # Repeat-last is far off on the same windows: the fit is what forecasts the cycle.
+  assert np.abs(histories[:, -1:] - futures).max() > 1.0
+
+
 _ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
 _TWO_MEMBERS = {'members': [{'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1},
                             {'steps_run': 150, 'epochs_run': 3, 'best_epoch': 2}]}
@@ -86,6 +109,7 @@ def _etth1_run(setting, horizon, repeat, mse, ensemble_size=1):
           'ensemble_size': ensemble_size, 'test_windows': 10,
           'model': {'mse': mse, 'mae': 2 * mse},
           'naive': {'repeat_last': {'mse': 0.07, 'mae': 0.2}},
+          'linear': {'mse': 0.0531, 'mae': 0.17},
           'training': {'batch_size': 64, 'trainer_seconds': 5.0, **used},
           'pipeline': {'components': {'Trainer': 5.0}, 'seconds': 9.0,
                        'peak_rss_mib': 100.0}}
@@ -111,6 +135,7 @@ def test_etth1_table_shows_the_mean_and_range_of_repeated_runs():
   assert rows['TFT ensemble of 2, univariate'][6].startswith(
       'members: 100 steps x 64 (epochs 2, best 1), 150 steps x 64 (epochs 3, best 2)')
   assert rows['repeat last value'][4] == '0.0700'
+  assert rows['NLinear, least squares on the train windows'][2:5] == ['336', '10', '0.0531']
   # The target is judged on a configuration's mean, not on its luckiest run.
   assert 'h96 <= 0.053: best TFT 0.0525.' in table
   assert '| ETTh1 TFT univariate L336 h96 #2 | ' in table
@@ -129,7 +154,7 @@ def test_quick_run_writes_complete_results(tmp_path):
   assert etth1['protocol']['train_rows'] == 240 and etth1['protocol']['test_rows'] == 120
   [run] = etth1['runs']
   assert run['test_windows'] == 120 - 12 + 1
-  for errors in [run['model']] + list(run['naive'].values()):
+  for errors in [run['model'], run['linear']] + list(run['naive'].values()):
     assert all(math.isfinite(errors[key]) and errors[key] >= 0 for key in ('mse', 'mae'))
   assert set(run['naive']) == {'repeat_last', 'seasonal_24'}
   assert run['training']['epochs_run'] == 1
