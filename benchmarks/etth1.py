@@ -94,10 +94,13 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   time_split = get_dataset('etth1').split
   if plan.rows:
     data_file, time_split = _head(data_file, plan.rows, work_dir)
-  protocol = protocol_facts(data_file, time_split)
-  train_target = split_target(data_file, time_split)[0]
+  targets = split_target(data_file, time_split)
+  protocol = protocol_facts(data_file, targets)
+  linear_fits = {window: linear_baseline.fit(*linear_baseline.sliding_windows(targets[0],
+                                                                              *window))
+                 for window in {(c.lookback, c.horizon) for c in plan.configurations}}
   runs = [_run_one(plan, configuration, repeat, data_file, time_split, protocol,
-                   train_target, work_dir)
+                   linear_fits[configuration.lookback, configuration.horizon], work_dir)
           for configuration in plan.configurations
           for repeat in range(1, configuration.repeats + 1)]
   return {'benchmark': 'etth1', 'protocol': protocol, 'published': PUBLISHED,
@@ -120,16 +123,17 @@ def split_target(data_file: str, time_split: TimeSplit) -> Tuple[np.ndarray, ...
           frame[(frame.date >= test_start) & (frame.date < end)].OT.to_numpy())
 
 
-def protocol_facts(data_file: str, time_split: TimeSplit) -> Dict[str, Any]:
-  """Rows per split and the train rows' mean and std of OT (population std, ddof 0)."""
-  train, evaluation, test = split_target(data_file, time_split)
+def protocol_facts(data_file: str, targets: Tuple[np.ndarray, ...]) -> Dict[str, Any]:
+  """Rows per split and the train rows' mean and std of OT (population std, ddof 0), from
+  the OT of the train, eval and test rows (`split_target`)."""
+  train, evaluation, test = targets
   return {'data': os.path.basename(data_file), 'train_rows': len(train),
           'eval_rows': len(evaluation), 'test_rows': len(test),
           'target_mean': float(train.mean()), 'target_std': float(train.std(ddof=0))}
 
 
 def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: str,
-             time_split: TimeSplit, protocol: Dict[str, Any], train_target: np.ndarray,
+             time_split: TimeSplit, protocol: Dict[str, Any], linear_fit: np.ndarray,
              work_dir: str) -> Dict[str, Any]:
   setting, lookback, horizon, _, ensemble_size = configuration
   dataset = get_dataset(SETTINGS[setting])
@@ -154,9 +158,8 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
   model = metrics.point_errors(scored.forecasts[0.5], scored.actual, scale)
   naive = {name: metrics.point_errors(forecast, scored.actual, scale)
            for name, forecast in naive_forecasts(scored.history, horizon, [SEASON]).items()}
-  linear = metrics.point_errors(linear_baseline.forecast(
-      linear_baseline.fit(*linear_baseline.sliding_windows(train_target, lookback, horizon)),
-      scored.history), scored.actual, scale)
+  linear = metrics.point_errors(linear_baseline.forecast(linear_fit, scored.history),
+                                scored.actual, scale)
   training = result.training(config)
   print(f'  ETTh1 {forecaster(ensemble_size)} {setting} lookback {lookback} h{horizon}, '
         f'run {repeat}: MSE {model["mse"]:.4f} MAE {model["mae"]:.4f} (repeat-last '
