@@ -7,6 +7,7 @@ from tfx import v1 as tfx
 
 from components.time_series_example_gen import SPLIT_REPORT_FILE, TimeSeriesExampleGen
 from pipeline import default_data
+from pipeline.local_runner import BEAM_ARGS
 from schema.datasets import SYNTHETIC
 from schema.time_split import TimeSplit
 
@@ -23,7 +24,7 @@ def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   tfx.orchestration.LocalDagRunner().run(tfx.dsl.Pipeline(
       pipeline_name='spans', pipeline_root=str(tmp_path / 'root'),
       components=[example_gen], metadata_connection_config=metadata,
-      beam_pipeline_args=['--direct_running_mode=in_memory', '--direct_num_workers=1']))
+      beam_pipeline_args=BEAM_ARGS))
 
   [artifact_dir] = os.listdir(tmp_path / 'root' / 'TimeSeriesExampleGen' / 'examples')
   uri = tmp_path / 'root' / 'TimeSeriesExampleGen' / 'examples' / artifact_dir
