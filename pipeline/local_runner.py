@@ -43,6 +43,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       'evaluation data (default: %(default)s)')
   parser.add_argument('--no-warm-start', action='store_true',
                       help='train from scratch instead of from the last blessed model')
+  parser.add_argument('--seed', type=int,
+                      help="seed the Trainer's initialisation, dropout and shuffle, so a "
+                      'rerun starts alike (default: unseeded)')
   parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
                       help='where runs write artifacts, metadata and published models; '
                       'each dataset gets a subdirectory (default: %(default)s)')
@@ -194,7 +197,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       schema_file=_schema_file(args),
       input_pattern=args.input_pattern,
       train_spans=args.train_spans,
-      training_options={'warm_start': not args.no_warm_start},
+      training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
       on_anomalies=args.on_anomalies)
 
 

@@ -1,4 +1,4 @@
-"""Each data set's own model settings: valid TFTConfig fields, applied by both runners."""
+"""What the runners pass to the Trainer: each data set's own model settings, the seed."""
 
 import dataclasses
 
@@ -9,6 +9,7 @@ from pipeline import local_runner
 from schema import datasets
 from tests.kubeflow.conftest import make_deployment
 from trainer_module import hparams
+from trainer_module.training_config import TrainingConfig
 
 
 @pytest.mark.parametrize('name', sorted(datasets.DATASETS))
@@ -19,12 +20,24 @@ def test_dataset_model_settings_are_tft_config_fields(name):
   assert {field: getattr(config, field) for field in overrides} == dict(overrides)
 
 
-def _local_model_config(argv):
+def _local_pipeline_config(argv):
   args = local_runner.parse_args(argv)
   dataset = datasets.get_dataset(args.dataset)
-  config = local_runner._pipeline_config(  # pylint: disable=protected-access
+  return local_runner._pipeline_config(  # pylint: disable=protected-access
       args, 'tft-test', '/tmp/out', '/tmp/out/data', dataset.spec, dataset)
-  return config.model_config
+
+
+def _local_model_config(argv):
+  return _local_pipeline_config(argv).model_config
+
+
+def test_the_local_runner_seeds_the_trainer_only_when_asked():
+  def seed(argv):
+    custom_config = _local_pipeline_config(argv).trainer_custom_config()
+    return TrainingConfig.from_custom_config(custom_config).seed
+
+  assert seed(['--seed', '7']) == 7
+  assert seed([]) is None
 
 
 def test_the_local_runner_centres_etth1_on_the_last_value():

@@ -8,7 +8,7 @@
                 environment variable TFT_DISTRIBUTION overrides it; default 'auto'.
   training      run settings (`trainer_module.training_config.TrainingConfig`):
                 steps_per_execution, scale_learning_rate, learning-rate warm-up and
-                decay, in-memory cache bound, shuffle buffer.
+                decay, in-memory cache bound, shuffle buffer, random seed.
 
 The global batch is TFTConfig.batch_size per replica times the replicas. The model is
 built and compiled under the strategy's scope; the input pipeline (already transformed
@@ -154,7 +154,7 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: Trainin
   train = window_inputs.make_dataset(
       fn_args.train_files, spec, plan.global_batch, shuffle=True, repeat=True,
       cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
-      shuffle_buffer=training.shuffle_buffer)
+      shuffle_buffer=training.shuffle_buffer, seed=training.seed)
   # The validation loss (early stopping) covers every eval window, as the Evaluator does.
   evaluation = window_inputs.make_dataset(
       fn_args.eval_files, spec, plan.eval_batch, shuffle=False,
@@ -294,6 +294,8 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                plan.global_batch, plan.epochs, plan.steps_per_epoch,
                plan.peak_learning_rate, layout, config, training)
 
+  if training.seed is not None:
+    keras.utils.set_random_seed(training.seed)
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
                                 eval_windows)
   with strategy.scope():

@@ -35,6 +35,11 @@ class TrainingConfig:
     shuffle_buffer: windows in the training shuffle buffer.
     warm_start: start from the weights of the last blessed model (the Trainer's
       `base_model`) when its architecture matches; False trains from scratch.
+    seed: seeds the weights' initialisation, dropout and the order of the training
+      windows (`keras.utils.set_random_seed` and the shuffle), so a rerun on the same
+      data starts from the same weights and sees the same batches. TensorFlow's kernels
+      are not bit-for-bit deterministic, so the trained weights still differ slightly.
+      None (the default): fresh randomness in every run.
   """
 
   steps_per_execution: int = 1
@@ -44,6 +49,7 @@ class TrainingConfig:
   cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES
   shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER
   warm_start: bool = True
+  seed: Optional[int] = None
 
   def __post_init__(self):
     for name in ('steps_per_execution', 'shuffle_buffer'):
@@ -60,6 +66,10 @@ class TrainingConfig:
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"training config '{name}' must lie in [0, 1], got "
                          f'{getattr(self, name)!r}')
+    if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
+                                  or self.seed < 0):
+      raise ValueError("training config 'seed' must be an integer >= 0 or null (unseeded), "
+                       f'got {self.seed!r}')
     if self.cache_max_bytes < 0:
       raise ValueError("training config 'cache_max_bytes' must be >= 0 (0 never caches), "
                        f'got {self.cache_max_bytes!r}')

@@ -123,7 +123,7 @@ def window_features_from_steps(steps: Dict[str, tf.Tensor],
 
 def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: int,
                  shuffle: bool, repeat: bool = False, cache: bool = False,
-                 shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
+                 shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: Optional[int] = None,
                  record_count: Optional[int] = None) -> tf.data.Dataset:
   """Batches of (inputs, {'quantiles': label [B, H]}) with fully static shapes.
 
@@ -142,7 +142,8 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
     cache: keep the serialized windows in memory after the first pass; only for data
       that fits (see `DEFAULT_CACHE_MAX_BYTES`).
     shuffle_buffer: windows in the shuffle buffer.
-    seed: shuffle seed.
+    seed: shuffle seed; with a seed, batches also come out in a fixed order. None: a
+      different order in every run.
     record_count: the number of windows in the files (`record_stats`); required for a
       finite dataset (`repeat=False`), whose batches it counts.
 
@@ -166,7 +167,7 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
   dataset = dataset.batch(batch_size, drop_remainder=True)
   dataset = dataset.map(lambda serialized: _with_label_dict(*parse_windows(serialized, spec)),
                         num_parallel_calls=tf.data.AUTOTUNE,
-                        deterministic=not shuffle)
+                        deterministic=not shuffle or seed is not None)
   return dataset.prefetch(tf.data.AUTOTUNE)
 
 

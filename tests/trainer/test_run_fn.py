@@ -38,6 +38,30 @@ def test_environment_overrides_the_configured_distribution(resumed_run):
   assert all(np.isfinite(resumed_run.second.losses))
 
 
+def _seeded_run(fn_args_for, kit, run: str, seed: int):
+  recorder = kit.Recorder()
+  fn_args = fn_args_for(train_steps=4, overrides={'max_epochs': 2}, training={'seed': seed})
+  fn_args.model_run_dir += f'-{run}'
+  fn_args.serving_model_dir += f'-{run}'
+  train.run_fn(fn_args, callbacks=[recorder])
+  return recorder
+
+
+def test_a_seeded_run_repeats_its_initialisation_and_training(fn_args_for, kit):
+  first = _seeded_run(fn_args_for, kit, 'first', seed=7)
+  again = _seeded_run(fn_args_for, kit, 'again', seed=7)
+  other = _seeded_run(fn_args_for, kit, 'other', seed=8)
+
+  for weights, same in zip(first.initial_weights, again.initial_weights):
+    np.testing.assert_array_equal(weights, same)
+  # Same batches and dropout masks: the losses agree up to TensorFlow's kernels.
+  np.testing.assert_allclose(again.losses, first.losses, rtol=1e-4)
+  np.testing.assert_allclose(again.val_losses, first.val_losses, rtol=1e-4)
+  assert any(not np.array_equal(a, b)
+             for a, b in zip(first.initial_weights, other.initial_weights))
+  assert not np.allclose(other.losses, first.losses, rtol=1e-4)
+
+
 def test_explicit_tpu_without_one_fails_fast_before_training(fn_args_for, monkeypatch):
   monkeypatch.setenv('TFT_DISTRIBUTION', 'tpu')
   fn_args = fn_args_for(distribution='cpu')

@@ -57,6 +57,21 @@ def test_cached_shuffled_training_data_repeats_every_window(tiny):
   np.testing.assert_array_equal(first, second)
 
 
+def _shuffled_labels(tiny, seed):
+  dataset = window_inputs.make_dataset(tiny.train_files, tiny.spec, 4, shuffle=True,
+                                       repeat=True, seed=seed)
+  return np.concatenate([labels[window_inputs.QUANTILES_OUTPUT].numpy()
+                         for _, labels in dataset.take(3)])
+
+
+def test_a_shuffle_seed_fixes_the_order_of_the_training_batches(tiny):
+  seeded = _shuffled_labels(tiny, seed=5)
+
+  np.testing.assert_array_equal(_shuffled_labels(tiny, seed=5), seeded)
+  assert not np.array_equal(_shuffled_labels(tiny, seed=6), seeded)
+  assert not np.array_equal(_shuffled_labels(tiny, seed=None), _shuffled_labels(tiny, None))
+
+
 def _transform_output(tiny):
   import tensorflow_transform as tft  # pylint: disable=g-import-not-at-top
   return tft.TFTransformOutput(tiny.transform_dir)
@@ -93,6 +108,9 @@ def test_training_config_defaults_and_checks():
     TrainingConfig(steps_per_execution=0)
   with pytest.raises(ValueError, match="'warmup_fraction' must lie in"):
     TrainingConfig(warmup_fraction=1.5)
+  assert TrainingConfig.from_custom_config({'training': {'seed': 3}}).seed == 3
+  with pytest.raises(ValueError, match="'seed' must be an integer >= 0 or null"):
+    TrainingConfig(seed='3')
 
 
 @pytest.mark.parametrize('tf_config, chief', [
