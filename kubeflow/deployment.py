@@ -265,8 +265,11 @@ class DeploymentConfig:
   def beam_pipeline_args(self) -> List[str]:
     """Beam arguments of every Beam-based component."""
     if self.dataflow is None:
-      # In the component's own container: one process per core.
-      return ['--direct_running_mode=multi_processing', '--direct_num_workers=0']
+      # In the component's own container: one process per core. Naming the image's
+      # setup.py stops TFX from building an sdist of itself for every Beam component
+      # (`tfx.utils.dependency_utils`); the DirectRunner's workers stage nothing.
+      return ['--direct_running_mode=multi_processing', '--direct_num_workers=0',
+              f'--setup_file={IMAGE_PROJECT_DIR}/setup.py']
     args = [
         '--runner=DataflowRunner',
         f'--project={self.project}',

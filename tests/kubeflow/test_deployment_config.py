@@ -122,7 +122,8 @@ def test_every_tpu_and_gpu_accelerator_the_sdk_knows_is_accepted():
 def test_beam_args_run_on_dataflow_with_the_pipeline_image_only_when_asked():
   in_container = deployment.from_dict(BASE)
   assert in_container.beam_pipeline_args() == [
-      '--direct_running_mode=multi_processing', '--direct_num_workers=0']
+      '--direct_running_mode=multi_processing', '--direct_num_workers=0',
+      '--setup_file=/pipeline/setup.py']
   on_dataflow = deployment.from_dict({**BASE, 'service_account': 'sa@p.iam.gserviceaccount.com',
                                       'dataflow': {'machine_type': 'n2-standard-4'}})
   assert on_dataflow.beam_pipeline_args() == [
