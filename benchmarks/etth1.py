@@ -35,8 +35,9 @@ TARGET_MSE = {96: 0.053, 24: 0.030}
 
 
 class Configuration(NamedTuple):
-  """One benchmarked configuration, run `repeats` times (the Trainer is not seeded, so
-  repeated runs show how much the figures vary), with `ensemble_size` TFTs per run."""
+  """One benchmarked configuration, run `repeats` times, with `ensemble_size` TFTs per run.
+  Run r trains with seed r (`TrainingConfig.seed`): a rerun of the benchmark starts every
+  run alike, and the repeats show how much the figures vary with the seed."""
   setting: str
   lookback: int
   horizon: int
@@ -145,7 +146,7 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
       strides={'train': 1, 'eval': plan.eval_stride, 'test': 1},
       model_overrides={**model_overrides(plan, setting), 'ensemble_size': ensemble_size},
       train_steps=plan.train_steps,
-      training_options={'warm_start': False},
+      training_options={'warm_start': False, 'seed': repeat},
       schema_file=curated_schema_path(dataset.spec.name))
   result = pipeline_run.run(config, score_split='test')
   scored = result.scored
@@ -167,7 +168,7 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
         f'least squares {linear["mse"]:.4f} / {linear["mae"]:.4f}); '
         f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
   return {'setting': setting, 'lookback': lookback, 'horizon': horizon, 'repeat': repeat,
-          'ensemble_size': ensemble_size,
+          'seed': repeat, 'ensemble_size': ensemble_size,
           'test_windows': len(scored.actual), 'model': model, 'naive': naive, 'linear': linear,
           'training': training, 'model_config': dataclasses.asdict(config.model_config),
           'pipeline': result.summary()}

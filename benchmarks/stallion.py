@@ -35,8 +35,8 @@ class Plan:
   Attributes:
     model_overrides: TFTConfig fields changed from the 'local' preset.
     train_steps: the Trainer's step budget (early stopping may use less).
-    repeats: pipeline runs of each ensemble size; the Trainer is not seeded, so repeated
-      runs show how much the figures vary.
+    repeats: pipeline runs of each ensemble size; run r trains with seed r
+      (`TrainingConfig.seed`), and the repeats show how much the figures vary with it.
     ensemble_sizes: TFTs per model (`TFTConfig.ensemble_size`), each benchmarked.
     series: None: every series; else only the first `series` (agency, sku) pairs, for
       a smoke run.
@@ -80,7 +80,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
         strides={split: 1 if split == 'train' else spec.horizon
                  for split in SPLIT.split_names},
         model_overrides={**model_overrides, 'ensemble_size': ensemble_size},
-        train_steps=plan.train_steps, training_options={'warm_start': False},
+        train_steps=plan.train_steps, training_options={'warm_start': False, 'seed': repeat},
         schema_file=curated_schema_path(spec.name))
     result = pipeline_run.run(config, score_split='test')
     scored = result.scored
@@ -98,7 +98,8 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
           f'{model["q_risk_p50"]:.3f} (naive {naive["q_risk_p50"]:.3f}), P90 '
           f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
           f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
-    runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'model': model,
+    runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'seed': repeat,
+                 'model': model,
                  'training': training, 'pipeline': result.summary(),
                  'model_config': dataclasses.asdict(config.model_config)})
   return {'benchmark': 'stallion',
