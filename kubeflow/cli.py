@@ -156,6 +156,8 @@ def _compile(args, deployment) -> int:
   print('  trainer:    ' + (
       f'Vertex AI CustomJob {json.dumps(training.machine_spec())}, distribution '
       f'{training.hardware}' if training else 'in the pipeline step'))
+  options = deployment.training_options
+  print(f'  training:   {json.dumps(dict(options)) if options else "default loop settings"}')
   print(f'  beam:       {" ".join(deployment.beam_pipeline_args())}')
   print('  pusher:     ' + (f'Vertex AI endpoint {deployment.endpoint.name!r}'
                             if deployment.endpoint else deployment.model_dir))

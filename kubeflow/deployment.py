@@ -15,6 +15,9 @@ pipeline itself still comes from `pipeline.pipeline.create_pipeline`. Example fi
     machine_type: cloud-tpu
     accelerator_type: TPU_V3
     accelerator_count: 8
+  training_options:      # the Trainer's loop settings (trainer_module.training_config)
+    steps_per_execution: 64
+    seed: 7
   dataflow:              # Beam components on Dataflow; omit for the in-container DirectRunner
     machine_type: n1-standard-4
     max_num_workers: 4
@@ -185,6 +188,10 @@ class DeploymentConfig:
     serving_model_dir: where Pusher writes without an endpoint; default
       `<pipeline_root>/serving_model`.
     training: the Trainer's Vertex AI machine; None trains inside the pipeline step.
+    training_options: the Trainer's loop settings, on either machine: the fields of
+      `trainer_module.training_config.TrainingConfig`, e.g. steps_per_execution (32 to
+      128 keep a TPU busy between host round trips), seed; checked when the pipeline is
+      compiled.
     dataflow: run Beam on Dataflow; None runs it inside each component's container.
     endpoint: push to this Vertex AI endpoint; None pushes to `serving_model_dir`.
   """
@@ -205,6 +212,7 @@ class DeploymentConfig:
   infer_schema: bool = False
   serving_model_dir: Optional[str] = None
   training: Optional[TrainingHardware] = None
+  training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   dataflow: Optional[Dataflow] = None
   endpoint: Optional[Endpoint] = None
 
@@ -225,6 +233,10 @@ class DeploymentConfig:
     if isinstance(self.train_steps, bool) or not isinstance(self.train_steps, int) \
         or self.train_steps < 1:
       raise DeploymentConfigError(f'train_steps must be an integer >= 1, got {self.train_steps!r}')
+    if not isinstance(self.training_options, Mapping):
+      raise DeploymentConfigError(
+          f'training_options must be a mapping of Trainer loop settings (e.g. '
+          f'steps_per_execution: 64), got {self.training_options!r}')
     if self.infer_schema and self.schema_file:
       raise DeploymentConfigError('set either schema_file or infer_schema: true, not both')
     roots = {'pipeline_root': self.pipeline_root, 'data_root': self.data_root,
@@ -348,7 +360,8 @@ def _construct(cls, values: Mapping[str, Any], where: str):
   if unknown:
     raise DeploymentConfigError(f'unknown fields {unknown} in {where}; known: {known}')
   missing = [f.name for f in dataclasses.fields(cls)
-             if f.default is dataclasses.MISSING and f.name not in values]
+             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+             and f.name not in values]
   if missing:
     raise DeploymentConfigError(
         f'{where} is missing {missing}: set them in the deployment file or with their '

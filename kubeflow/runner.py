@@ -34,6 +34,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
       model_preset=deployment.model_preset,
       model_overrides=dict(dataset.model_overrides),
       train_steps=deployment.train_steps,
+      training_options=dict(deployment.training_options),
       schema_file=deployment.schema_path,
       input_pattern=deployment.input_pattern,
       vertex_training=None if training is None else pipeline_config.VertexTraining(

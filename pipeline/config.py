@@ -12,6 +12,7 @@ from components.anomaly_gate import MODES as ANOMALY_MODES
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
+from trainer_module.training_config import TrainingConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,8 +107,8 @@ class PipelineConfig:
     sample_rates: share of windows kept per split (default: all), for large data.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     model_overrides: TFTConfig fields to change from the preset.
-    training_options: the Trainer's loop settings (see
-      `trainer_module.training_config`), e.g. {'steps_per_execution': 8} on TPU.
+    training_options: the Trainer's loop settings (`TrainingConfig` fields), e.g.
+      {'steps_per_execution': 64} on TPU, {'seed': 7}.
     train_steps: optimizer steps budget for the Trainer.
     input_pattern: the input file pattern under `data_root` (may contain `{SPAN}`); files
       are CSV or TFRecords of tf.Examples, by extension.
@@ -152,6 +153,8 @@ class PipelineConfig:
                        'the median forecast')
     if self.on_anomalies not in ANOMALY_MODES:
       raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
+    # Unknown keys and bad values fail here, not in the Trainer at the end of the data work.
+    TrainingConfig.from_custom_config({'training': self.training_options})
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
     if self.train_spans < 1:

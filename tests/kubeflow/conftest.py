@@ -39,7 +39,8 @@ DEPLOYMENTS = {
     # TPU training, Dataflow and a Vertex endpoint: every cloud option at once.
     'tpu': make_deployment(training=TPU_V3, dataflow=deployment.Dataflow(),
                            endpoint=deployment.Endpoint(name='tft-endpoint'),
-                           service_account='runner@test-project.iam.gserviceaccount.com'),
+                           service_account='runner@test-project.iam.gserviceaccount.com',
+                           training_options={'steps_per_execution': 64, 'seed': 7}),
     'tpu_v5e': make_deployment(training=TPU_V5E),
     'gpu': make_deployment(training=GPU_T4),
     'cpu': make_deployment(training=CPU),

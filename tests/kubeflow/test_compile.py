@@ -1,5 +1,6 @@
 """The compiled pipeline JSON: every component, the image, the Trainer's Vertex AI job
-per hardware kind, the Pusher, Beam arguments, and a strict KFP PipelineSpec parse.
+per hardware kind with its loop settings, the Pusher, Beam arguments, and a strict KFP
+PipelineSpec parse.
 
 The deployments and their compiled JSON come from conftest (one compile per session).
 """
@@ -11,6 +12,7 @@ from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from kubeflow import runner
+from tests.kubeflow.conftest import make_deployment
 
 PROJECT, REGION, IMAGE = 'test-project', 'europe-west4', (
     'europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test')
@@ -105,6 +107,7 @@ def test_tpu_trainer_is_a_vertex_job_on_a_tpu_v3_8_with_tpu_strategy(compiled):
   # What run_fn reads is still there.
   assert json.loads(config['dataset_spec'])['name'] == 'synthetic'
   assert config['model_config'] == {'preset': 'local', 'overrides': {}}
+  assert config['training'] == {'steps_per_execution': 64, 'seed': 7}
 
 
 def test_tpu_v5e_gpu_and_cpu_trainers_differ_accordingly(compiled):
@@ -131,6 +134,14 @@ def test_without_training_hardware_the_standard_trainer_runs_in_step(compiled):
   config = custom_config(job, 'Trainer')
   assert 'distribution' not in config
   assert not any(key.startswith('ai_platform') for key in config)
+  assert config['training'] == {}
+
+
+def test_bad_training_options_fail_when_compiling():
+  with pytest.raises(ValueError, match=r"unknown keys \['steps'\]"):
+    runner.make_pipeline_config(make_deployment(training_options={'steps': 3}))
+  with pytest.raises(ValueError, match="'seed' must be an integer >= 0"):
+    runner.make_pipeline_config(make_deployment(training_options={'seed': -1}))
 
 
 @pytest.mark.parametrize('name', ['tpu', 'tpu_v5e'])

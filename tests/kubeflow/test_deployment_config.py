@@ -28,8 +28,10 @@ def test_yaml_file_with_sections_loads_into_typed_config(tmp_path):
   path = write(tmp_path, {**BASE, 'dataset': 'etth1', 'training': {
       'hardware': 'tpu', 'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
       'accelerator_count': 8}, 'dataflow': {'max_num_workers': 8},
-                          'endpoint': {'name': 'tft'}})
+                          'endpoint': {'name': 'tft'},
+                          'training_options': {'steps_per_execution': 64}})
   config = deployment.load(path)
+  assert config.training_options == {'steps_per_execution': 64}
   assert config.training == deployment.TrainingHardware('tpu', 'cloud-tpu', 'TPU_V3', 8)
   assert config.training.machine_spec() == {
       'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3', 'accelerator_count': 8}
@@ -96,6 +98,7 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
     ({**BASE, 'platform': 'kubeflow', 'kfp_host': 'http://h',
       'pipeline_root': 'minio://b/root', 'dataflow': {}}, 'Dataflow needs a gs:// temp_location'),
     ({**BASE, 'train_steps': 0}, 'train_steps must be an integer >= 1'),
+    ({**BASE, 'training_options': [64]}, 'training_options must be a mapping'),
 ])
 def test_invalid_configs_name_the_problem(values, message):
   with pytest.raises(deployment.DeploymentConfigError) as error:
