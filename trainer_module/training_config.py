@@ -35,11 +35,13 @@ class TrainingConfig:
     shuffle_buffer: windows in the training shuffle buffer.
     warm_start: start from the weights of the last blessed model (the Trainer's
       `base_model`) when its architecture matches; False trains from scratch.
-    seed: seeds the weights' initialisation, dropout and the order of the training
-      windows (`keras.utils.set_random_seed` and the shuffle), so a rerun on the same
-      data starts from the same weights and sees the same batches. TensorFlow's kernels
-      are not bit-for-bit deterministic, so the trained weights still differ slightly.
-      None (the default): fresh randomness in every run.
+    seed: seeds the weights' initialisation, dropout and the shuffle of the training
+      windows (`keras.utils.set_random_seed`), so a rerun on the same window files starts
+      from the same weights and sees the same batches. TensorFlow's kernels are not
+      bit-for-bit deterministic, so the trained weights still differ slightly. Beam does
+      not keep the order of the windows it writes: with several series, each pipeline
+      run orders them differently, and its batches differ. None (the default): fresh
+      randomness in every run.
   """
 
   steps_per_execution: int = 1
