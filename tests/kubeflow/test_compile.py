@@ -12,6 +12,7 @@ from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from kubeflow import runner
+from kubeflow.deployment import DeploymentConfigError
 from tests.kubeflow.conftest import make_deployment
 
 PROJECT, REGION, IMAGE = 'test-project', 'europe-west4', (
@@ -138,9 +139,10 @@ def test_without_training_hardware_the_standard_trainer_runs_in_step(compiled):
 
 
 def test_bad_training_options_fail_when_compiling():
-  with pytest.raises(ValueError, match=r"unknown keys \['steps'\]"):
+  with pytest.raises(DeploymentConfigError,
+                     match=r"training_options in the deployment .*unknown keys \['steps'\]"):
     runner.make_pipeline_config(make_deployment(training_options={'steps': 3}))
-  with pytest.raises(ValueError, match="'seed' must be an integer >= 0"):
+  with pytest.raises(DeploymentConfigError, match="'seed' must be an integer >= 0"):
     runner.make_pipeline_config(make_deployment(training_options={'seed': -1}))
 
 
