@@ -101,8 +101,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
           f'{model["q_risk_p90"]:.3f} (naive {naive["q_risk_p90"]:.3f}); '
           f'{training_used(training)}, {result.seconds:.0f} s', flush=True)
     runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'seed': repeat,
-                 'model': model,
-                 'training': training, 'pipeline': result.summary(),
+                 'model': model, 'training': training, 'pipeline': result.summary(),
                  'model_config': dataclasses.asdict(config.model_config)})
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,

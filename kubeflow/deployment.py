@@ -43,6 +43,7 @@ from typing import Any, Dict, List, Mapping, Optional
 import yaml
 
 from schema.datasets import DATASETS
+from trainer_module.training_config import CONFIG_KEY, TrainingConfig
 
 HARDWARE = ('tpu', 'gpu', 'cpu')
 PLATFORMS = ('vertex', 'kubeflow')
@@ -190,8 +191,7 @@ class DeploymentConfig:
     training: the Trainer's Vertex AI machine; None trains inside the pipeline step.
     training_options: the Trainer's loop settings, on either machine: the fields of
       `trainer_module.training_config.TrainingConfig`, e.g. steps_per_execution (32 to
-      128 keep a TPU busy between host round trips), seed; checked when the pipeline is
-      compiled.
+      128 keep a TPU busy between host round trips), seed.
     dataflow: run Beam on Dataflow; None runs it inside each component's container.
     endpoint: push to this Vertex AI endpoint; None pushes to `serving_model_dir`.
   """
@@ -237,6 +237,10 @@ class DeploymentConfig:
       raise DeploymentConfigError(
           f'training_options must be a mapping of Trainer loop settings (e.g. '
           f'steps_per_execution: 64), got {self.training_options!r}')
+    try:
+      TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
+    except ValueError as error:
+      raise DeploymentConfigError(f'training_options in the deployment config: {error}') from None
     if self.infer_schema and self.schema_file:
       raise DeploymentConfigError('set either schema_file or infer_schema: true, not both')
     roots = {'pipeline_root': self.pipeline_root, 'data_root': self.data_root,

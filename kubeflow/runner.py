@@ -10,19 +10,14 @@ installed project, so nothing is uploaded.
 import os
 from typing import Any, Dict
 
-from kubeflow.deployment import DeploymentConfig, DeploymentConfigError
+from kubeflow.deployment import DeploymentConfig
 
 
 def make_pipeline_config(deployment: DeploymentConfig):
   """The `PipelineConfig` for `deployment`, built as the local runner builds its own."""
   from pipeline import config as pipeline_config  # imports TensorFlow
   from schema.datasets import get_dataset
-  from trainer_module.training_config import TrainingConfig
 
-  try:
-    TrainingConfig.from_custom_config({'training': deployment.training_options})
-  except ValueError as error:
-    raise DeploymentConfigError(f'training_options in the deployment config: {error}') from None
   dataset = get_dataset(deployment.dataset)
   spec = dataset.spec
   training = deployment.training

@@ -10,15 +10,13 @@ from tfx.utils import dependency_utils
 
 from kubeflow import deployment
 from pipeline.local_runner import BEAM_ARGS, PROJECT_ROOT
-
-VERTEX = {'project': 'p', 'region': 'europe-west4', 'pipeline_root': 'gs://b/root',
-          'data_root': 'gs://b/data', 'image': 'europe-west4-docker.pkg.dev/p/r/tft:1'}
+from tests.kubeflow.conftest import make_deployment
 
 
 @pytest.mark.parametrize('beam_args', [
     BEAM_ARGS,
-    deployment.from_dict(VERTEX).beam_pipeline_args(),
-    deployment.from_dict({**VERTEX, 'dataflow': {}}).beam_pipeline_args(),
+    make_deployment().beam_pipeline_args(),
+    make_deployment(dataflow=deployment.Dataflow()).beam_pipeline_args(),
 ], ids=['local', 'vertex-in-container', 'vertex-dataflow'])
 def test_tfx_builds_no_package_of_itself(beam_args, tmp_path, monkeypatch):
   # Without a dependency flag, every Beam component's executor builds an sdist of TFX
@@ -38,7 +36,7 @@ def test_without_a_dependency_flag_tfx_builds_the_package(tmp_path, monkeypatch)
 def test_the_multi_process_direct_runner_stages_no_setup_file(tmp_path, monkeypatch):
   # As in a Vertex component's container, with this project's setup.py for the image's.
   monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
-  in_container = deployment.from_dict(VERTEX).beam_pipeline_args()
+  in_container = make_deployment().beam_pipeline_args()
   args = [arg for arg in in_container if not arg.startswith('--setup_file=')]
   args += ['--direct_num_workers=2', f'--setup_file={os.path.join(PROJECT_ROOT, "setup.py")}']
   # Library transforms only: the worker processes cannot import the test module.

@@ -3,7 +3,8 @@
 Model hyperparameters live in `trainer_module.hparams.TFTConfig` (custom_config key
 'model_config'); this holds what belongs to the run on given hardware: execution,
 learning-rate schedule shape and input-pipeline settings. Every field has a default, so
-`custom_config` may omit the key. Example:
+`custom_config` may omit the key. Imports no TensorFlow, so deployment configs can check it
+quickly. Example:
 
   custom_config={'training': {'steps_per_execution': 32, 'scale_learning_rate': True}}
 """
@@ -11,9 +12,11 @@ learning-rate schedule shape and input-pipeline settings. Every field has a defa
 import dataclasses
 from typing import Any, Mapping, Optional
 
-from trainer_module.window_inputs import DEFAULT_CACHE_MAX_BYTES, DEFAULT_SHUFFLE_BUFFER
-
 CONFIG_KEY = 'training'
+# Training windows are cached in memory after the first epoch when their serialized size
+# (uncompressed) is at most this; larger sets are re-read from the files every epoch.
+DEFAULT_CACHE_MAX_BYTES = 1 << 30
+DEFAULT_SHUFFLE_BUFFER = 10_000
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,13 +22,10 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
 from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY, feature_length, window_feature_spec
 from trainer_module.tft.inputs import InputLayout
+from trainer_module.training_config import DEFAULT_CACHE_MAX_BYTES, DEFAULT_SHUFFLE_BUFFER
 
 QUANTILES_OUTPUT = 'quantiles'
 
-# Training windows are cached in memory after the first epoch when their serialized size
-# (uncompressed) is at most this; larger sets are re-read from the files every epoch.
-DEFAULT_CACHE_MAX_BYTES = 1 << 30
-DEFAULT_SHUFFLE_BUFFER = 10_000
 
 
 def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> InputLayout:

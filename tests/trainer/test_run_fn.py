@@ -38,19 +38,17 @@ def test_environment_overrides_the_configured_distribution(resumed_run):
   assert all(np.isfinite(resumed_run.second.losses))
 
 
-def _seeded_run(fn_args_for, kit, run: str, seed: int):
+def _seeded_run(tiny, kit, run_dir: str, seed: int):
   recorder = kit.Recorder()
-  fn_args = fn_args_for(train_steps=4, overrides={'max_epochs': 2}, training={'seed': seed})
-  fn_args.model_run_dir += f'-{run}'
-  fn_args.serving_model_dir += f'-{run}'
-  train.run_fn(fn_args, callbacks=[recorder])
+  train.run_fn(kit.make_fn_args(tiny, run_dir, train_steps=4, overrides={'max_epochs': 2},
+                                training={'seed': seed}), callbacks=[recorder])
   return recorder
 
 
-def test_a_seeded_run_repeats_its_initialisation_and_training(fn_args_for, kit):
-  first = _seeded_run(fn_args_for, kit, 'first', seed=7)
-  again = _seeded_run(fn_args_for, kit, 'again', seed=7)
-  other = _seeded_run(fn_args_for, kit, 'other', seed=8)
+def test_a_seeded_run_repeats_its_initialisation_and_training(tiny, kit, tmp_path):
+  first = _seeded_run(tiny, kit, str(tmp_path / 'first'), seed=7)
+  again = _seeded_run(tiny, kit, str(tmp_path / 'again'), seed=7)
+  other = _seeded_run(tiny, kit, str(tmp_path / 'other'), seed=8)
 
   for weights, same in zip(first.initial_weights, again.initial_weights):
     np.testing.assert_array_equal(weights, same)
