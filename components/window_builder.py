@@ -128,8 +128,8 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
     moment = datetime.datetime.fromtimestamp(rows[duplicated[0]].seconds,
                                              tz=datetime.timezone.utc)
     raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
-                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates (with several '
-                     'spans: no two spans may hold the same time of a series)')
+                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
+                     '(with several spans: no two spans may hold the same time of a series)')
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
   window = spec.window_length

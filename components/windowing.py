@@ -2,20 +2,23 @@
 
 Beam applies Transform's graph to the raw rows of every split (Transform itself does
 not materialize: it cannot write one output per input span, tensorflow/tfx#2889),
-groups them by series key, `window_builder` cuts each series into windows, and the
-windows are written per split as gzipped TFRecords of tf.Examples laid out as in
-`schema.window_layout`. `window_report.json` in the output artifact counts
-series, rows, windows per split and windows skipped, by reason.
+groups them by series key, `window_builder` cuts each series into windows, and
+`window_files` writes them per split as gzipped TFRecords of tf.Examples laid out as in
+`schema.window_layout`, sorted by series key and time: a rerun on the same data writes
+its windows in the same order, so a seeded Trainer sees the same batches.
+`window_report.json` in the output artifact counts series, rows, windows per split and
+windows skipped, by reason.
 
 Given several examples artifacts (a rolling range of spans), the rows of all of them are
 windowed together, so windows may reach back across span borders. The newest span keeps
 its splits; every row of an older span is training data.
 """
 
+import collections
 import json
 import logging
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import apache_beam as beam
 import tensorflow as tf
@@ -26,7 +29,7 @@ from tfx.components.example_gen.utils import SPAN_PROPERTY_NAME as SPAN_PROPERTY
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
-from components import window_builder
+from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec
 
 WINDOW_REPORT_FILE = 'window_report.json'
@@ -102,6 +105,19 @@ def split_labels(examples: List[types.Artifact]) -> List[Tuple[str, str, str]]:
   return labelled
 
 
+def cut_series(item: Tuple[str, Iterable[window_builder.Row]], spec: DatasetSpec,
+               strides: Dict[str, int], sample_rates: Dict[str, float]
+               ) -> Tuple[List[Tuple[str, window_files.SeriesWindows]], Dict[str, int]]:
+  """One series' windows as (split, (series key, windows in time order)) per split,
+  and the counts of `window_builder.build_windows`."""
+  key, rows = item
+  windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates)
+  by_split = collections.defaultdict(list)
+  for split, serialized in windows:
+    by_split[split].append(serialized)
+  return [(split, (key, serialized)) for split, serialized in by_split.items()], counts
+
+
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
   report = {'windows': {split: counts.get(f'windows_{split}', 0) for split in splits}}
   report.update({name: value for name, value in sorted(counts.items())
@@ -144,20 +160,18 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                for uri, split, label in labelled]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
-               | 'Cut' >> beam.Map(lambda item: window_builder.build_windows(
-                   item[0], item[1], spec, strides, sample_rates)))
+               | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,
                                   os.path.join(windows.uri, WINDOW_REPORT_FILE), splits))
-      tagged = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
+      series_windows = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
       for split in splits:
-        _ = (tagged
+        _ = (series_windows
              | f'Keep[{split}]' >> beam.Filter(lambda item, split=split: item[0] == split)
-             | f'Bytes[{split}]' >> beam.Map(lambda item: item[1])
-             | f'Write[{split}]' >> beam.io.WriteToTFRecord(
-                 os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX),
-                 file_name_suffix='.gz'))
+             | f'Series[{split}]' >> beam.Values()
+             | f'Write[{split}]' >> window_files.WriteSeriesWindows(
+                 os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX)))
 
 
 class Windowing(base_beam_component.BaseBeamComponent):
@@ -183,6 +197,7 @@ class Windowing(base_beam_component.BaseBeamComponent):
     if bad:
       raise ValueError(f'strides must be at least 1 and sample rates in (0, 1], got {bad}')
     super().__init__(spec=WindowingSpec(
-        examples=examples, transform_graph=transform_graph, dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
+        examples=examples, transform_graph=transform_graph,
+        dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
         sample_rates=json.dumps(sample_rates),
         windows=types.Channel(type=standard_artifacts.Examples)))

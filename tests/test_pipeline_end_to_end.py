@@ -17,7 +17,7 @@ from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
-from schema.window_layout import TARGET_FUTURE
+from schema.window_layout import FORECAST_START, TARGET_FUTURE
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
 EXPECTED_NODES = {
@@ -79,6 +79,20 @@ def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
       s, {TARGET_FUTURE: tf.io.FixedLenFeature([horizon], tf.float32)})[TARGET_FUTURE].numpy()
       for s in serialized])
   assert 0.1 < np.median(median) / np.median(actuals) < 10
+
+
+@pytest.mark.parametrize('split', ['train', 'eval'])
+def test_windows_are_written_in_series_then_time_order(finished_run, split):
+  config, _ = finished_run
+  files = sorted(glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                        f'Split-{split}', '*.gz')))
+  parsed = tf.io.parse_example(
+      [r.numpy() for r in tf.data.TFRecordDataset(files, 'GZIP')],
+      {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
+       FORECAST_START: tf.io.FixedLenFeature([1], tf.int64)})
+  order = list(zip(parsed[SERIES_KEY].numpy()[:, 0], parsed[FORECAST_START].numpy()[:, 0]))
+  assert len({key for key, _ in order}) == 3
+  assert order == sorted(order)
 
 
 def _eval_windows_and_forecasts(config, summary):

@@ -41,10 +41,10 @@ class TrainingConfig:
     seed: seeds the weights' initialisation, dropout and the shuffle of the training
       windows (`keras.utils.set_random_seed`), so a rerun on the same window files starts
       from the same weights and sees the same batches. TensorFlow's kernels are not
-      bit-for-bit deterministic, so the trained weights still differ slightly. Beam does
-      not keep the order of the windows it writes: with several series, each pipeline
-      run orders them differently, and its batches differ. None (the default): fresh
-      randomness in every run.
+      bit-for-bit deterministic, so the trained weights still differ slightly. The
+      windowing component writes windows in a fixed order, so a seeded rerun of the
+      whole pipeline sees the same batches too. None (the default): fresh randomness in
+      every run.
   """
 
   steps_per_execution: int = 1
