@@ -9,7 +9,9 @@ order given (time order, from `window_builder`). Read in file-name order, a spli
 sorted by series key, on any runner.
 """
 
+import logging
 import os
+import uuid
 from typing import Dict, Iterable, List, Tuple
 
 import apache_beam as beam
@@ -47,19 +49,24 @@ def write_shard(shard: Shard, series: Iterable[SeriesWindows], file_prefix: str
                 ) -> Tuple[str, int]:
   """Writes one shard's series in key order; returns (path, windows written).
 
-  The file appears under its final name only once complete, so a retried or failed
-  write leaves no half-written shard behind that name.
+  The file appears under its final name only once complete, and a failed write removes
+  its partial file, so a retried or failed write leaves no half-written shard behind.
   """
   path = shard_path(file_prefix, shard)
-  partial = f'{path}.partial'
+  partial = f'{path}.partial-{uuid.uuid4().hex}'
   written = 0
   tf.io.gfile.makedirs(os.path.dirname(path))
-  with tf.io.TFRecordWriter(partial, options='GZIP') as writer:
-    for _, windows in sorted(series, key=lambda item: item[0]):
-      for serialized in windows:
-        writer.write(serialized)
-        written += 1
+  try:
+    with tf.io.TFRecordWriter(partial, options='GZIP') as writer:
+      for _, windows in sorted(series, key=lambda item: item[0]):
+        for serialized in windows:
+          writer.write(serialized)
+          written += 1
+  except BaseException:
+    tf.io.gfile.remove(partial)
+    raise
   tf.io.gfile.rename(partial, path, overwrite=True)
+  logging.info('Wrote %d windows to %s', written, path)
   return path, written
 
 

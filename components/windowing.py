@@ -115,7 +115,7 @@ def cut_series(item: Tuple[str, Iterable[window_builder.Row]], spec: DatasetSpec
   by_split = collections.defaultdict(list)
   for split, serialized in windows:
     by_split[split].append(serialized)
-  return [(split, (key, serialized)) for split, serialized in by_split.items()], counts
+  return [(split, (key, split_windows)) for split, split_windows in by_split.items()], counts
 
 
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:

@@ -71,4 +71,4 @@ def test_write_shard_publishes_only_a_complete_file(tmp_path):
 
   with pytest.raises(OSError, match='disk full'):
     window_files.write_shard((2, 3), [('series_a', failing_windows())], prefix)
-  assert not os.path.exists(window_files.shard_path(prefix, (2, 3)))
+  assert os.listdir(tmp_path) == ['windows-00001-of-00003.gz']  # no partial file left
