@@ -36,9 +36,7 @@ class Plan:
     model_overrides: TFTConfig fields changed from the 'local' preset.
     train_steps: the Trainer's step budget (early stopping may use less).
     repeats: pipeline runs of each ensemble size; run r trains with seed r
-      (`TrainingConfig.seed`), and the repeats show how much the figures vary. Beam
-      orders the windows of the 350 series differently in every pipeline run, so a
-      rerun with the same seed still sees other batches.
+      (`TrainingConfig.seed`), and the repeats show how much the figures vary with it.
     ensemble_sizes: TFTs per model (`TFTConfig.ensemble_size`), each benchmarked.
     series: None: every series; else only the first `series` (agency, sku) pairs, for
       a smoke run.

@@ -12,7 +12,7 @@ from components.anomaly_gate import MODES as ANOMALY_MODES
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
-from trainer_module.training_config import TrainingConfig
+from trainer_module.training_config import CONFIG_KEY, TrainingConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +154,7 @@ class PipelineConfig:
     if self.on_anomalies not in ANOMALY_MODES:
       raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
     # Unknown keys and bad values fail here, not in the Trainer at the end of the data work.
-    TrainingConfig.from_custom_config({'training': self.training_options})
+    TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
     if self.train_spans < 1:

@@ -27,7 +27,6 @@ from trainer_module.training_config import DEFAULT_CACHE_MAX_BYTES, DEFAULT_SHUF
 QUANTILES_OUTPUT = 'quantiles'
 
 
-
 def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> InputLayout:
   """The model's input layout; vocabulary sizes come from the Transform output."""
 
