@@ -3,14 +3,20 @@
 Beam leaves the order of a PCollection to the runner: written with `WriteToTFRecord`, the
 windows of many series come out in another order from run to run, and a seeded Trainer,
 which shuffles through a buffer, then sees other batches. Here a split's series are
-sorted by key and cut into contiguous shards of about `max_shard_bytes` of serialized
-windows; shard i's file holds its series in key order, each series' windows in the
-order given (time order, from `window_builder`). Read in file-name order, a split is
-sorted by series key, on any runner.
+dealt, in key order, to shards of about `max_shard_bytes` of serialized windows, so
+every shard holds series from the whole key range. A shard's file holds its series in
+key order, each series' windows in the order given (time order, from `window_builder`),
+or, with `mix`, all its windows in a fixed pseudo-random order: a training shuffle
+buffer much smaller than the split then still draws every batch from many series,
+where series-ordered windows would give it a few neighbouring series at a time. Either
+way the files are the same on any runner.
 """
 
+import heapq
 import logging
+import math
 import os
+import random
 import uuid
 from typing import Dict, Iterable, List, Tuple
 
@@ -27,17 +33,19 @@ def plan_shards(series_sizes: Iterable[Tuple[str, int]],
                 max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES) -> Dict[str, Shard]:
   """Series key -> (shard index, shard count) for series of the given serialized sizes.
 
-  Series are taken in key order and a shard is closed before it would exceed
-  `max_shard_bytes`; a series bigger than that gets a shard of its own.
+  The count is the total size over `max_shard_bytes`, rounded up (at most one shard per
+  series); series are taken in key order, each to the least-filled shard (the lowest index on a tie), so every shard
+  spans the key range and exceeds the bound by at most one series.
   """
-  index_of, index, filled = {}, 0, 0
-  for key, size in sorted(series_sizes):
-    if filled and filled + size > max_shard_bytes:
-      index, filled = index + 1, 0
-    index_of[key] = index
-    filled += size
-  count = index + 1
-  return {key: (shard, count) for key, shard in index_of.items()}
+  sizes = sorted(series_sizes)
+  count = min(len(sizes), math.ceil(sum(size for _, size in sizes) / max_shard_bytes))
+  shards = [(0, index) for index in range(count)]  # a heap of (bytes filled, index)
+  plan = {}
+  for key, size in sizes:
+    filled, index = heapq.heappop(shards)
+    plan[key] = (index, count)
+    heapq.heappush(shards, (filled + size, index))
+  return plan
 
 
 def shard_path(file_prefix: str, shard: Shard) -> str:
@@ -45,9 +53,12 @@ def shard_path(file_prefix: str, shard: Shard) -> str:
   return f'{file_prefix}-{index:05d}-of-{count:05d}.gz'
 
 
-def write_shard(shard: Shard, series: Iterable[SeriesWindows], file_prefix: str
-                ) -> Tuple[str, int]:
+def write_shard(shard: Shard, series: Iterable[SeriesWindows], file_prefix: str,
+                mix: bool = False) -> Tuple[str, int]:
   """Writes one shard's series in key order; returns (path, windows written).
+
+  With `mix`, the shard's windows are written in a pseudo-random order seeded by the
+  shard's index instead, the same for the same windows.
 
   The file appears under its final name only once complete, and a failed write removes
   its partial file, so a retried or failed write leaves no half-written shard behind.
@@ -58,16 +69,27 @@ def write_shard(shard: Shard, series: Iterable[SeriesWindows], file_prefix: str
   tf.io.gfile.makedirs(os.path.dirname(path))
   try:
     with tf.io.TFRecordWriter(partial, options='GZIP') as writer:
-      for _, windows in sorted(series, key=lambda item: item[0]):
-        for serialized in windows:
-          writer.write(serialized)
-          written += 1
+      for serialized in _shard_order(shard, series, mix):
+        writer.write(serialized)
+        written += 1
   except BaseException:
     tf.io.gfile.remove(partial)
     raise
   tf.io.gfile.rename(partial, path, overwrite=True)
   logging.info('Wrote %d windows to %s', written, path)
   return path, written
+
+
+def _shard_order(shard: Shard, series: Iterable[SeriesWindows], mix: bool
+                 ) -> Iterable[bytes]:
+  """The shard's windows in key then given order, or mixed in a fixed order."""
+  ordered = (serialized for _, windows in sorted(series, key=lambda item: item[0])
+             for serialized in windows)
+  if not mix:
+    return ordered
+  mixed = list(ordered)
+  random.Random(shard[0]).shuffle(mixed)
+  return mixed
 
 
 def _series_size(series: SeriesWindows) -> Tuple[str, int]:
@@ -77,8 +99,11 @@ def _series_size(series: SeriesWindows) -> Tuple[str, int]:
 
 @beam.ptransform_fn
 def WriteSeriesWindows(series: beam.PCollection, file_prefix: str,  # pylint: disable=invalid-name
-                       max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES) -> beam.PCollection:
-  """Writes (series key, windows) elements, one per series, as ordered shards.
+                       max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+                       mix: bool = False) -> beam.PCollection:
+  """Writes (series key, windows) elements, one per series, as shards in a fixed order.
+
+  `mix` writes each shard's windows in a fixed pseudo-random order (for training).
 
   Returns:
     (path, windows written) per shard file.
@@ -91,4 +116,4 @@ def WriteSeriesWindows(series: beam.PCollection, file_prefix: str,  # pylint: di
   return (series
           | 'ToShard' >> beam.Map(lambda item, plan: (plan[item[0]], item), plan)
           | 'ByShard' >> beam.GroupByKey()
-          | 'Write' >> beam.Map(lambda item: write_shard(*item, file_prefix)))
+          | 'Write' >> beam.Map(lambda item: write_shard(*item, file_prefix, mix)))

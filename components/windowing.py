@@ -4,8 +4,10 @@ Beam applies Transform's graph to the raw rows of every split (Transform itself 
 not materialize: it cannot write one output per input span, tensorflow/tfx#2889),
 groups them by series key, `window_builder` cuts each series into windows, and
 `window_files` writes them per split as gzipped TFRecords of tf.Examples laid out as in
-`schema.window_layout`, sorted by series key and time: a rerun on the same data writes
-its windows in the same order, so a seeded Trainer sees the same batches.
+`schema.window_layout`, in an order that depends on the data alone, so a seeded Trainer
+sees the same batches in a rerun: the training split's shards each in a fixed mixed
+order (a shuffle buffer smaller than the split still mixes series), the other splits'
+sorted by series key and time.
 `window_report.json` in the output artifact counts series, rows, windows per split and
 windows skipped, by reason.
 
@@ -34,6 +36,7 @@ from schema.dataset_spec import DatasetSpec
 
 WINDOW_REPORT_FILE = 'window_report.json'
 _FILE_PREFIX = 'windows'
+TRAINING_SPLIT = 'train'
 
 
 class WindowingSpec(types.ComponentSpec):
@@ -100,7 +103,7 @@ def split_labels(examples: List[types.Artifact]) -> List[Tuple[str, str, str]]:
     if artifact_utils.decode_split_names(artifact.split_names) != splits:
       raise ValueError(f'every span needs the splits {splits}; {artifact.uri} has '
                        f'{artifact.split_names}')
-    labelled += [(artifact.uri, split, split if index == newest else 'train')
+    labelled += [(artifact.uri, split, split if index == newest else TRAINING_SPLIT)
                  for split in splits]
   return labelled
 
@@ -171,7 +174,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
              | f'Keep[{split}]' >> beam.Filter(lambda item, split=split: item[0] == split)
              | f'Series[{split}]' >> beam.Values()
              | f'Write[{split}]' >> window_files.WriteSeriesWindows(
-                 os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX)))
+                 os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX),
+                 mix=split == TRAINING_SPLIT))
 
 
 class Windowing(base_beam_component.BaseBeamComponent):

@@ -81,18 +81,28 @@ def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
   assert 0.1 < np.median(median) / np.median(actuals) < 10
 
 
-@pytest.mark.parametrize('split', ['train', 'eval'])
-def test_windows_are_written_in_series_then_time_order(finished_run, split):
-  config, _ = finished_run
+def _window_order(config, split):
+  """(series key, forecast start) of the split's windows, its files read in name order."""
   files = sorted(glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
                                         f'Split-{split}', '*.gz')))
   parsed = tf.io.parse_example(
       [r.numpy() for r in tf.data.TFRecordDataset(files, 'GZIP')],
       {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
        FORECAST_START: tf.io.FixedLenFeature([1], tf.int64)})
-  order = list(zip(parsed[SERIES_KEY].numpy()[:, 0], parsed[FORECAST_START].numpy()[:, 0]))
+  return list(zip(parsed[SERIES_KEY].numpy()[:, 0], parsed[FORECAST_START].numpy()[:, 0]))
+
+
+def test_eval_windows_are_written_in_series_then_time_order(finished_run):
+  order = _window_order(finished_run[0], 'eval')
   assert len({key for key, _ in order}) == 3
   assert order == sorted(order)
+
+
+def test_training_windows_are_written_mixed_across_series(finished_run):
+  order = _window_order(finished_run[0], 'train')
+  assert len(set(order)) == len(order)
+  # Sorted, the first tenth would be one series; mixed, it holds all three.
+  assert len({key for key, _ in order[:len(order) // 10]}) == 3
 
 
 def _eval_windows_and_forecasts(config, summary):

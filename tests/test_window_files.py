@@ -1,4 +1,5 @@
-"""Window files: sorted by series key and time, the same whatever order Beam delivers."""
+"""Window files: series dealt to shards, windows in key and time order or mixed, the same
+whatever order Beam delivers them in."""
 
 import glob
 import os
@@ -22,32 +23,39 @@ def _read(path: str):
   return [record.numpy() for record in tf.data.TFRecordDataset(path, compression_type='GZIP')]
 
 
-def _write_with_beam(series, directory, max_shard_bytes):
+def _write_with_beam(series, directory, max_shard_bytes, mix):
   with beam.Pipeline() as pipeline:
     _ = (pipeline
          | beam.Create(series, reshuffle=True)
          | window_files.WriteSeriesWindows(os.path.join(directory, 'windows'),
-                                           max_shard_bytes=max_shard_bytes))
+                                           max_shard_bytes=max_shard_bytes, mix=mix))
   return sorted(glob.glob(os.path.join(directory, '*')))
 
 
-def test_plan_cuts_series_in_key_order_into_shards_within_the_bound():
+def _series_of(window: bytes) -> str:
+  return window.decode().split('|')[0]
+
+
+def test_plan_deals_series_in_key_order_to_the_least_filled_shard():
   plan = window_files.plan_shards([('c', 40), ('a', 60), ('d', 150), ('b', 30), ('e', 10)],
                                   max_shard_bytes=100)
-  # a+b fit (90), c would overflow; d alone exceeds the bound and gets a shard of its own.
-  assert plan == {'a': (0, 4), 'b': (0, 4), 'c': (1, 4), 'd': (2, 4), 'e': (3, 4)}
+  # 290 bytes: 3 shards. a, b, c open them; d goes to b's (30), e to c's (40).
+  assert plan == {'a': (0, 3), 'b': (1, 3), 'c': (2, 3), 'd': (1, 3), 'e': (2, 3)}
 
 
-def test_plan_of_no_series_is_empty():
+def test_plan_gives_every_shard_a_series():
+  assert window_files.plan_shards([('big', 500), ('small', 1)], max_shard_bytes=100) == {
+      'big': (0, 2), 'small': (1, 2)}
   assert window_files.plan_shards([], max_shard_bytes=100) == {}
 
 
-def test_shards_hold_series_in_key_order_whatever_the_input_order(tmp_path):
+@pytest.mark.parametrize('mix', [False, True])
+def test_shards_are_the_same_whatever_the_input_order(tmp_path, mix):
   series = _series(count=30, windows_each=20)  # 30 x 20 windows of 15 bytes: 9000 bytes
   shuffled = list(series)
   random.Random(5).shuffle(shuffled)
-  first = _write_with_beam(list(reversed(series)), str(tmp_path / 'first'), 2000)
-  second = _write_with_beam(shuffled, str(tmp_path / 'second'), 2000)
+  first = _write_with_beam(list(reversed(series)), str(tmp_path / 'first'), 2000, mix)
+  second = _write_with_beam(shuffled, str(tmp_path / 'second'), 2000, mix)
 
   names = [os.path.basename(path) for path in first]
   assert names == [os.path.basename(path) for path in second]
@@ -55,8 +63,28 @@ def test_shards_hold_series_in_key_order_whatever_the_input_order(tmp_path):
   for path_a, path_b in zip(first, second):
     with open(path_a, 'rb') as a, open(path_b, 'rb') as b:
       assert a.read() == b.read(), f'{os.path.basename(path_a)} differs between the runs'
-  records = [record for path in first for record in _read(path)]
-  assert records == [window for _, windows in series for window in windows]
+  shards = [_read(path) for path in first]
+  assert sorted(record for shard in shards for record in shard) == [
+      window for _, windows in series for window in windows]
+  for index, shard in enumerate(shards):  # every fifth series, from the whole key range
+    assert {_series_of(record) for record in shard} == {
+        key for key, _ in series[index::5]}
+
+
+def test_unmixed_shards_hold_series_in_key_then_time_order(tmp_path):
+  series = _series(count=30, windows_each=20)
+  for path in _write_with_beam(series, str(tmp_path), 2000, mix=False):
+    records = _read(path)
+    assert records == sorted(records)
+
+
+def test_mixed_shards_spread_their_series_through_the_file(tmp_path):
+  series = _series(count=30, windows_each=20)  # a shard: 6 series x 20 windows
+  for path in _write_with_beam(series, str(tmp_path), 2000, mix=True):
+    records = _read(path)
+    # In key order the first 20 windows are one series; mixed, they come from most.
+    assert len({_series_of(record) for record in records[:20]}) >= 5
+    assert records != sorted(records)
 
 
 def test_write_shard_publishes_only_a_complete_file(tmp_path):
