@@ -2,14 +2,17 @@
 
 Beam leaves the order of a PCollection to the runner: written with `WriteToTFRecord`, the
 windows of many series come out in another order from run to run, and a seeded Trainer,
-which shuffles through a buffer, then sees other batches. Here a split's series are
-dealt, in key order, to shards of about `max_shard_bytes` of serialized windows, so
-every shard holds series from the whole key range. A shard's file holds its series in
-key order, each series' windows in the order given (time order, from `window_builder`),
-or, with `mix`, all its windows in a fixed pseudo-random order: a training shuffle
-buffer much smaller than the split then still draws every batch from many series,
-where series-ordered windows would give it a few neighbouring series at a time. Either
-way the files are the same on any runner.
+which shuffles through a buffer, then sees other batches. Here the files depend on the
+data alone, on any runner. A split of about N x `max_shard_bytes` of serialized windows
+gets N shards, and its series are dealt in key order to the least-filled shard. Then:
+
+- by default a shard's file holds its series in key order, each series' windows in the
+  order given (time order, from `window_builder`);
+- with `mix` (training), each series' windows are dealt in turn to all N shards, starting
+  at the series' own, and each file holds its share of every series in a fixed
+  pseudo-random order. Read one file after the other through a shuffle buffer much
+  smaller than the split, every stretch of batches still comes from all series, where
+  series-ordered files would give it a few neighbouring series at a time.
 """
 
 import heapq
@@ -34,8 +37,9 @@ def plan_shards(series_sizes: Iterable[Tuple[str, int]],
   """Series key -> (shard index, shard count) for series of the given serialized sizes.
 
   The count is the total size over `max_shard_bytes`, rounded up (at most one shard per
-  series); series are taken in key order, each to the least-filled shard (the lowest index on a tie), so every shard
-  spans the key range and exceeds the bound by at most one series.
+  series); series are taken in key order, each to the least-filled shard (the lowest
+  index on a tie), so every shard spans the key range and holds at most one series more
+  than the bound.
   """
   sizes = sorted(series_sizes)
   count = min(len(sizes), math.ceil(sum(size for _, size in sizes) / max_shard_bytes))
@@ -80,6 +84,21 @@ def write_shard(shard: Shard, series: Iterable[SeriesWindows], file_prefix: str,
   return path, written
 
 
+def deal_windows(series: SeriesWindows, plan: Dict[str, Shard]
+                 ) -> List[Tuple[Shard, SeriesWindows]]:
+  """A series' windows dealt in turn to every shard, from the series' shard in `plan` on.
+
+  Returns:
+    (shard, (series key, that shard's windows in the order given)) per shard that gets any.
+  """
+  key, windows = series
+  first, count = plan[key]
+  dealt = [[] for _ in range(count)]
+  for position, serialized in enumerate(windows):
+    dealt[(first + position) % count].append(serialized)
+  return [((index, count), (key, share)) for index, share in enumerate(dealt) if share]
+
+
 def _shard_order(shard: Shard, series: Iterable[SeriesWindows], mix: bool
                  ) -> Iterable[bytes]:
   """The shard's windows in key then given order, or mixed in a fixed order."""
@@ -103,7 +122,8 @@ def WriteSeriesWindows(series: beam.PCollection, file_prefix: str,  # pylint: di
                        mix: bool = False) -> beam.PCollection:
   """Writes (series key, windows) elements, one per series, as shards in a fixed order.
 
-  `mix` writes each shard's windows in a fixed pseudo-random order (for training).
+  `mix` spreads every series over all shards, each in a fixed pseudo-random order (for
+  training; see the module docstring).
 
   Returns:
     (path, windows written) per shard file.
@@ -113,7 +133,10 @@ def WriteSeriesWindows(series: beam.PCollection, file_prefix: str,  # pylint: di
       | 'Sizes' >> beam.Map(_series_size)
       | 'AllSizes' >> beam.combiners.ToList()
       | 'Plan' >> beam.Map(plan_shards, max_shard_bytes))
-  return (series
-          | 'ToShard' >> beam.Map(lambda item, plan: (plan[item[0]], item), plan)
+  if mix:
+    by_shard = series | 'DealWindows' >> beam.FlatMap(deal_windows, plan)
+  else:
+    by_shard = series | 'ToShard' >> beam.Map(lambda item, plan: (plan[item[0]], item), plan)
+  return (by_shard
           | 'ByShard' >> beam.GroupByKey()
           | 'Write' >> beam.Map(lambda item: write_shard(*item, file_prefix, mix)))

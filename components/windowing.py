@@ -5,9 +5,9 @@ not materialize: it cannot write one output per input span, tensorflow/tfx#2889)
 groups them by series key, `window_builder` cuts each series into windows, and
 `window_files` writes them per split as gzipped TFRecords of tf.Examples laid out as in
 `schema.window_layout`, in an order that depends on the data alone, so a seeded Trainer
-sees the same batches in a rerun: the training split's shards each in a fixed mixed
-order (a shuffle buffer smaller than the split still mixes series), the other splits'
-sorted by series key and time.
+sees the same batches in a rerun: the training split with every series spread over all
+shards in a fixed mixed order (a shuffle buffer smaller than the split still mixes
+series), the other splits in series key and time order.
 `window_report.json` in the output artifact counts series, rows, windows per split and
 windows skipped, by reason.
 

@@ -5,6 +5,7 @@ ETTh1 with a tiny model; it checks the results are complete and well formed, not
 they say. A pipeline run costs over a minute even so, so the Stallion benchmark gets a
 stand-in run that returns known forecasts: what it checks is the protocol it asks the
 pipeline for and the scoring. Skipped when the reference data is not beside the repo.
+The window-mixing benchmark runs on a few hand-made series.
 """
 
 import dataclasses
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, report,
-                        run_all, stallion)
+                        run_all, stallion, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from trainer_module.hparams import TFTConfig
 
@@ -293,3 +294,18 @@ def test_training_figures_are_given_per_member_for_an_ensemble():
       {'epochs_run': 3, 'steps_run': 30, 'best_epoch': 2, 'best_validation_loss': 1.0},
       {'epochs_run': 2, 'steps_run': 20, 'best_epoch': 2, 'best_validation_loss': 1.5}]
   assert (two['max_steps'], two['trainer_seconds']) == (100, 4.0)
+
+
+def test_window_mixing_counts_the_series_batches_draw_from(tmp_path, capsys):
+  output = tmp_path / 'mixing.json'
+  assert window_mixing.main(['--series', '20', '--windows', '50', '--shards', '2',
+                             '--shuffle-buffer', '50', '--batch-size', '10', '--share', '0.2',
+                             '--output', str(output)]) == 0
+  results = json.loads(output.read_text())
+  for name in ('series_order', 'mixed'):
+    assert results[name]['shards'] == 2 and results[name]['batches'] == 20
+    assert 1 <= results[name]['series_per_batch'] <= 10
+  # 200 windows through a buffer of 50: series-ordered files give a few series.
+  assert results['series_order']['series_seen'] < 10
+  assert results['mixed']['series_seen'] == 20
+  assert '| mixed | 2 | 20 | 20 |' in capsys.readouterr().out

@@ -1,6 +1,7 @@
-"""Window files: series dealt to shards, windows in key and time order or mixed, the same
-whatever order Beam delivers them in."""
+"""Window files: the same whatever order Beam delivers the series in; series in key and
+time order, or (training) every series spread over all shards in a mixed order."""
 
+import collections
 import glob
 import os
 import random
@@ -63,28 +64,31 @@ def test_shards_are_the_same_whatever_the_input_order(tmp_path, mix):
   for path_a, path_b in zip(first, second):
     with open(path_a, 'rb') as a, open(path_b, 'rb') as b:
       assert a.read() == b.read(), f'{os.path.basename(path_a)} differs between the runs'
-  shards = [_read(path) for path in first]
-  assert sorted(record for shard in shards for record in shard) == [
+  assert sorted(record for path in first for record in _read(path)) == [
       window for _, windows in series for window in windows]
-  for index, shard in enumerate(shards):  # every fifth series, from the whole key range
-    assert {_series_of(record) for record in shard} == {
-        key for key, _ in series[index::5]}
 
 
-def test_unmixed_shards_hold_series_in_key_then_time_order(tmp_path):
+def test_unmixed_shards_hold_every_fifth_series_in_key_then_time_order(tmp_path):
   series = _series(count=30, windows_each=20)
-  for path in _write_with_beam(series, str(tmp_path), 2000, mix=False):
-    records = _read(path)
-    assert records == sorted(records)
+  paths = _write_with_beam(series, str(tmp_path), 2000, mix=False)
+  for index, path in enumerate(paths):
+    assert _read(path) == [window for _, windows in series[index::5] for window in windows]
 
 
-def test_mixed_shards_spread_their_series_through_the_file(tmp_path):
-  series = _series(count=30, windows_each=20)  # a shard: 6 series x 20 windows
+def test_mixed_shards_each_hold_a_share_of_every_series_in_a_mixed_order(tmp_path):
+  series = _series(count=30, windows_each=20)
   for path in _write_with_beam(series, str(tmp_path), 2000, mix=True):
     records = _read(path)
-    # In key order the first 20 windows are one series; mixed, they come from most.
-    assert len({_series_of(record) for record in records[:20]}) >= 5
-    assert records != sorted(records)
+    by_series = collections.Counter(_series_of(record) for record in records)
+    assert by_series == {key: 4 for key, _ in series}  # 20 windows over 5 shards
+    # In key order the first 20 windows would be five series; mixed, they come from many.
+    assert len({_series_of(record) for record in records[:20]}) >= 10
+
+
+def test_deal_windows_starts_at_the_series_shard_and_goes_round():
+  plan = {'a': (2, 3)}
+  assert window_files.deal_windows(('a', [b'0', b'1', b'2', b'3']), plan) == [
+      ((0, 3), ('a', [b'1'])), ((1, 3), ('a', [b'2'])), ((2, 3), ('a', [b'0', b'3']))]
 
 
 def test_write_shard_publishes_only_a_complete_file(tmp_path):

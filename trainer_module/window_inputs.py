@@ -149,9 +149,7 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
   if not repeat and record_count is None:
     raise ValueError('a finite dataset needs record_count (window_inputs.record_stats) to '
                      'put every window in a whole batch')
-  files = matching_files(file_patterns)
-  dataset = tf.data.TFRecordDataset(files, compression_type='GZIP',
-                                    num_parallel_reads=tf.data.AUTOTUNE)
+  dataset = read_records(file_patterns)
   if cache:
     dataset = dataset.cache()
   if shuffle:
@@ -165,6 +163,16 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
                         num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=not shuffle or seed is not None)
   return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def read_records(file_patterns: Sequence[str]) -> tf.data.Dataset:
+  """The serialized windows of the files matching `file_patterns`, read in parallel.
+
+  Raises:
+    ValueError: no file matches.
+  """
+  return tf.data.TFRecordDataset(matching_files(file_patterns), compression_type='GZIP',
+                                 num_parallel_reads=tf.data.AUTOTUNE)
 
 
 def _with_label_dict(inputs, label):
@@ -186,8 +194,7 @@ def matching_files(file_patterns: Sequence[str]) -> List[str]:
 
 def record_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
   """(number of records, their total serialized size in bytes) of gzipped TFRecords."""
-  dataset = tf.data.TFRecordDataset(matching_files(file_patterns), compression_type='GZIP')
-  count, size = dataset.map(
+  count, size = read_records(file_patterns).map(
       lambda record: (tf.constant(1, tf.int64), tf.cast(tf.strings.length(record), tf.int64))
   ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
            lambda total, record: (total[0] + record[0], total[1] + record[1]))
