@@ -36,6 +36,14 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument('--seed', type=int, default=1)
   parser.add_argument('--output', help='write the figures as JSON here too')
   args = parser.parse_args(argv)
+  for name in ('series', 'windows', 'shards', 'shuffle_buffer', 'batch_size'):
+    if getattr(args, name) < 1:
+      parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+  if not 0 < args.share <= 1:
+    parser.error(f'--share must be in (0, 1], got {args.share}')
+  if args.shards > args.series:
+    parser.error(f'--shards ({args.shards}) cannot exceed --series ({args.series}): '
+                 'a split gets at most one shard per series')
   if args.series * args.windows < args.batch_size:
     parser.error('--series x --windows must hold at least one batch')
   return args

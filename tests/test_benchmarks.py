@@ -309,3 +309,14 @@ def test_window_mixing_counts_the_series_batches_draw_from(tmp_path, capsys):
   assert results['series_order']['series_seen'] < 10
   assert results['mixed']['series_seen'] == 20
   assert '| mixed | 2 | 20 | 20 |' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--shards', '0'], '--shards must be at least 1'),
+    (['--share', '1.5'], '--share must be in'),
+    (['--series', '2', '--shards', '3'], 'cannot exceed --series'),
+])
+def test_window_mixing_rejects_bad_settings(argv, message, capsys):
+  with pytest.raises(SystemExit):
+    window_mixing.main(argv)
+  assert message in capsys.readouterr().err
