@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Tuple
 from benchmarks import child, etth1, pipeline_run
 from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, measure
 from pipeline import default_data
-from pipeline.config import Blessing, default_strides
+from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema.dataset_spec import DatasetSpec
 from schema.datasets import curated_schema_path, get_dataset
 from trainer_module import hparams
@@ -60,7 +60,7 @@ FULL = Plan(models={'electricity preset (paper size), E168 H24':
                     (ELECTRICITY_LAYOUT, hparams.from_name('electricity')),
                     'ETTh1 benchmark model, univariate E336 H96':
                     etth1_model(etth1.FULL, 'univariate', 336, 96)},
-            steps=30, warmup=3, synthetic=(12, 100, 600))
+            steps=30, warmup=3, synthetic=(12, 100, PipelineConfig.train_steps))
 
 QUICK = Plan(models={'ETTh1 quick model, univariate E48 H12':
                      etth1_model(etth1.QUICK, 'univariate', 48, 12)},

@@ -49,7 +49,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
                       help='where runs write artifacts, metadata and published models; '
                       'each dataset gets a subdirectory (default: %(default)s)')
-  parser.add_argument('--train-steps', type=int, default=600,
+  parser.add_argument('--train-steps', type=int, default=1000,
                       help='optimizer steps budget for the Trainer (default: %(default)s)')
   parser.add_argument('--preset', default='local',
                       help='model hyperparameter preset (default: %(default)s)')
