@@ -50,6 +50,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument('--lookback', type=int, default=336)
   parser.add_argument('--horizon', type=int, default=96)
   parser.add_argument('--multivariate', action='store_true', help='the six loads in too')
+  parser.add_argument('--train-series', choices=('OT', 'all'), default='OT',
+                      help="all: the six loads, rescaled to OT's train mean and std, are "
+                      'training series too, each with its own series id (univariate only)')
   parser.add_argument('--calendar', nargs='*', choices=sorted(CALENDAR),
                       default=['hour', 'dow'], help='known categorical calendar features')
   parser.add_argument('--target-location', choices=TARGET_LOCATIONS, default='last')
@@ -80,6 +83,9 @@ def load(args: argparse.Namespace) -> Tuple[pd.DataFrame, Tuple[int, int, int]]:
   if borders[0] <= args.lookback + args.horizon:
     raise SystemExit(f'error: {borders[0]} train rows cannot hold one window of '
                      f'{args.lookback} + {args.horizon}; use more --rows')
+  if args.train_series == 'all' and args.multivariate:
+    raise SystemExit('error: --train-series all is for the univariate setting; '
+                     'drop --multivariate')
   return frame, borders
 
 
@@ -95,13 +101,14 @@ def series(frame: pd.DataFrame, args: argparse.Namespace, train_end: int
 
 
 def windows(rows_by_name: Dict[str, np.ndarray], args: argparse.Namespace, first: int,
-            end: int, stride: int) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
+            end: int, stride: int, series_id: int = 0
+            ) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
   """Model inputs and [N, H] targets of the windows forecasting from `first` to `end`."""
   lookback, horizon = args.lookback, args.horizon
   starts = np.arange(first, end - horizon + 1, stride)
   rows = starts[:, None] - lookback + np.arange(lookback + horizon)[None]
   count = len(starts)
-  inputs = {'static_categorical': np.zeros((count, 1), np.int32),
+  inputs = {'static_categorical': np.full((count, 1), series_id, np.int32),
             'static_real': np.zeros((count, 0), np.float32),
             'known_categorical': rows_by_name['calendar'][rows],
             'known_real': np.zeros((count, lookback + horizon, 0), np.float32),
@@ -111,6 +118,22 @@ def windows(rows_by_name: Dict[str, np.ndarray], args: argparse.Namespace, first
   return inputs, rows_by_name['target'][rows[:, lookback:]]
 
 
+def with_loads_as_series(train: Tuple[Dict[str, np.ndarray], np.ndarray],
+                         rows_by_name: Dict[str, np.ndarray], args: argparse.Namespace,
+                         train_end: int, train_target: pd.Series
+                         ) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
+  """OT's train windows followed by each load's, the load (z-scored) put on the mean and
+  std of OT's train rows `train_target`; series id 0 is OT, 1 to 6 the loads in `LOADS`
+  order."""
+  target_mean, target_std = float(train_target.mean()), float(train_target.std())
+  parts = [train]
+  for series_id, load in enumerate(rows_by_name['loads'].T, start=1):
+    as_target = dict(rows_by_name, target=(load * target_std + target_mean).astype(np.float32))
+    parts.append(windows(as_target, args, args.lookback, train_end, 1, series_id))
+  return ({key: np.concatenate([inputs[key] for inputs, _ in parts]) for key in train[0]},
+          np.concatenate([actual for _, actual in parts]))
+
+
 def run(args: argparse.Namespace) -> dict:
   """Trains one model and scores it; returns the JSON-ready figures."""
   tf.random.set_seed(args.seed)
@@ -118,9 +141,12 @@ def run(args: argparse.Namespace) -> dict:
   scale = float(frame.OT[:train_end].std(ddof=0))
   rows_by_name = series(frame, args, train_end)
   train = windows(rows_by_name, args, args.lookback, train_end, 1)
+  if args.train_series == 'all':
+    train = with_loads_as_series(train, rows_by_name, args, train_end, frame.OT[:train_end])
   evaluation = windows(rows_by_name, args, train_end, eval_end, args.eval_stride)
   test = windows(rows_by_name, args, eval_end, test_end, 1)
-  layout = InputLayout(args.lookback, args.horizon, (1,), 0,
+  series_count = 1 + len(LOADS) if args.train_series == 'all' else 1
+  layout = InputLayout(args.lookback, args.horizon, (series_count,), 0,
                        tuple(CALENDAR[name][0] for name in args.calendar), 0,
                        len(LOADS) if args.multivariate else 0)
   epochs = max(1, args.steps // args.epoch_steps)
@@ -152,7 +178,8 @@ def run(args: argparse.Namespace) -> dict:
             'windows': len(actual)}
 
   return {'settings': {k: v for k, v in vars(args).items() if k not in ('data', 'output')},
-          'epochs_run': len(losses), 'best_epoch': int(np.argmin(losses)) + 1,
+          'train_windows': len(train[1]), 'epochs_run': len(losses),
+          'best_epoch': int(np.argmin(losses)) + 1,
           'eval': errors(evaluation), 'test': errors(test),
           'train_seconds': round(time.monotonic() - started)}
 

@@ -270,6 +270,40 @@ def test_tuning_run_scores_the_protocol_windows(tmp_path):
 
 
 @needs_data
+def test_tuning_run_can_train_on_the_loads_as_series_on_ots_scale(tmp_path):
+  rows, lookback, horizon = 960, 48, 12
+  args = etth1_tuning.parse_args(['--data', DATA_FILE, '--rows', str(rows), '--lookback',
+                                  str(lookback), '--horizon', str(horizon), '--calendar',
+                                  '--train-series', 'all'])
+  frame, (train_end, _, _) = etth1_tuning.load(args)
+  rows_by_name = etth1_tuning.series(frame, args, train_end)
+  ot_only = etth1_tuning.windows(rows_by_name, args, lookback, train_end, 1)
+  inputs, actual = etth1_tuning.with_loads_as_series(ot_only, rows_by_name, args, train_end,
+                                                     frame.OT[:train_end])
+
+  per_series = len(ot_only[1])
+  assert per_series == train_end - lookback - horizon + 1
+  assert len(actual) == 7 * per_series
+  series_ids = inputs['static_categorical'][:, 0]
+  np.testing.assert_array_equal(series_ids, np.repeat(np.arange(7), per_series))
+  np.testing.assert_array_equal(actual[:per_series], ot_only[1])
+  # The first load's first window, by hand: HUFL z-scored, on OT's train mean and std.
+  hufl, ot = frame.HUFL[:train_end], frame.OT[:train_end]
+  expected = (hufl - hufl.mean()) / hufl.std(ddof=0) * ot.std() + ot.mean()
+  np.testing.assert_allclose(actual[per_series], expected[lookback:lookback + horizon],
+                             rtol=1e-5)
+  np.testing.assert_allclose(inputs['target_history'][per_series], expected[:lookback],
+                             rtol=1e-5)
+
+
+@needs_data
+def test_tuning_run_trains_on_the_loads_only_in_the_univariate_setting():
+  with pytest.raises(SystemExit, match='--train-series all is for the univariate'):
+    etth1_tuning.main(['--data', DATA_FILE, '--rows', '960', '--lookback', '48',
+                       '--multivariate', '--train-series', 'all'])
+
+
+@needs_data
 def test_tuning_run_rejects_too_few_rows():
   with pytest.raises(SystemExit, match='cannot hold one window'):
     etth1_tuning.main(['--data', DATA_FILE, '--rows', '100', '--lookback', '48'])
