@@ -58,10 +58,11 @@ class QuantileLoss(keras.losses.Loss):
 
   Use it for the model's `quantiles` output: y_true [B, H], y_pred [B, H, Q].
   With `point_loss='squared'` the 0.5 quantile's term is the squared error
-  divided by twice the batch's target standard deviation (each replica's batch
-  under a distribution strategy) instead: its optimum is the mean, not the
-  median, and it keeps the pinball terms' units and weight (at an error of one
-  standard deviation both are half of it).
+  divided by twice the batch's target standard deviation instead: its optimum
+  is the mean, not the median, and it keeps the pinball terms' units and weight
+  (at an error of one standard deviation both are half of it). Under a
+  distribution strategy the standard deviation is the global batch's, gathered
+  from every replica, so the loss is the one a single device would compute.
 
   Args:
     quantiles: The Q quantile levels of the forecasts' last axis.
@@ -86,9 +87,10 @@ class QuantileLoss(keras.losses.Loss):
     """`losses` [B, H, Q] with the 0.5 quantile's column replaced."""
     y_true = tf.cast(y_true, tf.float32)
     point = self.quantiles.index(0.5)
+    std, mean_magnitude = _global_batch_std_and_mean_magnitude(y_true)
     # Floored like the model's window scaler, so a flat batch does not divide by zero.
-    floor = 1e-3 * tf.maximum(tf.reduce_mean(tf.abs(y_true)), 1.0)
-    scale = tf.stop_gradient(tf.maximum(tf.math.reduce_std(y_true), floor))
+    floor = 1e-3 * tf.maximum(mean_magnitude, 1.0)
+    scale = tf.stop_gradient(tf.maximum(std, floor))
     squared = tf.square(y_true - tf.cast(y_pred[..., point], tf.float32)) / (2.0 * scale)
     return tf.concat([losses[..., :point], squared[..., tf.newaxis],
                       losses[..., point + 1:]], axis=-1)
@@ -96,6 +98,26 @@ class QuantileLoss(keras.losses.Loss):
   def get_config(self):
     return {**super().get_config(), 'quantiles': self.quantiles,
             'point_loss': self.point_loss}
+
+
+def _global_batch_std_and_mean_magnitude(values):
+  """Population std and mean |value| of `values` over the global batch.
+
+  In a replica context with several replicas (inside `strategy.run`, where Keras
+  computes losses) the statistics are all-reduced over the replicas' batches;
+  otherwise `values` is the whole batch.
+  """
+  context = tf.distribute.get_replica_context()
+  if context is None or context.num_replicas_in_sync == 1:
+    return tf.math.reduce_std(values), tf.reduce_mean(tf.abs(values))
+  count, total, magnitude = context.all_reduce(
+      tf.distribute.ReduceOp.SUM,
+      [tf.cast(tf.size(values), tf.float32), tf.reduce_sum(values),
+       tf.reduce_sum(tf.abs(values))])
+  mean = total / count
+  squared_deviations = context.all_reduce(
+      tf.distribute.ReduceOp.SUM, tf.reduce_sum(tf.square(values - mean)))
+  return tf.sqrt(squared_deviations / count), magnitude / count
 
 
 @keras.utils.register_keras_serializable(package='tft')
