@@ -21,6 +21,7 @@ as above, and the model exported serves their mean (`tft.ensemble.TFTEnsemble`).
 """
 
 import dataclasses
+import gc
 import logging
 import math
 import os
@@ -213,6 +214,7 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
     member.fit(train, validation_data=evaluation, epochs=plan.epochs,
                steps_per_epoch=plan.steps_per_epoch, verbose=2,
                callbacks=_callbacks(backup_dir, log_dir, config, extra))
+    _release_traced_functions(member)
 
   if len(members) == 1:
     fit(members[0], backups, fn_args.model_run_dir)
@@ -231,6 +233,14 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
       warm_start.weights_checkpoint(member).write(trained, options=options)
   if cluster.is_chief():
     tf.io.gfile.rmtree(backups)
+
+
+def _release_traced_functions(model: keras.Model) -> None:
+  """Drops the training and validation functions `fit` traced and keeps, so that the
+  next ensemble member and the export reuse their memory (TensorFlow keeps it from the
+  system: tensorflow/tensorflow#62854)."""
+  model.train_function = model.test_function = model.predict_function = None
+  gc.collect()
 
 
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
