@@ -121,42 +121,57 @@ def _train_on_both_strategies(case: str) -> dict:
 
 def _case(case: str, examples: int):
   """Returns inputs, targets and a function that builds and compiles the model."""
+  rng = np.random.default_rng(0)
+  # Noise whose spread varies from example to example.
+  noise_scale = rng.uniform(0.1, 2.0, size=(examples, 1))
+  if case == 'tft':
+    return _tft_case(rng, noise_scale)
+  return _dense_case(case, rng, noise_scale)
+
+
+def _tft_case(rng, noise_scale):
+  """Random windows for a small TFT with the history highway and the squared P50."""
   # pylint: disable=g-import-not-at-top
   import tf_keras as keras
 
   from trainer_module.hparams import TFTConfig
   from trainer_module.tft.inputs import InputLayout, input_signature
-  from trainer_module.tft.losses import QuantileLoss
   from trainer_module.tft.model import build_tft_model, loss_and_metrics
 
-  rng = np.random.default_rng(0)
-  # Noise whose spread varies from example to example.
-  noise_scale = rng.uniform(0.1, 2.0, size=(examples, 1))
-  if case == 'tft':
-    layout = InputLayout(
-        encoder_steps=6, horizon=HORIZON, static_cardinalities=(4,),
-        static_real_count=0, known_cardinalities=(), known_real_count=1,
-        observed_real_count=1)
-    config = TFTConfig(hidden_size=8, num_heads=2, dropout=0.0, learning_rate=1e-2,
-                       quantiles=QUANTILES, history_highway=True, point_loss='squared')
-    inputs = {
-        key: (rng.integers(0, 4, size=(examples, *spec.shape[1:])).astype(np.int32)
-              if spec.dtype.is_integer
-              else rng.normal(size=(examples, *spec.shape[1:])).astype(np.float32))
-        for key, spec in input_signature(layout).items()}
-    signal = inputs['target_history'][:, -1:] + inputs['known_real'][:, -HORIZON:, 0]
-    targets = {'quantiles': (signal + noise_scale * rng.normal(
-        size=(examples, HORIZON))).astype(np.float32)}
+  examples = len(noise_scale)
+  layout = InputLayout(
+      encoder_steps=6, horizon=HORIZON, static_cardinalities=(4,),
+      static_real_count=0, known_cardinalities=(), known_real_count=1,
+      observed_real_count=1)
+  config = TFTConfig(hidden_size=8, num_heads=2, dropout=0.0, learning_rate=1e-2,
+                     quantiles=QUANTILES, history_highway=True, point_loss='squared')
+  inputs = {
+      key: (rng.integers(0, 4, size=(examples, *spec.shape[1:])).astype(np.int32)
+            if spec.dtype.is_integer
+            else rng.normal(size=(examples, *spec.shape[1:])).astype(np.float32))
+      for key, spec in input_signature(layout).items()}
+  signal = inputs['target_history'][:, -1:] + inputs['known_real'][:, -HORIZON:, 0]
+  targets = {'quantiles': (signal + noise_scale * rng.normal(
+      size=(examples, HORIZON))).astype(np.float32)}
 
-    def build_and_compile():  # as the Trainer compiles it
-      model = build_tft_model(layout, config)
-      model.compile(optimizer=keras.optimizers.Adam(config.learning_rate,
-                                                    clipnorm=config.clipnorm),
-                    steps_per_execution=STEPS_PER_EXECUTION, **loss_and_metrics(config))
-      return model
+  def build_and_compile():  # as the Trainer compiles it
+    model = build_tft_model(layout, config)
+    model.compile(optimizer=keras.optimizers.Adam(config.learning_rate,
+                                                  clipnorm=config.clipnorm),
+                  steps_per_execution=STEPS_PER_EXECUTION, **loss_and_metrics(config))
+    return model
 
-    return inputs, targets, build_and_compile
+  return inputs, targets, build_and_compile
 
+
+def _dense_case(case, rng, noise_scale):
+  """Three features for a small dense model trained with 'mse' or the quantile loss."""
+  # pylint: disable=g-import-not-at-top
+  import tf_keras as keras
+
+  from trainer_module.tft.losses import QuantileLoss
+
+  examples = len(noise_scale)
   features = rng.normal(size=(examples, 3)).astype(np.float32)
   signal = np.tanh(features @ [0.5, -1.0, 2.0])[:, None]
   if case == 'mse':
