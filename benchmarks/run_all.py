@@ -1,6 +1,6 @@
 """Runs the benchmarks; writes one JSON file per benchmark and their Markdown tables.
 
-  .venv/bin/python -m benchmarks.run_all                 # everything (about 80 min on 2 cores)
+  .venv/bin/python -m benchmarks.run_all                 # everything: 75 to 150 min, by host
   .venv/bin/python -m benchmarks.run_all --only stallion
   .venv/bin/python -m benchmarks.run_all --quick         # smoke run: tiny data, 4 min
 
