@@ -37,7 +37,7 @@ ETTH1 = DatasetSpec(
     horizon=24,
     # No calendar features: with the history highway (see _ETTH1_MODEL) the daily cycle
     # comes from the history itself, and hour-of-day and day-of-week made the eval split
-    # worse (README, Benchmarks). Month-of-year would be seen once: the standard split
+    # worse (benchmarks/README.md). Month-of-year would be seen once: the standard split
     # trains on one year.
     calendar_features=(),
 )
@@ -109,7 +109,7 @@ DATASETS: Dict[str, Dataset] = {
     'synthetic': Dataset(SYNTHETIC, TimeSplit(eval_start=0.8), max_mae=2.8),
     # ETTh1's level and the amplitude of its daily cycle drift between the train, eval and
     # test periods: forecasting the change from the last value, with a linear forecast
-    # from the history beside the network's, won on the eval split (README, Benchmarks); so
+    # from the history beside the network's, won on the eval split (benchmarks/README.md); so
     # did training the point forecast for squared error, which the protocol scores.
     'etth1': Dataset(ETTH1, _ETTH1_SPLIT, max_mae=1.6, default_path='../shared/data/ETTh1.csv',
                      model_overrides=_ETTH1_MODEL),
