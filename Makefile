@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv first (seconds when nothing changed).
-.PHONY: setup run test
+.PHONY: setup run test test-fast
 
 setup:
 	@bash scripts/setup_env.sh
@@ -8,5 +8,10 @@ setup:
 run: setup
 	.venv/bin/tft-pipeline $(ARGS)
 
+# The full suite, as CI runs it.
 test: setup
 	.venv/bin/python -m pytest tests $(PYTEST_ARGS)
+
+# The developer's loop: every test but those marked slow (pipelines, training, XLA).
+test-fast: setup
+	.venv/bin/python -m pytest tests -m "not slow" $(PYTEST_ARGS)

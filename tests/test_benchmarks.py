@@ -23,6 +23,8 @@ from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, re
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from trainer_module.hparams import TFTConfig
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
 DATA_FILE = os.path.join(DATA_DIR, 'ETTh1.csv')
 needs_data = pytest.mark.skipif(

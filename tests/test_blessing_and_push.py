@@ -17,6 +17,8 @@ from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 
 @pytest.fixture(scope='module')
 def three_runs(tmp_path_factory, run_pipeline):

@@ -20,6 +20,8 @@ from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
     'AnomalyGate', 'Transform',

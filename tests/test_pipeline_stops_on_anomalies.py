@@ -9,6 +9,8 @@ from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 
 def test_unexpected_category_stops_the_run_before_transform(tmp_path, run_pipeline):
   path = tmp_path / 'data' / 'data.csv'

@@ -30,6 +30,8 @@ from schema import datasets
 from schema.window_layout import FORECAST_START
 from trainer_module import preprocessing
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 SPAN_2_START = pd.Timestamp('2024-01-13')
 
 

@@ -220,6 +220,7 @@ def test_model_overfits_a_tiny_batch(trained_model):
   assert losses[-1] <= 0.1 * losses[0], (losses[0], losses[-1])
 
 
+@pytest.mark.slow
 def test_saved_model_gives_the_same_forecasts(trained_model, tmp_path):
   model, _ = trained_model
   serve = tf.function(lambda inputs: model(inputs, training=False),
@@ -243,6 +244,7 @@ def _train_one_step(config):
   return model, logs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('history_highway, point_loss',
                          [(False, 'pinball'), (True, 'squared')])
 def test_training_step_compiles_with_xla(history_highway, point_loss):

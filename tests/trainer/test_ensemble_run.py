@@ -16,6 +16,8 @@ from trainer_module import export, train, warm_start, window_inputs
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 EPOCHS = 2
 MEMBERS = ('member_0', 'member_1')
 

@@ -20,6 +20,8 @@ from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
 from trainer_module import export, window_inputs
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 QUANTILE_KEYS = ('p10', 'p50', 'p90')
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOUR = 3600

@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 PER_REPLICA_BATCH = 4
 STEPS = 6

@@ -16,6 +16,8 @@ import tensorflow as tf
 from trainer_module import train, warm_start
 from trainer_module.tft.model import build_tft_model
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 STEPS_PER_EXECUTION = 2
 EPOCHS = 2
 

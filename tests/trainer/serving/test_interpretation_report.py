@@ -18,6 +18,8 @@ from schema.selection_variables import selection_variables
 from trainer_module import interpretation, window_inputs
 from trainer_module.tft import model as tft_model
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 FIGURES = (report_writer.IMPORTANCE_PNG, report_writer.ATTENTION_PNG, 'forecast_1.png',
            'forecast_2.png')
 

@@ -19,6 +19,8 @@ from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START
 from trainer_module import export
 
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 HOUR = 3600
 QUANTILE_KEYS = ('p10', 'p50', 'p90')
 
