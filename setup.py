@@ -10,7 +10,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[
         'pipeline', 'pipeline.*', 'components', 'components.*', 'trainer_module',
         'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*']),
-    package_data={'schema': ['schemas/*.pbtxt']},
+    package_data={'schema': ['schemas/*.pbtxt', 'specs/*.yaml']},
     # Exact versions live in requirements.lock; these are the direct dependencies.
     install_requires=[
         'tfx==1.16.0',

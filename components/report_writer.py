@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 from matplotlib.figure import Figure
 
-from schema.dataset_spec import Frequency
+from schema.frequency import Frequency
 from schema.selection_variables import GROUPS
 from trainer_module.export import key_quantile
 from trainer_module.interpretation import Interpretation
@@ -26,17 +26,14 @@ REPORT_JSON = 'report.json'
 INDEX_HTML = 'index.html'
 IMPORTANCE_PNG = 'variable_importance.png'
 ATTENTION_PNG = 'attention.png'
-_STEP_SECONDS = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
 
 
 def _step_times(start: int, offsets: Sequence[int],
                 frequency: Frequency) -> List[datetime.datetime]:
   """UTC times of the grid steps at `offsets` from epoch seconds `start`."""
-  moment = datetime.datetime.fromtimestamp(int(start), datetime.timezone.utc)
-  if frequency == Frequency.MONTHLY:
-    months = [moment.year * 12 + moment.month - 1 + offset for offset in offsets]
-    return [moment.replace(year=m // 12, month=m % 12 + 1) for m in months]
-  return [moment + datetime.timedelta(seconds=_STEP_SECONDS[frequency] * o) for o in offsets]
+  first = frequency.step_of(int(start))
+  return [datetime.datetime.fromtimestamp(frequency.seconds_of(first + offset),
+                                          datetime.timezone.utc) for offset in offsets]
 
 
 def _save(figure: Figure, path: str) -> None:

@@ -23,7 +23,7 @@ from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from schema.dataset_spec import DatasetSpec, Frequency
+from schema.dataset_spec import DatasetSpec
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
                                   feature_length)
@@ -37,29 +37,6 @@ class Row:
   seconds: int  # epoch seconds
   split: str
   values: Mapping[str, float]  # transformed feature name -> value
-
-
-_SECONDS_PER_STEP = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
-
-
-def grid_step(seconds: int, frequency: Frequency) -> int:
-  """The index of a timestamp on the spec's time grid.
-
-  Raises:
-    ValueError: if the timestamp is not on the grid (e.g. 10:30 on an hourly grid, or
-      the 15th on a monthly grid, whose steps are first days of months at 00:00).
-  """
-  moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-  if frequency == Frequency.MONTHLY:
-    if (moment.day, moment.hour, moment.minute, moment.second) != (1, 0, 0, 0):
-      raise ValueError(f'{moment:%Y-%m-%d %H:%M:%S} is not on the monthly grid (first day of '
-                       'a month, 00:00); align the timestamps or declare another frequency')
-    return moment.year * 12 + moment.month - 1
-  step, remainder = divmod(seconds, _SECONDS_PER_STEP[frequency])
-  if remainder:
-    raise ValueError(f'{moment:%Y-%m-%d %H:%M:%S} is not on the {frequency.value} grid; '
-                     'align the timestamps or declare another frequency')
-  return step
 
 
 def row_from_example(example: tf.train.Example, spec: DatasetSpec, split: str):
@@ -120,7 +97,7 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   rows = sorted(rows, key=lambda row: row.seconds)
   counts = collections.Counter(series=1, rows=len(rows))
   try:
-    steps = np.array([grid_step(row.seconds, spec.frequency) for row in rows])
+    steps = np.array([spec.frequency.step_of(row.seconds) for row in rows])
   except ValueError as error:
     raise ValueError(f"series '{series_key}': {error}") from None
   duplicated = np.nonzero(np.diff(steps) == 0)[0]

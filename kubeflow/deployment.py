@@ -8,7 +8,8 @@ pipeline itself still comes from `pipeline.pipeline.create_pipeline`. Example fi
   pipeline_root: gs://my-bucket/tft/pipeline_root
   data_root: gs://my-bucket/tft/data/synthetic
   image: europe-west4-docker.pkg.dev/my-project/tft/tft-pipeline:tpu
-  dataset: synthetic
+  spec: my_load.yaml     # your data set's spec file (tft-pipeline init); or dataset: NAME
+  schema_file: gs://my-bucket/tft/my_load.schema.pbtxt  # its schema, where components read it
   service_account: pipelines@my-project.iam.gserviceaccount.com
   training:              # the Trainer as a Vertex AI CustomJob; omit to train in-step
     hardware: tpu
@@ -37,16 +38,19 @@ Trainer builds (`trainer_module.distribution`):
 """
 
 import dataclasses
+import os
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
 import yaml
 
-from schema.datasets import DATASETS
+from schema import dataset_file
+from schema.datasets import DATASETS, get_dataset
 from trainer_module.training_config import CONFIG_KEY, TrainingConfig
 
 HARDWARE = ('tpu', 'gpu', 'cpu')
 PLATFORMS = ('vertex', 'kubeflow')
+DEFAULT_DATASET = 'synthetic'
 # The Vertex machine type whose TPU (v2, v3) is given by accelerator_type and count.
 TPU_NODE_MACHINE = 'cloud-tpu'
 # Where the Dockerfile copies the project; paths inside the image start here.
@@ -173,18 +177,23 @@ class DeploymentConfig:
     pipeline_root: where artifacts go (gs:// on Vertex).
     data_root: the directory of input files that ExampleGen reads (gs:// on Vertex).
     image: the pipeline's container image (the Dockerfile's), for every component.
-    dataset: a dataset spec name from `schema.datasets.DATASETS`.
+    dataset: a built-in data set's name (`schema.datasets.DATASETS`); default
+      'synthetic' when no `spec` is given.
+    spec: a dataset spec file on this machine (`schema.dataset_file`), read when the
+      pipeline is compiled; its columns, split and blessing rule go into the compiled
+      pipeline. Relative paths are to the deployment file.
     platform: 'vertex' (Vertex AI Pipelines) or 'kubeflow' (self-hosted Kubeflow
       Pipelines, whose storage may be other than gs://).
     kfp_host: the Kubeflow Pipelines API server ('http://localhost:8080' when
       port-forwarded); required with platform 'kubeflow'.
     service_account: pipeline runs and training jobs run as this account.
-    pipeline_name: default 'tft-<dataset>'.
+    pipeline_name: default 'tft-<data set name>'.
     train_steps: the Trainer's optimizer steps.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     input_pattern: file pattern under `data_root`; may contain {SPAN}.
     schema_file: the curated TFDV schema to import, as the components see it (gs://
-      or a path in the image); default the dataset's checked-in schema in the image.
+      or a path in the image); default a built-in data set's schema in the image, or a
+      gs:// schema that the spec file names.
     infer_schema: infer the schema with SchemaGen instead of importing one.
     serving_model_dir: where Pusher writes without an endpoint; default
       `<pipeline_root>/serving_model`.
@@ -200,7 +209,8 @@ class DeploymentConfig:
   pipeline_root: str
   data_root: str
   image: str
-  dataset: str = 'synthetic'
+  dataset: Optional[str] = None
+  spec: Optional[str] = None
   platform: str = 'vertex'
   kfp_host: Optional[str] = None
   service_account: Optional[str] = None
@@ -227,9 +237,14 @@ class DeploymentConfig:
       raise DeploymentConfigError(
           "platform 'kubeflow' needs kfp_host, the Kubeflow Pipelines API server "
           "(e.g. 'http://localhost:8080' after kubectl port-forward)")
-    if self.dataset not in DATASETS:
+    if self.dataset is not None and self.spec is not None:
       raise DeploymentConfigError(
-          f"dataset '{self.dataset}' is unknown; use one of {sorted(DATASETS)}")
+          f"set either dataset ('{self.dataset}', a built-in data set) or spec "
+          f"('{self.spec}', your spec file), not both")
+    if self.spec is None and self.data_set_name not in DATASETS:
+      raise DeploymentConfigError(
+          f"dataset '{self.dataset}' is unknown; use one of {sorted(DATASETS)}, or give "
+          'your own spec file as spec: FILE.yaml')
     if isinstance(self.train_steps, bool) or not isinstance(self.train_steps, int) \
         or self.train_steps < 1:
       raise DeploymentConfigError(f'train_steps must be an integer >= 1, got {self.train_steps!r}')
@@ -253,14 +268,32 @@ class DeploymentConfig:
           raise DeploymentConfigError(
               f"{name} '{value}' must be a gs:// URI on Vertex AI: components run in "
               'containers that cannot see this machine\'s files')
+    if self.spec is not None:
+      _ = self.schema_path  # a bad spec file or an unreachable schema fails here
     if self.dataflow is not None and not self.beam_temp_location.startswith('gs://'):
       raise DeploymentConfigError(
           f"Dataflow needs a gs:// temp_location, got '{self.beam_temp_location}'; set "
           'dataflow.temp_location or use a gs:// pipeline_root')
 
   @property
+  def data_set_name(self) -> str:
+    """The built-in data set's name, or the name inside the spec file."""
+    if self.spec is not None:
+      return self.load_dataset().spec.name
+    return self.dataset or DEFAULT_DATASET
+
+  def load_dataset(self) -> dataset_file.Dataset:
+    """The data set of `spec`, or the built-in one of `dataset`."""
+    if self.spec is None:
+      return get_dataset(self.data_set_name)
+    try:
+      return dataset_file.load(self.spec)
+    except dataset_file.DatasetFileError as error:
+      raise DeploymentConfigError(f'the deployment\'s spec file: {error}') from None
+
+  @property
   def name(self) -> str:
-    return self.pipeline_name or f'tft-{self.dataset}'
+    return self.pipeline_name or f'tft-{self.data_set_name}'
 
   @property
   def model_dir(self) -> str:
@@ -276,7 +309,17 @@ class DeploymentConfig:
     """The schema file ImportSchemaGen reads, as seen from inside the image."""
     if self.infer_schema:
       return None
-    return self.schema_file or f'{IMAGE_PROJECT_DIR}/schema/schemas/{self.dataset}.pbtxt'
+    if self.schema_file:
+      return self.schema_file
+    if self.spec is None:
+      return f'{IMAGE_PROJECT_DIR}/schema/schemas/{self.data_set_name}.pbtxt'
+    named = self.load_dataset().schema_path
+    if named is not None and named.startswith('gs://'):
+      return named
+    raise DeploymentConfigError(
+        f"the spec file {self.spec} names the schema {named or '(none)'} on this machine, "
+        'which the pipeline\'s containers cannot read: copy it to Cloud Storage and set '
+        'schema_file: gs://.../FILE.pbtxt in the deployment file, or set infer_schema: true')
 
   def beam_pipeline_args(self) -> List[str]:
     """Beam arguments of every Beam-based component."""
@@ -332,6 +375,8 @@ def load(path: Optional[str] = None,
                                   f'{type(loaded).__name__}')
     values = {key: dict(value) if isinstance(value, dict) else value
               for key, value in (loaded or {}).items()}
+    if isinstance(values.get('spec'), str):  # relative to the deployment file
+      values['spec'] = os.path.join(os.path.dirname(os.path.abspath(path)), values['spec'])
   for key, value in (overrides or {}).items():
     if value is None:
       continue

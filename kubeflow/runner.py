@@ -16,26 +16,19 @@ from kubeflow.deployment import DeploymentConfig
 def make_pipeline_config(deployment: DeploymentConfig):
   """The `PipelineConfig` for `deployment`, built as the local runner builds its own."""
   from pipeline import config as pipeline_config  # imports TensorFlow
-  from schema.datasets import get_dataset
 
-  dataset = get_dataset(deployment.dataset)
-  spec = dataset.spec
   training = deployment.training
   endpoint = deployment.endpoint
-  return pipeline_config.PipelineConfig(
+  return pipeline_config.from_dataset(
+      deployment.load_dataset(),
       pipeline_name=deployment.name,
       pipeline_root=deployment.pipeline_root,
       data_root=deployment.data_root,
       serving_model_dir=deployment.model_dir,
-      dataset=spec,
-      time_split=dataset.split,
-      blessing=pipeline_config.Blessing(max_mae=dataset.max_mae),
-      strides=pipeline_config.default_strides(spec, dataset.split),
+      schema_file=deployment.schema_path,
       model_preset=deployment.model_preset,
-      model_overrides=dict(dataset.model_overrides),
       train_steps=deployment.train_steps,
       training_options=dict(deployment.training_options),
-      schema_file=deployment.schema_path,
       input_pattern=deployment.input_pattern,
       vertex_training=None if training is None else pipeline_config.VertexTraining(
           project=deployment.project, region=deployment.region, image=deployment.image,

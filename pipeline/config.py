@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any, Dict, Mapping, Optional
 
 from components.anomaly_gate import MODES as ANOMALY_MODES
+from schema.dataset_file import Dataset
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
@@ -182,3 +183,24 @@ def default_strides(dataset: DatasetSpec, time_split: TimeSplit) -> Dict[str, in
   """Training windows at every step; evaluation (and test) windows one horizon apart."""
   return {split: 1 if split == 'train' else dataset.horizon
           for split in time_split.split_names}
+
+
+def from_dataset(dataset: Dataset, *, pipeline_name: str, pipeline_root: str,
+                 data_root: str, serving_model_dir: str, schema_file: Optional[str],
+                 spec: Optional[DatasetSpec] = None, max_mae: Optional[float] = None,
+                 **options) -> PipelineConfig:
+  """The PipelineConfig of both runners: the data set's split, blessing rule, strides and
+  model overrides, with the runner's paths and `options` (other PipelineConfig fields).
+
+  Args:
+    spec: the data set's spec with another window shape; default `dataset.spec`.
+    max_mae: a blessing bound over the data set's own.
+  """
+  spec = spec or dataset.spec
+  return PipelineConfig(
+      pipeline_name=pipeline_name, pipeline_root=pipeline_root, data_root=data_root,
+      serving_model_dir=serving_model_dir, dataset=spec, time_split=dataset.split,
+      blessing=Blessing(max_mae=max_mae or dataset.max_mae,
+                        max_relative_regression=dataset.max_relative_regression),
+      strides=default_strides(spec, dataset.split),
+      model_overrides=dict(dataset.model_overrides), schema_file=schema_file, **options)

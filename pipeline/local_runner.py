@@ -1,7 +1,8 @@
 """Runs the pipeline on this machine with LocalDagRunner (SQLite metadata, Beam DirectRunner).
 
-Installed as the `tft-pipeline` command. Supplies only paths, the metadata config and
-Beam arguments; the pipeline itself is `pipeline.pipeline.create_pipeline`.
+Installed as the `tft-pipeline` command (`tft-pipeline init` drafts a spec file for a
+new data set: `pipeline.init_spec`). Supplies only paths, the metadata config and Beam
+arguments; the pipeline itself is `pipeline.pipeline.create_pipeline`.
 """
 
 import argparse
@@ -12,9 +13,11 @@ import time
 import warnings
 from typing import List, Optional
 
-from schema.datasets import DATASETS, SCHEMA_DIR, curated_schema_path, get_dataset
+from schema import dataset_file
+from schema.datasets import DATASETS, get_dataset
 
 DEFAULT_OUTPUT = 'runs'
+GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The in-memory DirectRunner stages no packages. Naming the project's setup.py as the
 # workers' dependencies keeps every Beam component from building an sdist of TFX (about
@@ -29,10 +32,14 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
       description='Train and publish a Temporal Fusion Transformer forecaster with a local '
       'TFX pipeline: ExampleGen, StatisticsGen, SchemaGen, ExampleValidator, Transform, '
       'Windowing, Trainer, Evaluator, Pusher.')
-  parser.add_argument('--dataset', default='synthetic', choices=sorted(DATASETS),
-                      help='dataset spec to use (default: %(default)s, generated data)')
+  dataset = parser.add_mutually_exclusive_group()
+  dataset.add_argument('--dataset', default=GENERATED_DATASET, choices=sorted(DATASETS),
+                       help='a built-in data set (default: %(default)s, generated data)')
+  dataset.add_argument('--spec', help="your data set's spec file (YAML or JSON); "
+                       "'tft-pipeline init --data my.csv --target COLUMN' drafts one")
   parser.add_argument('--data', help='CSV file or directory of CSV files; default: the '
-                      "dataset's reference file, or freshly generated data for 'synthetic'")
+                      "spec's 'data' file, or freshly generated data for "
+                      f"'{GENERATED_DATASET}'")
   parser.add_argument('--input-pattern', default='*',
                       help='file pattern under the data directory; may contain {SPAN} to read '
                       "the latest span, e.g. 'span-{SPAN}/*.csv' (default: %(default)s). Files "
@@ -62,9 +69,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--days', type=int, default=100,
                       help="days of hourly data to generate for 'synthetic' (default: %(default)s)")
   parser.add_argument('--schema', choices=('curated', 'infer'), default='curated',
-                      help="'curated': import the data set's checked-in TFDV schema "
-                      "(schema/schemas/); 'infer': infer one with SchemaGen, to bootstrap a "
-                      'new data set (default: %(default)s)')
+                      help="'curated': import the TFDV schema the spec names; 'infer': "
+                      'infer one with SchemaGen (default: %(default)s)')
   parser.add_argument('--on-anomalies', choices=('stop', 'warn'), default='stop',
                       help='when the data breaks the schema: stop before Transform, or '
                       'warn and go on (default: %(default)s)')
@@ -86,77 +92,95 @@ def _configure_logs(verbose: bool) -> None:
     logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
-def _input_path(args: argparse.Namespace) -> Optional[str]:
-  """--data, else the data set's reference file; None: generate the default data."""
+def _load_dataset(args: argparse.Namespace) -> dataset_file.Dataset:
+  """The data set of --spec, else the built-in one of --dataset."""
+  if args.spec:
+    return dataset_file.load(args.spec)
+  return get_dataset(args.dataset)
+
+
+def _input_path(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Optional[str]:
+  """--data, else the spec's data file; None: generate the default data."""
   if args.data is not None:
     return os.path.abspath(args.data)
-  default = get_dataset(args.dataset).default_path
-  return default and os.path.join(PROJECT_ROOT, default)
+  if dataset.data_path is not None:
+    return dataset.data_path
+  if args.spec or args.dataset != GENERATED_DATASET:
+    raise SystemExit(f"error: spec '{dataset.spec.name}' names no data file; pass "
+                     "--data my.csv, or add 'data: my.csv' to the spec file")
+  return None
 
 
-def _data_dir(args: argparse.Namespace, output_dir: str) -> str:
+def _data_dir(input_path: Optional[str], output_dir: str) -> str:
   """The directory of input files the pipeline reads (`_prepare_data` fills it)."""
-  path = _input_path(args)
-  if path is not None and os.path.isdir(path):
-    return path
+  if input_path is not None and os.path.isdir(input_path):
+    return input_path
   return os.path.join(output_dir, 'data')
 
 
-def _prepare_data(args: argparse.Namespace, data_dir: str) -> None:
+def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir: str) -> None:
   """Generates the default data into `data_dir`, or links the one input file there."""
   from pipeline import default_data
 
-  path = _input_path(args)
-  if path is None:
+  if input_path is None:
     rows = default_data.generate(os.path.join(data_dir, 'synthetic.csv'),
                                  num_series=args.series, days=args.days)
     print(f'[data] generated {rows} rows of {args.series} series into {data_dir}')
     return
-  if os.path.isdir(path):
+  if os.path.isdir(input_path):
     return
-  if not os.path.isfile(path):
-    raise SystemExit(f"error: data file {path} not found; pass --data with a CSV file or "
-                     'directory')
+  if not os.path.isfile(input_path):
+    raise SystemExit(f"error: data file {input_path} not found; pass --data with a CSV "
+                     'file or directory')
   # ExampleGen reads a directory: link the file into one of its own.
   os.makedirs(data_dir, exist_ok=True)
-  link = os.path.join(data_dir, os.path.basename(path))
-  if os.path.lexists(link):
-    os.remove(link)
-  os.symlink(path, link)
+  for name in os.listdir(data_dir):  # a link left by an earlier run with other data
+    if os.path.islink(os.path.join(data_dir, name)):
+      os.remove(os.path.join(data_dir, name))
+  os.symlink(input_path, os.path.join(data_dir, os.path.basename(input_path)))
 
 
-def _schema_file(args: argparse.Namespace) -> Optional[str]:
+def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Optional[str]:
   if args.schema == 'infer':
     return None
-  path = curated_schema_path(args.dataset)
-  if path is None:
-    raise SystemExit(f"error: data set '{args.dataset}' has no curated schema in "
-                     f'{SCHEMA_DIR}; run with --schema infer to bootstrap one')
-  return path
+  if dataset.schema_path is None:
+    raise SystemExit(f"error: spec '{dataset.spec.name}' names no curated schema; add "
+                     "'schema: FILE.pbtxt' to the spec file (tft-pipeline init writes one), "
+                     'or run with --schema infer')
+  return dataset.schema_path
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if argv[:1] == ['init']:
+    from pipeline import init_spec
+    return init_spec.main(argv[1:])
   args = parse_args(argv)
   _configure_logs(args.verbose)
+  try:
+    dataset = _load_dataset(args)
+  except dataset_file.DatasetFileError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return 2
 
   from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
   from pipeline import progress, run_summary
   from pipeline.pipeline import create_pipeline
 
-  dataset = get_dataset(args.dataset)
   spec = dataset.spec
   if args.encoder_steps or args.horizon:
     spec = spec.with_window(args.encoder_steps or spec.encoder_steps,
                             args.horizon or spec.horizon)
-  output_dir = os.path.abspath(os.path.join(args.output_dir, args.dataset))
-  data_root = _data_dir(args, output_dir)
-  pipeline_name = f'tft-{args.dataset}'
+  output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
+  input_path = _input_path(args, dataset)
+  data_root = _data_dir(input_path, output_dir)
+  pipeline_name = f'tft-{spec.name}'
   try:
     config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset)
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2
-  _prepare_data(args, data_root)
+  _prepare_data(args, input_path, data_root)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
@@ -179,22 +203,18 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,
-                     data_root: str, spec, dataset):
+                     data_root: str, spec, dataset: dataset_file.Dataset):
   """The PipelineConfig the flags ask for; ValueError names a bad combination."""
   from pipeline import config as pipeline_config
-  return pipeline_config.PipelineConfig(
+  return pipeline_config.from_dataset(
+      dataset, spec=spec, max_mae=args.max_mae,
       pipeline_name=pipeline_name,
       pipeline_root=os.path.join(output_dir, 'pipeline_root'),
       data_root=data_root,
       serving_model_dir=os.path.join(output_dir, 'serving_model'),
-      dataset=spec,
-      time_split=dataset.split,
-      blessing=pipeline_config.Blessing(max_mae=args.max_mae or dataset.max_mae),
-      strides=pipeline_config.default_strides(spec, dataset.split),
+      schema_file=_schema_file(args, dataset),
       model_preset=args.preset,
-      model_overrides=dict(dataset.model_overrides),
       train_steps=args.train_steps,
-      schema_file=_schema_file(args),
       input_pattern=args.input_pattern,
       train_spans=args.train_spans,
       training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},

@@ -17,7 +17,6 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from components.window_builder import grid_step
 from pipeline import serving_models
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
@@ -129,7 +128,7 @@ def _grid_steps(rows: Sequence[_Row], spec: DatasetSpec, key: str) -> np.ndarray
   steps = []
   for row in rows:
     try:
-      steps.append(grid_step(row.seconds, spec.frequency))
+      steps.append(spec.frequency.step_of(row.seconds))
     except ValueError:
       raise TimeGridError(
           f"series '{key}', line {row.line}: {row.values[spec.time_column]!r} is not on the "

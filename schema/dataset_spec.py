@@ -6,9 +6,12 @@ it round-trips through JSON so it can travel in a TFX component's `custom_config
 """
 
 import dataclasses
+import difflib
 import enum
 import json
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+from schema.frequency import CALENDAR_CARDINALITIES, Frequency
 
 
 class Role(str, enum.Enum):
@@ -33,23 +36,9 @@ class Scaling(str, enum.Enum):
   PER_SERIES = 'per_series'  # each series' own train-period mean and std
 
 
-class Frequency(str, enum.Enum):
-  """Spacing of consecutive rows of one series."""
-  HOURLY = 'hourly'
-  DAILY = 'daily'
-  MONTHLY = 'monthly'
-
-
 # Names the pipeline gives to derived features; no column may use them.
 RESERVED_COLUMN_NAMES = ('series_key', 'series_id')
 
-# Calendar features that can be derived from the time column, with their cardinality.
-CALENDAR_CARDINALITIES = {
-    'hour_of_day': 24,
-    'day_of_week': 7,
-    'day_of_month': 31,
-    'month_of_year': 12,
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,23 +116,110 @@ class DatasetSpec:
     """A copy with another window shape."""
     return dataclasses.replace(self, encoder_steps=encoder_steps, horizon=horizon)
 
+  def to_dict(self) -> Dict[str, Any]:
+    """Plain values, as a spec file holds them (`from_dict` reads them back)."""
+    columns = []
+    for column in self.columns:
+      entry = {'name': column.name, 'role': column.role.value, 'dtype': column.dtype.value}
+      if column.allow_missing:
+        entry['allow_missing'] = True
+      if column.scaling != Scaling.GLOBAL:
+        entry['scaling'] = column.scaling.value
+      columns.append(entry)
+    return {'name': self.name, 'frequency': self.frequency.value,
+            'encoder_steps': self.encoder_steps, 'horizon': self.horizon,
+            'calendar_features': list(self.calendar_features), 'columns': columns}
+
   def to_json(self) -> str:
-    return json.dumps(dataclasses.asdict(self))
+    return json.dumps(self.to_dict())
 
   @classmethod
   def from_json(cls, text: str) -> 'DatasetSpec':
     return cls.from_dict(json.loads(text))
 
   @classmethod
-  def from_dict(cls, data: Dict[str, Any]) -> 'DatasetSpec':
-    columns = tuple(
-        Column(name=c['name'], role=Role(c['role']), dtype=DType(c['dtype']),
-               allow_missing=bool(c.get('allow_missing', False)),
-               scaling=Scaling(c.get('scaling', Scaling.GLOBAL)))
-        for c in data['columns'])
-    return cls(name=data['name'], columns=columns, frequency=Frequency(data['frequency']),
-               encoder_steps=int(data['encoder_steps']), horizon=int(data['horizon']),
-               calendar_features=tuple(data.get('calendar_features', ())))
+  def from_dict(cls, data: Mapping[str, Any]) -> 'DatasetSpec':
+    """The spec from plain values; ValueError names the key, the value and the fix."""
+    check_keys(data, SPEC_KEYS, 'the spec', required=('name', 'columns', 'frequency',
+                                                        'encoder_steps', 'horizon'))
+    name = data['name']
+    if not isinstance(name, str) or not name.strip():
+      raise ValueError(f"'name' must be a non-empty string, got {name!r}")
+    columns = data['columns']
+    if not isinstance(columns, (list, tuple)) or not columns:
+      raise ValueError("'columns' must be a list of columns, each a mapping such as "
+                       "{name: load, role: target}")
+    try:
+      frequency = Frequency(data['frequency'])
+    except ValueError as error:
+      raise ValueError(f"'frequency': {error}") from None
+    calendar = data.get('calendar_features') or ()
+    if isinstance(calendar, str) or not isinstance(calendar, (list, tuple)):
+      raise ValueError(f"'calendar_features' must be a list such as [hour_of_day], got "
+                       f'{calendar!r}')
+    return cls(name=name, columns=tuple(_column(c, i) for i, c in enumerate(columns)),
+               frequency=frequency,
+               encoder_steps=_positive_int(data['encoder_steps'], 'encoder_steps'),
+               horizon=_positive_int(data['horizon'], 'horizon'),
+               calendar_features=tuple(calendar))
+
+
+SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features', 'columns')
+COLUMN_KEYS = ('name', 'role', 'dtype', 'allow_missing', 'scaling')
+
+
+def check_keys(data: Any, known: Sequence[str], where: str,
+                required: Sequence[str] = ()) -> None:
+  """ValueError for a non-mapping, an unknown key (with the closest known one) or a
+  missing required key."""
+  if not isinstance(data, Mapping):
+    raise ValueError(f'{where} must be a mapping of {list(known)}, got {data!r}')
+  for key in data:
+    if key not in known:
+      raise ValueError(f"{where}: unknown key '{key}'{did_you_mean(str(key), known)}; "
+                       f'known keys: {list(known)}')
+  missing = [key for key in required if key not in data]
+  if missing:
+    raise ValueError(f'{where} is missing {missing}')
+
+
+def did_you_mean(value: str, choices: Sequence[str]) -> str:
+  close = difflib.get_close_matches(value, list(choices), n=1)
+  return f" (did you mean '{close[0]}'?)" if close else ''
+
+
+def _choice(enum_type, value: Any, where: str):
+  choices = [member.value for member in enum_type]
+  if value not in choices:
+    raise ValueError(f'{where}: {value!r} is not one of {choices}'
+                     f'{did_you_mean(str(value), choices)}')
+  return enum_type(value)
+
+
+def _positive_int(value: Any, key: str) -> int:
+  if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    raise ValueError(f"'{key}' must be a whole number of time steps, at least 1; got "
+                     f'{value!r}')
+  return value
+
+
+def _column(data: Any, index: int) -> Column:
+  where = f'columns[{index}]'
+  if isinstance(data, Mapping) and isinstance(data.get('name'), str):
+    where = f"column '{data['name']}' (columns[{index}])"
+  check_keys(data, COLUMN_KEYS, where, required=('name', 'role'))
+  if not isinstance(data['name'], str) or not data['name']:
+    raise ValueError(f'{where}: name must be a non-empty string, got {data["name"]!r}')
+  role = _choice(Role, data['role'], f'{where} role')
+  default_dtype = DType.CATEGORICAL if role in (Role.SERIES_KEY, Role.TIME) else DType.REAL
+  allow_missing = data.get('allow_missing', False)
+  if not isinstance(allow_missing, bool):
+    raise ValueError(f'{where}: allow_missing must be true or false, got {allow_missing!r}')
+  return Column(name=data['name'], role=role,
+                dtype=_choice(DType, data.get('dtype', default_dtype.value), f'{where} dtype'),
+                allow_missing=allow_missing,
+                scaling=_choice(Scaling, data.get('scaling', Scaling.GLOBAL.value),
+                                f'{where} scaling'))
 
 
 def _validate(spec: DatasetSpec) -> None:
@@ -188,6 +264,12 @@ def _validate(spec: DatasetSpec) -> None:
   if unknown:
     raise ValueError(f'{where}: unknown calendar features {unknown}; choose from '
                      f'{sorted(CALENDAR_CARDINALITIES)}')
+  varying = spec.frequency.varying_calendar_features()
+  constant = [name for name in spec.calendar_features if name not in varying]
+  if constant:
+    raise ValueError(f'{where}: calendar features {constant} take a single value on the '
+                     f'{spec.frequency.value} grid; drop them (features that vary on it: '
+                     f'{list(varying)})')
   if spec.encoder_steps < 1 or spec.horizon < 1:
     raise ValueError(f'{where}: encoder_steps ({spec.encoder_steps}) and horizon '
                      f'({spec.horizon}) must both be at least 1')

@@ -22,10 +22,12 @@ def moments():
 
 
 @pytest.mark.parametrize('feature, expected', [
+    ('minute_of_hour', lambda m: m.minute),
     ('hour_of_day', lambda m: m.hour),
     ('day_of_week', lambda m: m.weekday()),
     ('day_of_month', lambda m: m.day - 1),
     ('month_of_year', lambda m: m.month - 1),
+    ('quarter_of_year', lambda m: (m.month - 1) // 3),
 ])
 def test_calendar_feature_matches_datetime(moments, feature, expected):
   got = calendar_feature(feature, tf.constant(moments)).numpy()

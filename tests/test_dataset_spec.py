@@ -7,11 +7,11 @@ import os
 import pytest
 
 from schema import datasets
-from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role, Scaling
+from schema.dataset_spec import Column, DatasetSpec, DType, Role, Scaling
 from schema.features import (SERIES_ID, Group, features_in, missing_indicator_name,
                              model_features, transformed_name)
+from schema.frequency import Frequency
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _spec(*columns, **changes):
@@ -35,7 +35,7 @@ def test_shipped_specs_round_trip_through_json(name):
 @pytest.mark.parametrize('name', ['etth1', 'etth1_univariate', 'stallion'])
 def test_every_declared_column_exists_in_the_reference_file(name):
   dataset = datasets.get_dataset(name)
-  path = os.path.join(PROJECT_ROOT, dataset.default_path)
+  path = dataset.data_path
   if not os.path.exists(path):
     pytest.skip(f'reference data {path} not present')
   with open(path) as f:

@@ -20,12 +20,13 @@ from schema.features import SERIES_KEY
 from schema.time_split import parse_timestamp
 from schema.window_layout import FORECAST_START
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+
 
 
 def _run(name, tmp_path_factory, run_pipeline):
   dataset = datasets.get_dataset(name)
-  path = os.path.join(PROJECT_ROOT, dataset.default_path)
+  path = dataset.data_path
   if not os.path.exists(path):
     pytest.skip(f'reference data {path} not present')
   root = tmp_path_factory.mktemp(name)

@@ -5,9 +5,10 @@ import datetime
 import pytest
 import tensorflow as tf
 
-from components.window_builder import Row, build_windows, grid_step
-from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from components.window_builder import Row, build_windows
+from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, transformed_name
+from schema.frequency import Frequency
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
                                   window_feature_spec)
 
@@ -85,7 +86,7 @@ def test_a_window_belongs_to_the_split_of_its_forecast_steps():
 def test_strides_align_forecast_starts_on_the_time_grid():
   windows, counts = build_windows('a', _rows(range(20)), SPEC, {'train': 4})
   forecast_starts = [(_parse(w)[FORECAST_START][0] - START) // HOUR for _, w in windows]
-  first_step = grid_step(START, Frequency.HOURLY)
+  first_step = Frequency.HOURLY.step_of(START)
   assert all((first_step + h) % 4 == 0 for h in forecast_starts)
   assert len(forecast_starts) == counts['windows_train'] == 4
 
@@ -104,7 +105,7 @@ def test_duplicate_time_steps_are_an_error_naming_series_and_time():
 def test_monthly_grid_counts_calendar_months():
   jan = int(datetime.datetime(2017, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
   mar = int(datetime.datetime(2017, 3, 1, tzinfo=datetime.timezone.utc).timestamp())
-  assert grid_step(mar, Frequency.MONTHLY) - grid_step(jan, Frequency.MONTHLY) == 2
+  assert Frequency.MONTHLY.step_of(mar) - Frequency.MONTHLY.step_of(jan) == 2
 
 
 @pytest.mark.parametrize('frequency, moment', [
@@ -115,7 +116,7 @@ def test_monthly_grid_counts_calendar_months():
 def test_timestamps_off_the_grid_are_an_error(frequency, moment):
   seconds = int(moment.replace(tzinfo=datetime.timezone.utc).timestamp())
   with pytest.raises(ValueError, match=f'not on the {frequency.value} grid'):
-    grid_step(seconds, frequency)
+    frequency.step_of(seconds)
 
 
 def test_off_grid_rows_name_the_series():

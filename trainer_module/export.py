@@ -49,7 +49,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from schema.dataset_spec import Column, DatasetSpec, DType, Frequency, Role
+from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import model_features, transformed_name
 from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
 from trainer_module.tft import model as tft_model
@@ -65,7 +65,6 @@ DATASET_SPEC_FILE = os.path.join('assets.extra', 'dataset_spec.json')
 _WEIGHT_OUTPUTS = {STATIC: tft_model.STATIC_WEIGHTS, HISTORY: tft_model.HISTORY_WEIGHTS,
                    FUTURE: tft_model.FUTURE_WEIGHTS}
 
-_STEP_SECONDS = {Frequency.HOURLY: 3600, Frequency.DAILY: 86400}
 
 
 def quantile_key(quantile: float) -> str:
@@ -179,9 +178,9 @@ def check_raw_feature_spec(spec: DatasetSpec, raw_feature_spec: Mapping[str, obj
 
 def _check_time_grid(seconds: tf.Tensor, spec: DatasetSpec) -> list:
   """Assertions that each window's times are consecutive steps of the time grid."""
-  step = _STEP_SECONDS.get(spec.frequency)
+  step = spec.frequency.step_seconds
   if step is None or spec.window_length < 2:
-    return []  # monthly steps differ in length: not checked here
+    return []  # months and quarters differ in length: not checked here
   gaps = seconds[:, 1:] - seconds[:, :-1]
   return [tf.debugging.assert_equal(
       gaps, tf.constant(step, tf.int64),

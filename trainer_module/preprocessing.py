@@ -8,7 +8,7 @@ Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. A
     where the spec says so), missing values imputed with the train mean (0 after
     scaling), plus a 0/1 missing indicator where the spec allows missing values;
   - categoricals as vocabulary ids with one out-of-vocabulary bucket;
-  - calendar features (hour of day, day of week, ...) as integer ids.
+  - calendar features (minute of hour ... quarter of year) as integer ids.
 """
 
 from typing import Dict, Optional, Tuple, Union
@@ -69,6 +69,8 @@ def series_key_of(inputs: Dict[str, Tensor], spec: DatasetSpec, batch_like: tf.T
 def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
   """A calendar feature of UTC epoch `seconds` [B] as a 0-based int64 id [B]."""
   days = tf.math.floordiv(seconds, 86400)
+  if feature == 'minute_of_hour':
+    return tf.math.floormod(tf.math.floordiv(seconds, 60), 60)
   if feature == 'hour_of_day':
     return tf.math.floormod(tf.math.floordiv(seconds, 3600), 24)
   if feature == 'day_of_week':  # Monday is 0; 1970-01-01 was a Thursday
@@ -78,6 +80,8 @@ def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
     return day - 1
   if feature == 'month_of_year':
     return month - 1
+  if feature == 'quarter_of_year':
+    return tf.math.floordiv(month - 1, 3)
   raise ValueError(f"unknown calendar feature '{feature}'")
 
 

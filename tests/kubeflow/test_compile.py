@@ -11,6 +11,7 @@ import pytest
 from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
+from kubeflow import deployment as deployment_lib
 from kubeflow import runner
 from kubeflow.deployment import DeploymentConfigError
 from tests.kubeflow.conftest import make_deployment
@@ -196,3 +197,46 @@ def test_beam_components_run_on_dataflow_only_when_configured(compiled):
   in_container = executor(compiled['gpu'][1], 'Transform')['args']
   assert '--runner=DataflowRunner' not in ' '.join(in_container)
   assert '--direct_running_mode=multi_processing' in in_container
+
+
+def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path):
+  spec_text = (
+      'name: shops\nfrequency: W-SUN\nencoder_steps: 12\nhorizon: 4\n'
+      'calendar_features: [month_of_year]\n'
+      'columns:\n  - {name: shop, role: series_key}\n  - {name: week, role: time}\n'
+      '  - {name: sales, role: target}\n  - {name: promo, role: known}\n'
+      'split: {eval_start: 0.8}\nblessing: {max_mae: 10}\n'
+      'schema: gs://test-bucket/tft/shops.schema.pbtxt\n')
+  (tmp_path / 'specs').mkdir()
+  (tmp_path / 'specs' / 'shops.yaml').write_text(spec_text)
+  deployment_file = tmp_path / 'deploy.yaml'
+  deployment_file.write_text(
+      f'project: {PROJECT}\nregion: {REGION}\nimage: {IMAGE}\n'
+      'pipeline_root: gs://test-bucket/tft/root\ndata_root: gs://test-bucket/tft/data\n'
+      'spec: specs/shops.yaml\n')  # relative to the deployment file
+  deployment = deployment_lib.load(str(deployment_file))
+  path = str(tmp_path / 'shops.json')
+  runner.compile_pipeline(deployment, path)
+  with open(path) as f:
+    job = json.load(f)
+
+  assert job['pipelineSpec']['pipelineInfo']['name'] == 'tft-shops'
+  assert task_parameter(job, 'ImportSchemaGen', 'schema_file') == (
+      'gs://test-bucket/tft/shops.schema.pbtxt')
+  spec = json.loads(custom_config(job, 'Trainer')['dataset_spec'])
+  assert (spec['frequency'], spec['horizon']) == ('W-SUN', 4)
+  assert [c['name'] for c in spec['columns']] == ['shop', 'week', 'sales', 'promo']
+
+
+def test_a_spec_whose_schema_is_on_this_machine_asks_for_a_gs_copy(tmp_path):
+  spec_file = tmp_path / 'shops.yaml'
+  spec_file.write_text(
+      'name: shops\nfrequency: daily\nencoder_steps: 7\nhorizon: 2\n'
+      'columns:\n  - {name: day, role: time}\n  - {name: sales, role: target}\n'
+      'split: {eval_start: 0.8}\nblessing: {max_mae: 10}\nschema: shops.schema.pbtxt\n')
+  with pytest.raises(DeploymentConfigError, match=r'cannot read: copy it to Cloud Storage and '
+                     r'set schema_file: gs://'):
+    make_deployment(spec=str(spec_file))
+  assert make_deployment(spec=str(spec_file), infer_schema=True).schema_path is None
+  with pytest.raises(DeploymentConfigError, match='set either dataset'):
+    make_deployment(spec=str(spec_file), dataset='etth1')

@@ -1,0 +1,148 @@
+"""Dataset spec files: a data set's columns, forecasting task, split and blessing rule.
+
+A spec file is YAML (or JSON). The built-in data sets are such files (`schema/specs/`);
+`tft-pipeline init` drafts one from a CSV. Example:
+
+  name: my_load
+  frequency: 15min            # see schema.frequency for the spellings
+  encoder_steps: 96           # history length E, in steps
+  horizon: 24                 # forecast length H, in steps
+  calendar_features: [hour_of_day, day_of_week]
+  columns:                    # role: series_key, time, target, static, known, observed
+    - {name: site, role: series_key}
+    - {name: ts, role: time}
+    - {name: kw, role: target}
+    - {name: tariff, role: known}
+    - {name: outside_temp, role: observed, allow_missing: true}
+  split: {eval_start: 0.8}    # timestamps, or fractions of the time range
+  blessing: {max_mae: 12.5}   # the median forecast's eval MAE bound, original units
+  schema: my_load.schema.pbtxt  # curated TFDV schema; relative paths are to this file
+  data: my_load.csv           # default input when --data is not given
+  model: {hidden_size: 32}    # TFTConfig fields over the model preset
+
+Loading checks everything that can be checked without the data and names the key, the
+value and the fix in its `DatasetFileError`.
+"""
+
+import dataclasses
+import datetime
+import os
+from typing import Any, Dict, Mapping, Optional
+
+import yaml
+
+from schema.dataset_spec import SPEC_KEYS, DatasetSpec, check_keys
+from schema.time_split import TimeSplit
+from trainer_module.hparams import TFTConfig
+
+FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
+SPLIT_KEYS = ('eval_start', 'test_start', 'end')
+BLESSING_KEYS = ('max_mae', 'max_relative_regression')
+
+
+class DatasetFileError(ValueError):
+  """A spec file is unreadable or declares something inconsistent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+  """A data set: its spec, default split, blessing bound, schema and data files.
+
+  Attributes:
+    spec: the dataset spec.
+    split: the default time split.
+    max_mae: blessing bound on the median forecast's eval MAE, in original units.
+    max_relative_regression: the candidate's eval MAE may exceed the last blessed
+      model's by at most this fraction.
+    schema_path: the curated TFDV schema (absolute path); None: inferred by SchemaGen.
+    data_path: the default input file or directory (absolute path); None: none.
+    model_overrides: TFTConfig fields this data set needs whatever the model preset.
+    source: the spec file it was read from.
+  """
+  spec: DatasetSpec
+  split: TimeSplit
+  max_mae: float
+  max_relative_regression: float = 0.0
+  schema_path: Optional[str] = None
+  data_path: Optional[str] = None
+  model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  source: Optional[str] = None
+
+
+def load(path: str) -> Dataset:
+  """The data set declared by the spec file at `path`.
+
+  Raises:
+    DatasetFileError: the file cannot be read, or a key or value is wrong; the message
+      names the file, the key and the fix.
+  """
+  try:
+    with open(path, encoding='utf-8-sig') as f:
+      values = yaml.safe_load(f)
+  except OSError as error:
+    raise DatasetFileError(f'cannot read the spec file {path}: {error.strerror}') from None
+  except yaml.YAMLError as error:
+    raise DatasetFileError(f'{path} is not valid YAML or JSON: {error}') from None
+  try:
+    return from_dict(values, base_dir=os.path.dirname(os.path.abspath(path)), source=path)
+  except ValueError as error:
+    raise DatasetFileError(f'{path}: {error}') from None
+
+
+def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Dataset:
+  """The data set from a spec file's values; relative paths are under `base_dir`."""
+  check_keys(values, FILE_KEYS, 'the spec file',
+              required=('name', 'columns', 'frequency', 'encoder_steps', 'horizon', 'split',
+                        'blessing'))
+  spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
+  split_values = values['split']
+  check_keys(split_values, SPLIT_KEYS, "'split'", required=('eval_start',))
+  # YAML reads an unquoted 2017-07-01 as a date: the split takes it as its ISO text.
+  split = TimeSplit(**{key: value.isoformat() if isinstance(value, datetime.date) else value
+                       for key, value in split_values.items()})
+  blessing = values['blessing']
+  check_keys(blessing, BLESSING_KEYS, "'blessing'", required=('max_mae',))
+  max_mae = _positive_number(blessing['max_mae'], 'blessing: max_mae', allow_zero=False)
+  regression = _positive_number(blessing.get('max_relative_regression', 0.0),
+                                'blessing: max_relative_regression', allow_zero=True)
+  model = values.get('model') or {}
+  check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
+  return Dataset(spec=spec, split=split, max_mae=max_mae, max_relative_regression=regression,
+                 schema_path=_path(values.get('schema'), base_dir, 'schema'),
+                 data_path=_path(values.get('data'), base_dir, 'data'),
+                 model_overrides=dict(model), source=source)
+
+
+def to_dict(dataset: Dataset, base_dir: str) -> Dict[str, Any]:
+  """The spec file's values for `dataset`; paths are written relative to `base_dir`."""
+  values = dataset.spec.to_dict()
+  values['split'] = {key: getattr(dataset.split, key) for key in SPLIT_KEYS
+                     if getattr(dataset.split, key) is not None}
+  values['blessing'] = {'max_mae': dataset.max_mae}
+  if dataset.max_relative_regression:
+    values['blessing']['max_relative_regression'] = dataset.max_relative_regression
+  for key, path in (('schema', dataset.schema_path), ('data', dataset.data_path)):
+    if path is not None:
+      values[key] = os.path.relpath(path, base_dir)
+  if dataset.model_overrides:
+    values['model'] = dict(dataset.model_overrides)
+  return values
+
+
+def _path(value: Any, base_dir: str, key: str) -> Optional[str]:
+  if value is None:
+    return None
+  if not isinstance(value, str) or not value.strip():
+    raise ValueError(f"'{key}' must be a file path, got {value!r}")
+  if '://' in value:
+    return value
+  return os.path.normpath(os.path.join(base_dir, os.path.expanduser(value)))
+
+
+def _positive_number(value: Any, key: str, allow_zero: bool) -> float:
+  valid = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+      value >= 0 if allow_zero else value > 0)
+  if not valid:
+    bound = 'at least 0' if allow_zero else 'greater than 0'
+    raise ValueError(f"'{key}' must be a number {bound}, got {value!r}")
+  return float(value)

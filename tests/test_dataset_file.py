@@ -1,0 +1,110 @@
+"""Spec files: the built-in data sets are files, and a bad file names the key and the fix."""
+
+import os
+import textwrap
+
+import pytest
+import yaml
+
+from schema import dataset_file, datasets
+from schema.dataset_spec import Role
+
+GOOD = textwrap.dedent("""\
+    name: shops
+    frequency: W-SUN
+    encoder_steps: 12
+    horizon: 4
+    calendar_features: [month_of_year]
+    columns:
+      - {name: shop, role: series_key}
+      - {name: week, role: time}
+      - {name: sales, role: target}
+      - {name: promo, role: known}
+      - {name: footfall, role: observed, allow_missing: true}
+    split: {eval_start: 2024-06-02}
+    blessing: {max_mae: 10}
+    schema: shops.schema.pbtxt
+    data: ../data/shops.csv
+    model: {hidden_size: 8}
+    """)
+
+
+def _load(tmp_path, text, name='spec.yaml'):
+  path = tmp_path / name
+  path.write_text(text)
+  return dataset_file.load(str(path))
+
+
+def test_a_spec_file_declares_columns_task_split_blessing_and_paths(tmp_path):
+  dataset = _load(tmp_path, GOOD)
+  spec = dataset.spec
+  assert (spec.name, spec.frequency.value, spec.encoder_steps, spec.horizon) == (
+      'shops', 'W-SUN', 12, 4)
+  assert spec.series_key_columns == ('shop',)
+  assert spec.column('week').dtype.value == 'categorical'  # keys and time default so
+  assert spec.column('footfall').allow_missing
+  assert [c.name for c in spec.columns_with(Role.KNOWN)] == ['promo']
+  assert dataset.split.eval_start == '2024-06-02'  # an unquoted YAML date
+  assert dataset.max_mae == 10.0
+  assert dataset.schema_path == str(tmp_path / 'shops.schema.pbtxt')
+  assert dataset.data_path == os.path.normpath(tmp_path / '..' / 'data' / 'shops.csv')
+  assert dataset.model_overrides == {'hidden_size': 8}
+
+
+@pytest.mark.parametrize('name', sorted(datasets.DATASETS))
+def test_built_in_data_sets_round_trip_through_their_files(name, tmp_path):
+  dataset = datasets.get_dataset(name)
+  text = yaml.safe_dump(dataset_file.to_dict(dataset, base_dir=str(tmp_path)),
+                        sort_keys=False)
+  again = _load(tmp_path, text)
+  assert again.spec == dataset.spec
+  assert (again.split, again.max_mae, again.schema_path, again.data_path,
+          dict(again.model_overrides)) == (dataset.split, dataset.max_mae,
+                                           dataset.schema_path, dataset.data_path,
+                                           dict(dataset.model_overrides))
+
+
+def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
+  path = tmp_path / 'spec.yaml'
+  path.write_bytes(b'\xef\xbb\xbf' + GOOD.encode())
+  assert dataset_file.load(str(path)).spec.name == 'shops'
+
+
+@pytest.mark.parametrize('change, message', [
+    (('{name: sales, role: target}', '{name: sales, role: targt}'),
+     r"column 'sales' \(columns\[2\]\) role: 'targt' is not one of .* \(did you mean "
+     r"'target'\?\)"),
+    (('{name: promo, role: known}', '{name: sales, role: known}'),
+     r"columns declared more than once: \['sales'\]"),
+    (('horizon: 4', 'horizon: 0'), "'horizon' must be a whole number of time steps, at "
+     'least 1; got 0'),
+    (('frequency: W-SUN', 'frequency: fortnightly'),
+     r"'frequency': unknown frequency 'fortnightly'; use one of '<N>min'"),
+    (('horizon: 4', 'horizont: 4'), r"unknown key 'horizont' \(did you mean 'horizon'\?\)"),
+    (('calendar_features: [month_of_year]', 'calendar_features: [day_of_week]'),
+     r"calendar features \['day_of_week'\] take a single value on the W-SUN grid"),
+    (('{name: footfall, role: observed, allow_missing: true}',
+      '{name: footfall, role: observed, allow_missing: yes please}'),
+     "allow_missing must be true or false, got 'yes please'"),
+    (('blessing: {max_mae: 10}', 'blessing: {max_mae: -1}'),
+     "'blessing: max_mae' must be a number greater than 0, got -1"),
+    (('model: {hidden_size: 8}', 'model: {hiden_size: 8}'),
+     r"'model': unknown key 'hiden_size' \(did you mean 'hidden_size'\?\)"),
+    (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 1.5}'),
+     'a fraction of the time range must lie strictly between 0 and 1'),
+    (('split: {eval_start: 2024-06-02}\n', ''), r"the spec file is missing \['split'\]"),
+])
+def test_bad_spec_files_name_the_file_the_key_and_the_fix(tmp_path, change, message):
+  old, new = change
+  assert old in GOOD
+  with pytest.raises(dataset_file.DatasetFileError, match=r'spec.yaml: .*' + message):
+    _load(tmp_path, GOOD.replace(old, new))
+
+
+def test_unreadable_and_malformed_files_are_named(tmp_path):
+  with pytest.raises(dataset_file.DatasetFileError, match='cannot read the spec file'):
+    dataset_file.load(str(tmp_path / 'absent.yaml'))
+  with pytest.raises(dataset_file.DatasetFileError, match='is not valid YAML'):
+    _load(tmp_path, 'name: [unclosed')
+  with pytest.raises(dataset_file.DatasetFileError, match='must be a mapping'):
+    _load(tmp_path, '- just\n- a list\n')
