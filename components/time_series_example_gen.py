@@ -1,8 +1,11 @@
 """An ExampleGen that reads rows typed by a dataset spec and splits them by time.
 
-Input files are CSV (`.csv`, with a header) or TFRecords of tf.Examples (`.tfrecord`,
-`.tfrecord.gz`, `.gz`; one feature per column, the time as an ISO 8601 string or as
-int64 epoch seconds); both go through the same checks.
+Input files are CSV (`.csv`, UTF-8 with a header, a byte-order mark allowed) or
+TFRecords of tf.Examples (`.tfrecord`, `.tfrecord.gz`, `.gz`; one feature per column,
+the time as an ISO 8601 string or as int64 epoch seconds); both go through the same
+checks. Values are read by the rules of `schema.csv_values`: a missing value is left out
+of the example where the spec allows missing values, and is an error naming the file,
+line and column where it does not.
 
 TFX's own ExampleGens split rows by hash, which leaks the future into training for time
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
@@ -27,6 +30,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
+from schema.csv_values import clean_header, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
 
@@ -66,6 +70,7 @@ def read_header(path: str, spec: DatasetSpec) -> List[str]:
   """The header of CSV file `path`, checked to hold every declared column."""
   with tf.io.gfile.GFile(path) as f:
     header = next(csv.reader(f), None)
+  header = clean_header(header)
   if not header:
     raise ValueError(f'{path} is empty; expected a CSV header with columns '
                      f'{[c.name for c in spec.columns]}')
@@ -84,26 +89,29 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
     if column.role == Role.TIME:
       seconds = parse_timestamp(text, what=f"{where}, column '{column.name}'")
       features[column.name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[seconds]))
-    elif not text:
-      if not column.allow_missing:
+      continue
+    if column.dtype == DType.CATEGORICAL:
+      if not text:  # specs allow no missing categoricals
         raise ValueError(f"{where}: column '{column.name}' is empty; dataset spec "
                          f"'{spec.name}' does not allow missing values in it. Fill the "
-                         'value, or declare the column with allow_missing=True')
-    elif column.dtype == DType.CATEGORICAL:
+                         'value (e.g. with a category such as "unknown")')
       features[column.name] = tf.train.Feature(
           bytes_list=tf.train.BytesList(value=[text.encode()]))
-    else:
-      try:
-        number = float(text)
-      except ValueError:
-        raise ValueError(f"{where}: column '{column.name}' holds {text!r}, which is not a "
-                         'number; the dataset spec declares it real') from None
+      continue
+    number = real_value(text, f"{where}: column '{column.name}'")
+    if number is not None:
       features[column.name] = tf.train.Feature(float_list=tf.train.FloatList(value=[number]))
+    elif not column.allow_missing:
+      what = 'is empty' if not text else f'holds {text!r}, a missing or non-finite value'
+      raise ValueError(f"{where}: column '{column.name}' {what}; dataset spec "
+                       f"'{spec.name}' does not allow missing values in it. Fill the value, "
+                       f"or declare the column with allow_missing: true")
   return tf.train.Example(features=tf.train.Features(feature=features))
 
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
   header = read_header(path, spec)
+  rows = 0
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
     next(reader)
@@ -113,7 +121,11 @@ def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example
       if len(row) != len(header):
         raise ValueError(f'{path}, line {line_number}: {len(row)} fields, but the header '
                          f'has {len(header)}; fix the row')
+      rows += 1
       yield parse_row(dict(zip(header, row)), spec, f'{path}, line {line_number}')
+  if not rows:
+    raise ValueError(f'{path} has a header and no rows; put the data under the header, or '
+                     'remove the file from the input directory')
 
 
 def read_tfrecord_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:

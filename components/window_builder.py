@@ -2,7 +2,7 @@
 
 Rules (see DESIGN.md):
   - rows are ordered by time and placed on the spec's time grid; a duplicate time step is
-    an error;
+    an error, and so is a static column whose value changes within the series;
   - a window covers T = E + H consecutive grid steps; a window with a missing step (a gap)
     is skipped and counted, never shifted;
   - a window belongs to the split of its forecast steps, which must all lie in one split
@@ -23,7 +23,7 @@ from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from schema.dataset_spec import DatasetSpec
+from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
                                   feature_length)
@@ -107,6 +107,7 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
     raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
                      f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
                      '(with several spans: no two spans may hold the same time of a series)')
+  _check_static_columns(series_key, rows, spec)
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
   window = spec.window_length
@@ -147,6 +148,22 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
       example = _window_example(series_key, columns, start, int(seconds_at[forecast]), spec)
       windows.append((split, example.SerializeToString()))
   return windows, dict(counts)
+
+
+def _check_static_columns(series_key: str, rows: Sequence[Row], spec: DatasetSpec) -> None:
+  """Raises ValueError naming a static column whose value changes within the series."""
+  for column in spec.columns_with(Role.STATIC):
+    name = transformed_name(column.name)
+    values = np.array([row.values[name] for row in rows])
+    changed = np.nonzero(values != values[0])[0]
+    if changed.size:
+      moment = datetime.datetime.fromtimestamp(rows[changed[0]].seconds,
+                                               tz=datetime.timezone.utc)
+      raise ValueError(
+          f"series '{series_key}': static column '{column.name}' changes value at "
+          f'{moment:%Y-%m-%d %H:%M} (from its first row on); a static column holds one '
+          'value per series. Make it constant within each series, or declare it known '
+          '(or observed) if it changes over time')
 
 
 def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: int,

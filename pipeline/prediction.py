@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from pipeline import serving_models
+from schema.csv_values import clean_header, real_value
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import parse_timestamp
@@ -87,7 +88,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row
     raise PredictionInputError(f'{path} does not exist; pass the CSV of recent rows')
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
-    header = next(reader, None) or []
+    header = clean_header(next(reader, None) or [])
     missing = [column.name for column in spec.columns if column.name not in header]
     if missing:
       raise MissingColumnsError(
@@ -95,6 +96,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row
           f"'{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
           '(leave the target and observed columns empty in the horizon rows)')
     positions = {column.name: header.index(column.name) for column in spec.columns}
+    real_columns = [column.name for column in spec.columns if column.dtype == DType.REAL]
     series: Dict[Tuple[str, ...], List[_Row]] = {}
     for line, fields in enumerate(reader, start=2):
       if not fields:
@@ -103,6 +105,12 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row
         raise PredictionInputError(f'{path}, line {line}: {len(fields)} fields, but the '
                                    f'header has {len(header)}; fix the row')
       values = {name: fields[position].strip() for name, position in positions.items()}
+      for column in real_columns:  # missing markers and non-finite numbers read as empty
+        try:
+          if real_value(values[column], f"{path}, line {line}: column '{column}'") is None:
+            values[column] = ''
+        except ValueError as error:
+          raise PredictionInputError(str(error)) from None
       try:
         seconds = parse_timestamp(values[spec.time_column],
                                   what=f"{path}, line {line}, column '{spec.time_column}'")
@@ -196,14 +204,8 @@ def _feature(column: Column, rows: Sequence[_Row], spec: DatasetSpec,
           f'without missing values in spec {spec.name!r}): fill the value')
   if column.dtype == DType.CATEGORICAL:
     return tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode() for t in texts]))
-  values = []
-  for row, text in zip(rows, texts):
-    try:
-      values.append(float(text) if text else float('nan'))
-    except ValueError:
-      raise PredictionInputError(
-          f"series '{key}', line {row.line}: column '{column.name}' holds {text!r}, which "
-          'is not a number; the dataset spec declares it real') from None
+  # Real values were checked as the CSV was read (`read_series`).
+  values = [float(text) if text else float('nan') for text in texts]
   return tf.train.Feature(float_list=tf.train.FloatList(value=values))
 
 

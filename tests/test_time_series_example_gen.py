@@ -124,3 +124,37 @@ def test_tfrecord_errors_name_file_and_record(tmp_path):
 def test_unknown_file_format_is_an_error():
   with pytest.raises(ValueError, match='unknown input format'):
     gen.read_examples('data.parquet', SYNTHETIC)
+
+
+@pytest.mark.parametrize('text', ['', 'NA', 'null', 'None', 'NaN', 'nan', 'inf', '-inf',
+                                  '1e39'])
+def test_missing_markers_and_non_finite_numbers_are_missing_where_allowed(text):
+  example = gen.parse_row(dict(ROW, temperature=text), SYNTHETIC, 'f.csv, line 2')
+  assert 'temperature' not in example.features.feature
+
+
+@pytest.mark.parametrize('text', ['NA', 'null', 'NaN', 'inf', '-Infinity', '3.5e38'])
+def test_missing_or_non_finite_values_where_not_allowed_name_file_line_and_column(text):
+  with pytest.raises(ValueError, match=rf"f.csv, line 7: column 'load' holds '{text}', a "
+                     r'missing or non-finite value; .* allow_missing: true'):
+    gen.parse_row(dict(ROW, load=text), SYNTHETIC, 'f.csv, line 7')
+
+
+def test_categorical_values_are_kept_as_written():
+  example = gen.parse_row(dict(ROW, region='NA'), SYNTHETIC, 'x')
+  assert example.features.feature['region'].bytes_list.value == [b'NA']
+
+
+def test_a_byte_order_mark_before_the_header_is_not_part_of_a_name(tmp_path):
+  path = tmp_path / 'excel.csv'
+  path.write_bytes(('\ufeff' + ','.join(ROW) + '\n' + ','.join(ROW.values()) + '\n')
+                   .encode('utf-8'))
+  [example] = gen.read_csv_examples(str(path), SYNTHETIC)
+  assert example == gen.parse_row(ROW, SYNTHETIC, 'x')
+
+
+def test_a_header_without_rows_is_an_error(tmp_path):
+  path = tmp_path / 'empty.csv'
+  path.write_text(','.join(ROW) + '\n')
+  with pytest.raises(ValueError, match='empty.csv has a header and no rows'):
+    list(gen.read_csv_examples(str(path), SYNTHETIC))

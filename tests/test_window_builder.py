@@ -134,3 +134,11 @@ def test_sampling_keeps_a_deterministic_share_of_windows():
   assert counts['windows_train'] + counts['windows_sampled_out'] == len(full)
   assert 0.2 < len(kept) / len(full) < 0.3
   assert [_parse(w) for _, w in kept] == [_parse(w) for _, w in again]
+
+
+def test_a_static_value_that_changes_within_a_series_names_the_series_and_column():
+  rows = _rows(range(7))
+  rows[2] = Row(rows[2].seconds, 'train', {**rows[2].values, transformed_name('size'): 8.0})
+  with pytest.raises(ValueError, match=r"series 'a': static column 'size' changes value at "
+                     r'2024-01-01 02:00'):
+    build_windows('a', rows, SPEC, {'train': 1})

@@ -181,12 +181,38 @@ def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConf
                      _checkpoint_options(distribution.save_options(strategy)))
 
 
+class NonFiniteLossError(RuntimeError):
+  """Training produced a NaN or infinite loss; nothing is exported."""
+
+
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
+  """Raises NonFiniteLossError at the first NaN or infinite training or validation loss,
+  so the run fails instead of exporting a broken model."""
+
+  def on_train_batch_end(self, batch, logs=None):
+    self._check(logs, 'loss', f'training batch {batch}')
+
+  def on_epoch_end(self, epoch, logs=None):
+    self._check(logs, 'val_loss', f'the validation after epoch {epoch + 1}')
+
+  @staticmethod
+  def _check(logs, key: str, where: str) -> None:
+    value = (logs or {}).get(key)
+    if value is not None and not math.isfinite(float(value)):
+      raise NonFiniteLossError(
+          f'the {key} became {float(value)} at {where}; training stopped and no model '
+          'is exported. Check the input data for extreme values (the target and the '
+          'real covariates, e.g. with the StatisticsGen output), and lower the learning '
+          'rate (model: {learning_rate: ...}) if the data is clean')
+
+
 def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
                extra: Sequence[keras.callbacks.Callback]) -> list:
   """The callbacks of one TFT's training."""
-  # BackupAndRestore comes first: at the end of an epoch its backup is written before
-  # any later callback can stop the run.
+  # BackupAndRestore comes next: at the end of an epoch its backup is written before
+  # any later callback can stop the run, and after a non-finite loss stopped it.
   callbacks = [
+      StopOnNonFiniteLoss(),
       BackupAndRestore(backup_dir),
       keras.callbacks.EarlyStopping(patience=config.early_stopping_patience,
                                     restore_best_weights=True),

@@ -7,9 +7,11 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras as keras
 
 from components import window_builder
 from schema import datasets
+from schema.dataset_spec import Role
 from schema.features import model_features, transformed_name
 from schema.window_layout import window_feature_spec
 from trainer_module import cluster, hparams, train, window_inputs
@@ -81,8 +83,11 @@ def test_windows_from_transformed_steps_match_the_window_builder():
   spec = datasets.SYNTHETIC.with_window(3, 2)
   steps = spec.window_length
   names = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
-  # Every feature gets distinct values at every step, so any misplaced slice shows.
-  values = {name: 100.0 * i + np.arange(steps) for i, name in enumerate(names)}
+  # Every feature gets distinct values at every step, so any misplaced slice shows; static
+  # columns hold one value per series (the window builder checks it).
+  static = {transformed_name(c.name) for c in spec.columns_with(Role.STATIC)}
+  values = {name: 100.0 * i + np.arange(steps) * (name not in static)
+            for i, name in enumerate(names)}
   rows = [window_builder.Row(seconds=3600 * step, split='train',
                              values={name: values[name][step] for name in names})
           for step in range(steps)]
@@ -197,3 +202,14 @@ def test_the_trainer_compiles_the_configured_point_loss():
     model = train._build_and_compile(layout, hparams.TFTConfig(point_loss=point_loss),
                                      TrainingConfig(), plan, 'tft')
     assert model.loss[window_inputs.QUANTILES_OUTPUT].point_loss == point_loss
+
+
+def test_a_non_finite_loss_stops_training_with_an_error_that_says_what_to_check():
+  model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+  model.compile(optimizer='sgd', loss='mse')
+  inputs = np.ones((8, 2), np.float32)
+  targets = np.array([[1.0]] * 7 + [[np.nan]], np.float32)
+  with pytest.raises(train.NonFiniteLossError, match=r'the loss became nan at training batch '
+                     r'\d; training stopped and no model is exported. Check the input data'):
+    model.fit(inputs, targets, batch_size=4, epochs=1, verbose=0,
+              callbacks=[train.StopOnNonFiniteLoss()])

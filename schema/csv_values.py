@@ -1,0 +1,42 @@
+"""How the text values of input files are read, the same for training and prediction.
+
+In real columns, an empty value and the markers of `MISSING_MARKERS` (any case) are
+missing values, and so are non-finite numbers (`nan`, `inf`, `-inf`, values beyond
+float32's range, which the model computes in). Categorical values are kept as written
+('NA' may be a country); only an empty one is missing. A UTF-8 byte-order mark before
+the header (Excel's CSV export writes one) is not part of the first column's name.
+"""
+
+from typing import List, Optional
+
+import numpy as np
+
+MISSING_MARKERS = frozenset({'', 'na', 'nan', 'null', 'none'})
+BYTE_ORDER_MARK = '\ufeff'
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def real_value(text: str, where: str) -> Optional[float]:
+  """The number in `text`; None for a missing marker or a non-finite number.
+
+  Raises:
+    ValueError: `text` is neither a number nor a missing marker; the message starts
+      with `where` (e.g. "data.csv, line 7: column 'load'").
+  """
+  text = text.strip()
+  if text.lower() in MISSING_MARKERS:
+    return None
+  try:
+    number = float(text)
+  except ValueError:
+    raise ValueError(f'{where} holds {text!r}, which is not a number; the dataset spec '
+                     'declares it real (a missing value may be empty or one of '
+                     f'{sorted(MISSING_MARKERS - {""})})') from None
+  return number if abs(number) <= _FLOAT32_MAX else None  # inf, nan and overflows
+
+
+def clean_header(header: List[str]) -> List[str]:
+  """The header's column names without a leading byte-order mark."""
+  if header:
+    header = [header[0].lstrip(BYTE_ORDER_MARK)] + list(header[1:])
+  return header
