@@ -20,7 +20,6 @@ import pandas as pd
 from benchmarks import linear_baseline, metrics, pipeline_run
 from benchmarks.naive_baselines import naive_forecasts
 from benchmarks.report import forecaster, training_used
-from pipeline.config import Blessing
 from schema.datasets import curated_schema_path, get_dataset
 from schema.time_split import TimeSplit
 
@@ -142,7 +141,7 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
       os.path.join(work_dir, f'etth1-{setting}-l{lookback}-h{horizon}-e{ensemble_size}-'
                    f'{repeat}'), data_file,
       dataset=dataset.spec.with_window(lookback, horizon), time_split=time_split,
-      blessing=Blessing(max_mae=dataset.max_mae),
+      blessing=dataset.blessing,
       strides={'train': 1, 'eval': plan.eval_stride, 'test': 1},
       model_overrides={**model_overrides(plan, setting), 'ensemble_size': ensemble_size},
       train_steps=plan.train_steps,

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Tuple
 from benchmarks import child, etth1, pipeline_run
 from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, measure
 from pipeline import default_data
-from pipeline.config import Blessing, PipelineConfig, default_strides
+from pipeline.config import PipelineConfig, default_strides
 from schema.dataset_spec import DatasetSpec
 from schema.datasets import curated_schema_path, get_dataset
 from trainer_module import hparams
@@ -93,7 +93,7 @@ def _synthetic_pipeline(series: int, days: int, train_steps: int,
   rows = default_data.generate(data_file, num_series=series, days=days)
   config = pipeline_run.new_config(
       os.path.join(work_dir, 'synthetic'), data_file, dataset=dataset.spec,
-      time_split=dataset.split, blessing=Blessing(max_mae=dataset.max_mae),
+      time_split=dataset.split, blessing=dataset.blessing,
       strides=default_strides(dataset.spec, dataset.split), train_steps=train_steps,
       schema_file=curated_schema_path('synthetic'))
   result = pipeline_run.run(config)

@@ -19,7 +19,6 @@ import pandas as pd
 from benchmarks import metrics, pipeline_run
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
-from pipeline.config import Blessing
 from schema.datasets import curated_schema_path, get_dataset
 from schema.time_split import TimeSplit
 
@@ -76,7 +75,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
                                                 range(1, plan.repeats + 1)):
     config = pipeline_run.new_config(
         os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}'), data_file,
-        dataset=spec, time_split=SPLIT, blessing=Blessing(max_mae=dataset.max_mae),
+        dataset=spec, time_split=SPLIT, blessing=dataset.blessing,
         strides={split: 1 if split == 'train' else spec.horizon
                  for split in SPLIT.split_names},
         model_overrides={**model_overrides, 'ensemble_size': ensemble_size},

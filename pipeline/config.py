@@ -9,30 +9,11 @@ import dataclasses
 from typing import Any, Dict, Mapping, Optional
 
 from components.anomaly_gate import MODES as ANOMALY_MODES
-from schema.dataset_file import Dataset
+from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineConfig's API
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
 from trainer_module.training_config import CONFIG_KEY, TrainingConfig
-
-
-@dataclasses.dataclass(frozen=True)
-class Blessing:
-  """When the Evaluator blesses a model.
-
-  Attributes:
-    max_mae: the median forecast's mean absolute error over the eval windows, in
-      original units, must not exceed this.
-    max_relative_regression: the candidate's MAE may exceed the last blessed model's by
-      at most this fraction (0.0: never worse).
-  """
-  max_mae: float
-  max_relative_regression: float = 0.0
-
-  def __post_init__(self):
-    if self.max_mae <= 0 or self.max_relative_regression < 0:
-      raise ValueError(f'blessing needs max_mae > 0 and max_relative_regression >= 0, '
-                       f'got {self}')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,13 +175,13 @@ def from_dataset(dataset: Dataset, *, pipeline_name: str, pipeline_root: str,
 
   Args:
     spec: the data set's spec with another window shape; default `dataset.spec`.
-    max_mae: a blessing bound over the data set's own.
+    max_mae: an absolute blessing bound on the eval MAE, over the data set's own.
   """
   spec = spec or dataset.spec
   return PipelineConfig(
       pipeline_name=pipeline_name, pipeline_root=pipeline_root, data_root=data_root,
       serving_model_dir=serving_model_dir, dataset=spec, time_split=dataset.split,
-      blessing=Blessing(max_mae=max_mae or dataset.max_mae,
-                        max_relative_regression=dataset.max_relative_regression),
+      blessing=(dataclasses.replace(dataset.blessing, max_mae=max_mae) if max_mae
+                else dataset.blessing),
       strides=default_strides(spec, dataset.split),
       model_overrides=dict(dataset.model_overrides), schema_file=schema_file, **options)

@@ -13,6 +13,13 @@ original units. For each slice, over every (window, step) pair:
 - `quantile_crossing_rate`: share of (window, step) pairs whose quantiles are not in
   order (the model has no monotonicity constraint).
 
+`NaiveComparison` scores the naive forecasts that the model's Evaluator signature
+returns beside its own (`trainer_module.naive_forecasts`) on the same windows:
+- `naive_mae_<name>`: the MAE of each naive forecast ('naive_mae_repeat_last',
+  'naive_mae_seasonal_24', ...);
+- `mae_vs_best_naive`: the median forecast's MAE over the lowest of them; below 1 the
+  model beats every naive forecast. The blessing rule bounds it.
+
 Used from the EvalConfig by name: MetricConfig(class_name='QuantileForecastMetrics',
 module='pipeline.forecast_metrics', config='{"quantiles": [0.1, 0.5, 0.9]}').
 """
@@ -26,8 +33,12 @@ from tensorflow_model_analysis.metrics import metric_types
 from tensorflow_model_analysis.proto import config_pb2
 
 from trainer_module.export import quantile_key
+from trainer_module.naive_forecasts import OUTPUT_PREFIX as NAIVE_PREFIX
 
 NAME = 'quantile_forecast'
+MAE_VS_BEST_NAIVE = 'mae_vs_best_naive'  # also the NaiveComparison metric's name, so a
+# MetricConfig threshold on it bounds this key
+NAIVE_MAE_PREFIX = 'naive_mae_'
 MAE_BY_STEP = 'mean_absolute_error_by_step'
 CROSSING_RATE = 'quantile_crossing_rate'
 
@@ -159,4 +170,75 @@ class _Combiner(beam.CombineFn):
     output[self._keys[coverage_name(self._quantiles)]] = sums.covered / sums.count
     output[self._keys[CROSSING_RATE]] = sums.crossed / sums.count
     output[self._keys[MAE_BY_STEP]] = sums.abs_error_by_step / sums.windows
+    return output
+
+
+class NaiveComparison(metric_types.Metric):
+  """The naive forecasts' MAEs and the model's MAE relative to the best of them."""
+
+  def __init__(self, naive_names: Sequence[str] = (), name: str = MAE_VS_BEST_NAIVE):
+    if not naive_names:
+      raise ValueError('NaiveComparison needs the names of the naive forecasts the model '
+                       "returns, e.g. ['repeat_last', 'seasonal_24']")
+    super().__init__(_naive_computations, naive_names=list(naive_names), name=name)
+
+
+metric_types.register_metric(NaiveComparison)
+
+
+def _naive_computations(naive_names: List[str], name: str = MAE_VS_BEST_NAIVE,
+                        eval_config: Optional[config_pb2.EvalConfig] = None,
+                        model_names: Optional[List[str]] = None
+                        ) -> metric_types.MetricComputations:
+  computations = []
+  for model_name in model_names or ['']:
+    keys = {metric_name: metric_types.MetricKey(name=metric_name, model_name=model_name)
+            for metric_name in [name] + [NAIVE_MAE_PREFIX + n for n in naive_names]}
+    computations.append(metric_types.MetricComputation(
+        keys=list(keys.values()), preprocessors=None,
+        combiner=_NaiveCombiner(naive_names, model_name, keys)))
+  return computations
+
+
+class _NaiveCombiner(beam.CombineFn):
+  """Sums of absolute errors of the median forecast and of each naive forecast [1 + N]."""
+
+  def __init__(self, naive_names: List[str], model_name: str,
+               keys: Dict[str, metric_types.MetricKey]):
+    self._names = naive_names
+    self._model_name = model_name
+    self._keys = keys
+    self._ratio_key = next(iter(keys.values()))
+
+  def create_accumulator(self):
+    return np.zeros(1 + len(self._names)), 0
+
+  def add_input(self, accumulator, element: metric_types.StandardMetricInputs):
+    sums, count = accumulator
+    model_name = self._model_name or None
+    predictions = element.get_predictions(model_name=model_name)
+    label = np.asarray(element.get_labels(model_name=model_name), np.float64).reshape(-1)
+    missing = [n for n in self._names if NAIVE_PREFIX + n not in predictions]
+    if missing:  # a model exported before the naive outputs (a baseline): not scored
+      return sums, count
+    forecasts = [predictions[quantile_key(0.5)]] + [predictions[NAIVE_PREFIX + n]
+                                                    for n in self._names]
+    errors = [np.abs(label - np.asarray(f, np.float64).reshape(-1)).sum() for f in forecasts]
+    return sums + np.array(errors), count + label.size
+
+  def merge_accumulators(self, accumulators):
+    sums, count = self.create_accumulator()
+    for more, more_count in accumulators:
+      sums, count = sums + more, count + more_count
+    return sums, count
+
+  def extract_output(self, accumulator) -> Dict[metric_types.MetricKey, float]:
+    sums, count = accumulator
+    if not count:
+      return {key: float('nan') for key in self._keys.values()}
+    maes = sums / count
+    output = {self._keys[NAIVE_MAE_PREFIX + n]: float(mae)
+              for n, mae in zip(self._names, maes[1:])}
+    best = float(maes[1:].min())
+    output[self._ratio_key] = float(maes[0]) / best if best else float('inf')
     return output

@@ -12,6 +12,7 @@ from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
 from components.interpretation_report import InterpretationReport
+from pipeline.forecast_metrics import NAIVE_MAE_PREFIX
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
 
@@ -44,11 +45,27 @@ class RunSummary:
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
     lines += [f'    {name:<28} {values[0]:.4f} (step 1) ... {values[-1]:.4f} '
               f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
+    comparison = self.naive_comparison()
+    if comparison:
+      lines.append(f'  MAE beside the naive forecasts: {comparison}')
     if self.report_uri:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     return '\n'.join(lines)
+
+
+  def naive_comparison(self) -> str:
+    """'model 2.17 | repeat_last 3.10 | seasonal_168 2.84 (best naive)', or ''."""
+    naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in self.metrics.items()
+             if name.startswith(NAIVE_MAE_PREFIX)}
+    if not naive or 'mean_absolute_error' not in self.metrics:
+      return ''
+    best = min(naive, key=naive.get)
+    parts = [f'model {self.metrics["mean_absolute_error"]:.4g}'] + [
+        f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
+        for name, value in naive.items()]
+    return ' | '.join(parts)
 
 
 def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,

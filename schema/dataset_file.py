@@ -15,7 +15,7 @@ A spec file is YAML (or JSON). The built-in data sets are such files (`schema/sp
     - {name: tariff, role: known}
     - {name: outside_temp, role: observed, allow_missing: true}
   split: {eval_start: 0.8}    # timestamps, or fractions of the time range
-  blessing: {max_mae: 12.5}   # the median forecast's eval MAE bound, original units
+  blessing: {beat_naive_by: 0.05}  # eval MAE at most 95% of the best naive forecast's
   schema: my_load.schema.pbtxt  # curated TFDV schema; relative paths are to this file
   data: my_load.csv           # default input when --data is not given
   model: {hidden_size: 32}    # TFTConfig fields over the model preset
@@ -37,11 +37,41 @@ from trainer_module.hparams import TFTConfig
 
 FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
 SPLIT_KEYS = ('eval_start', 'test_start', 'end')
-BLESSING_KEYS = ('max_mae', 'max_relative_regression')
+BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression')
 
 
 class DatasetFileError(ValueError):
   """A spec file is unreadable or declares something inconsistent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Blessing:
+  """When the Evaluator blesses a model: when every rule that is set holds.
+
+  Attributes:
+    beat_naive_by: the median forecast's eval MAE must be at most (1 - beat_naive_by)
+      times that of the best naive forecast (repeat-last-value, seasonal naive at the
+      frequency's natural seasons) on the same eval windows; None: no such rule.
+    max_mae: an absolute bound on the median forecast's eval MAE, in original units;
+      None: none.
+    max_relative_regression: the candidate's eval MAE may exceed the last blessed
+      model's by at most this fraction (0.0: never worse).
+  """
+  beat_naive_by: Optional[float] = 0.0
+  max_mae: Optional[float] = None
+  max_relative_regression: float = 0.0
+
+  def __post_init__(self):
+    if self.beat_naive_by is None and self.max_mae is None:
+      raise ValueError('the blessing rule needs beat_naive_by or max_mae (or both)')
+    if self.beat_naive_by is not None and not 0.0 <= self.beat_naive_by < 1.0:
+      raise ValueError(f"'beat_naive_by' must lie in [0, 1) (0.05: at least 5% below the "
+                       f'best naive MAE), got {self.beat_naive_by!r}')
+    if self.max_mae is not None and not self.max_mae > 0:
+      raise ValueError(f"'max_mae' must be greater than 0, got {self.max_mae!r}")
+    if not self.max_relative_regression >= 0:
+      raise ValueError(f"'max_relative_regression' must be at least 0, got "
+                       f'{self.max_relative_regression!r}')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,9 +81,7 @@ class Dataset:
   Attributes:
     spec: the dataset spec.
     split: the default time split.
-    max_mae: blessing bound on the median forecast's eval MAE, in original units.
-    max_relative_regression: the candidate's eval MAE may exceed the last blessed
-      model's by at most this fraction.
+    blessing: when the Evaluator blesses a model.
     schema_path: the curated TFDV schema (absolute path); None: inferred by SchemaGen.
     data_path: the default input file or directory (absolute path); None: none.
     model_overrides: TFTConfig fields this data set needs whatever the model preset.
@@ -61,8 +89,7 @@ class Dataset:
   """
   spec: DatasetSpec
   split: TimeSplit
-  max_mae: float
-  max_relative_regression: float = 0.0
+  blessing: Blessing = Blessing()
   schema_path: Optional[str] = None
   data_path: Optional[str] = None
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -92,22 +119,25 @@ def load(path: str) -> Dataset:
 def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Dataset:
   """The data set from a spec file's values; relative paths are under `base_dir`."""
   check_keys(values, FILE_KEYS, 'the spec file',
-              required=('name', 'columns', 'frequency', 'encoder_steps', 'horizon', 'split',
-                        'blessing'))
+              required=('name', 'columns', 'frequency', 'encoder_steps', 'horizon', 'split'))
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   split_values = values['split']
   check_keys(split_values, SPLIT_KEYS, "'split'", required=('eval_start',))
   # YAML reads an unquoted 2017-07-01 as a date: the split takes it as its ISO text.
   split = TimeSplit(**{key: value.isoformat() if isinstance(value, datetime.date) else value
                        for key, value in split_values.items()})
-  blessing = values['blessing']
-  check_keys(blessing, BLESSING_KEYS, "'blessing'", required=('max_mae',))
-  max_mae = _positive_number(blessing['max_mae'], 'blessing: max_mae', allow_zero=False)
-  regression = _positive_number(blessing.get('max_relative_regression', 0.0),
-                                'blessing: max_relative_regression', allow_zero=True)
+  blessing = values.get('blessing') or {}
+  check_keys(blessing, BLESSING_KEYS, "'blessing'")
+  for key, value in blessing.items():
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+      raise ValueError(f"'blessing: {key}' must be a number, got {value!r}")
+  try:
+    rule = Blessing(**blessing)
+  except ValueError as error:
+    raise ValueError(f"'blessing': {error}") from None
   model = values.get('model') or {}
   check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
-  return Dataset(spec=spec, split=split, max_mae=max_mae, max_relative_regression=regression,
+  return Dataset(spec=spec, split=split, blessing=rule,
                  schema_path=_path(values.get('schema'), base_dir, 'schema'),
                  data_path=_path(values.get('data'), base_dir, 'data'),
                  model_overrides=dict(model), source=source)
@@ -118,9 +148,7 @@ def to_dict(dataset: Dataset, base_dir: str) -> Dict[str, Any]:
   values = dataset.spec.to_dict()
   values['split'] = {key: getattr(dataset.split, key) for key in SPLIT_KEYS
                      if getattr(dataset.split, key) is not None}
-  values['blessing'] = {'max_mae': dataset.max_mae}
-  if dataset.max_relative_regression:
-    values['blessing']['max_relative_regression'] = dataset.max_relative_regression
+  values['blessing'] = dataclasses.asdict(dataset.blessing)
   for key, path in (('schema', dataset.schema_path), ('data', dataset.data_path)):
     if path is not None:
       values[key] = os.path.relpath(path, base_dir)
@@ -137,12 +165,3 @@ def _path(value: Any, base_dir: str, key: str) -> Optional[str]:
   if '://' in value:
     return value
   return os.path.normpath(os.path.join(base_dir, os.path.expanduser(value)))
-
-
-def _positive_number(value: Any, key: str, allow_zero: bool) -> float:
-  valid = isinstance(value, (int, float)) and not isinstance(value, bool) and (
-      value >= 0 if allow_zero else value > 0)
-  if not valid:
-    bound = 'at least 0' if allow_zero else 'greater than 0'
-    raise ValueError(f"'{key}' must be a number {bound}, got {value!r}")
-  return float(value)

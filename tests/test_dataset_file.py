@@ -22,7 +22,7 @@ GOOD = textwrap.dedent("""\
       - {name: promo, role: known}
       - {name: footfall, role: observed, allow_missing: true}
     split: {eval_start: 2024-06-02}
-    blessing: {max_mae: 10}
+    blessing: {beat_naive_by: 0.05, max_mae: 10}
     schema: shops.schema.pbtxt
     data: ../data/shops.csv
     model: {hidden_size: 8}
@@ -45,7 +45,7 @@ def test_a_spec_file_declares_columns_task_split_blessing_and_paths(tmp_path):
   assert spec.column('footfall').allow_missing
   assert [c.name for c in spec.columns_with(Role.KNOWN)] == ['promo']
   assert dataset.split.eval_start == '2024-06-02'  # an unquoted YAML date
-  assert dataset.max_mae == 10.0
+  assert (dataset.blessing.beat_naive_by, dataset.blessing.max_mae) == (0.05, 10.0)
   assert dataset.schema_path == str(tmp_path / 'shops.schema.pbtxt')
   assert dataset.data_path == os.path.normpath(tmp_path / '..' / 'data' / 'shops.csv')
   assert dataset.model_overrides == {'hidden_size': 8}
@@ -58,8 +58,8 @@ def test_built_in_data_sets_round_trip_through_their_files(name, tmp_path):
                         sort_keys=False)
   again = _load(tmp_path, text)
   assert again.spec == dataset.spec
-  assert (again.split, again.max_mae, again.schema_path, again.data_path,
-          dict(again.model_overrides)) == (dataset.split, dataset.max_mae,
+  assert (again.split, again.blessing, again.schema_path, again.data_path,
+          dict(again.model_overrides)) == (dataset.split, dataset.blessing,
                                            dataset.schema_path, dataset.data_path,
                                            dict(dataset.model_overrides))
 
@@ -86,8 +86,10 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
     (('{name: footfall, role: observed, allow_missing: true}',
       '{name: footfall, role: observed, allow_missing: yes please}'),
      "allow_missing must be true or false, got 'yes please'"),
-    (('blessing: {max_mae: 10}', 'blessing: {max_mae: -1}'),
-     "'blessing: max_mae' must be a number greater than 0, got -1"),
+    (('max_mae: 10}', 'max_mae: -1}'), "'blessing': 'max_mae' must be greater than 0, got -1"),
+    (('beat_naive_by: 0.05', 'beat_naive_by: 5'), r"'beat_naive_by' must lie in \[0, 1\)"),
+    (('beat_naive_by: 0.05, max_mae: 10', 'beat_naive_by: null'),
+     'the blessing rule needs beat_naive_by or max_mae'),
     (('model: {hidden_size: 8}', 'model: {hiden_size: 8}'),
      r"'model': unknown key 'hiden_size' \(did you mean 'hidden_size'\?\)"),
     (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 1.5}'),

@@ -39,7 +39,7 @@ def finished_run(tmp_path_factory, run_pipeline):
   config = PipelineConfig(
       pipeline_name='tft-e2e', pipeline_root=str(root / 'pipeline_root'),
       data_root=str(data_root), serving_model_dir=str(root / 'serving'),
-      dataset=spec, time_split=split, blessing=Blessing(max_mae=1e6),
+      dataset=spec, time_split=split, blessing=Blessing(beat_naive_by=None, max_mae=1e6),
       strides=default_strides(spec, split), train_steps=6,
       schema_file=datasets.curated_schema_path('synthetic'),
       model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 2})

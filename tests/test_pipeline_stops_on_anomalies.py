@@ -27,7 +27,8 @@ def test_unexpected_category_stops_the_run_before_transform(tmp_path, run_pipeli
   config = PipelineConfig(
       pipeline_name='tft-anomalies', pipeline_root=str(tmp_path / 'pipeline_root'),
       data_root=str(path.parent), serving_model_dir=str(tmp_path / 'serving'), dataset=spec,
-      time_split=split, blessing=Blessing(max_mae=1e6), strides=default_strides(spec, split),
+      time_split=split, blessing=Blessing(beat_naive_by=None, max_mae=1e6),
+      strides=default_strides(spec, split),
       schema_file=datasets.curated_schema_path('synthetic'))
   with pytest.raises(DataAnomaliesError, match=r"feature 'region': Unexpected string values"):
     run_pipeline(config)

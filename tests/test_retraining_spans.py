@@ -47,7 +47,7 @@ def two_spans(tmp_path_factory, run_pipeline):
   config = PipelineConfig(
       pipeline_name='tft-spans', pipeline_root=str(root / 'pipeline_root'),
       data_root=str(root / 'data'), serving_model_dir=str(root / 'serving'),
-      dataset=spec, time_split=split, blessing=Blessing(max_mae=1e6),
+      dataset=spec, time_split=split, blessing=Blessing(beat_naive_by=None, max_mae=1e6),
       strides=default_strides(spec, split), train_steps=20, train_spans=2,
       input_pattern='span-{SPAN}/*.csv',
       schema_file=datasets.curated_schema_path('synthetic'),

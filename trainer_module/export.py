@@ -22,7 +22,10 @@ windowing component does, and calls the model.
 
 `transformed_windows` (EVAL_SIGNATURE) takes windows as the windowing component writes
 them (already transformed, `schema.window_layout`). The Evaluator scores the model
-through it, since its examples are those windows. TFMA needs no `transform_features`
+through it, since its examples are those windows. Beside the quantile forecasts it
+returns the naive forecasts of each window ('naive_repeat_last', 'naive_seasonal_24',
+... at the natural seasons of the spec's frequency that fit in the history,
+`trainer_module.naive_forecasts`), which the blessing rule compares the model with. TFMA needs no `transform_features`
 signature for that, so none is exported.
 
 `interpretation` (INTERPRETATION_SIGNATURE) takes the same transformed windows and
@@ -52,8 +55,9 @@ import tf_keras as keras
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import model_features, transformed_name
 from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
+from trainer_module import naive_forecasts as naive
 from trainer_module.tft import model as tft_model
-from trainer_module.tft.inputs import InputLayout, input_signature
+from trainer_module.tft.inputs import TARGET_HISTORY, InputLayout, input_signature
 from trainer_module.window_inputs import (QUANTILES_OUTPUT, model_inputs, parse_windows,
                                           window_features_from_steps)
 
@@ -228,10 +232,14 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
              for name in needed}
     return forecast(run_model(model_inputs(window_features_from_steps(steps, spec), spec)))
 
+  periods = naive.periods_for(spec.frequency.seasons, spec.encoder_steps)
+
   @tf.function(input_signature=[examples])
   def serve_transformed(serialized):
     inputs, _ = parse_windows(serialized, spec)
-    return forecast(run_model(inputs))
+    naive_forecasts = naive.naive_forecasts(inputs[TARGET_HISTORY], spec.horizon, periods)
+    return {**forecast(run_model(inputs)),
+            **{naive.OUTPUT_PREFIX + name: values for name, values in naive_forecasts.items()}}
 
   @tf.function(input_signature=[examples])
   def interpret(serialized):

@@ -1,0 +1,36 @@
+"""The naive forecasts a model must beat, from each window's own target history.
+
+Repeat-last-value repeats the last history value; seasonal naive with period p repeats
+the last p history values. The exported model's Evaluator signature returns them beside
+the model's forecasts, so the Evaluator scores both on the same windows
+(`pipeline.forecast_metrics.NaiveComparison`), and `tft-pipeline init` computes the same
+forecasts from a CSV.
+"""
+
+from typing import Dict, Sequence
+
+import tensorflow as tf
+
+REPEAT_LAST = 'repeat_last'
+OUTPUT_PREFIX = 'naive_'
+
+
+def seasonal_name(period: int) -> str:
+  return f'seasonal_{period}'
+
+
+def periods_for(seasons: Sequence[int], encoder_steps: int) -> Sequence[int]:
+  """The seasonal periods whose last cycle lies in a history of `encoder_steps`."""
+  return [period for period in seasons if 1 < period <= encoder_steps]
+
+
+def naive_forecasts(history: tf.Tensor, horizon: int,
+                    periods: Sequence[int]) -> Dict[str, tf.Tensor]:
+  """Naive point forecasts [B, H] by name, from target histories [B, E]."""
+  history = tf.convert_to_tensor(history)
+  encoder = history.shape[1]
+  forecasts = {REPEAT_LAST: tf.repeat(history[:, -1:], horizon, axis=1)}
+  for period in periods:
+    steps = [encoder - period + step % period for step in range(horizon)]
+    forecasts[seasonal_name(period)] = tf.gather(history, steps, axis=1)
+  return forecasts
