@@ -31,7 +31,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
       prog='tft-pipeline',
       description='Train and publish a Temporal Fusion Transformer forecaster with a local '
       'TFX pipeline: ExampleGen, StatisticsGen, SchemaGen, ExampleValidator, Transform, '
-      'Windowing, Trainer, Evaluator, Pusher.')
+      'Windowing, Trainer, Evaluator, Pusher.',
+      epilog="For your own CSV, 'tft-pipeline init --data my.csv --target COLUMN' drafts a "
+      "spec file; then 'tft-pipeline --spec my.yaml'.")
   dataset = parser.add_mutually_exclusive_group()
   dataset.add_argument('--dataset', default=GENERATED_DATASET, choices=sorted(DATASETS),
                        help='a built-in data set (default: %(default)s, generated data)')
@@ -88,6 +90,7 @@ def _configure_logs(verbose: bool) -> None:
     warnings.filterwarnings('ignore', category=category)
   logging.getLogger().setLevel(logging.WARNING)
   # A filter, not a level: components reset absl's verbosity while they run.
+  logging.getLogger('apache_beam').setLevel(logging.ERROR)  # its modules log as children
   for name in ('absl', 'tensorflow'):
     logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
@@ -153,6 +156,7 @@ def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Opt
 def main(argv: Optional[List[str]] = None) -> int:
   argv = sys.argv[1:] if argv is None else argv
   if argv[:1] == ['init']:
+    _configure_logs(verbose=False)
     from pipeline import init_spec
     return init_spec.main(argv[1:])
   args = parse_args(argv)

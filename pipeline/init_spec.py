@@ -1,0 +1,194 @@
+"""`tft-pipeline init`: drafts a spec file and a curated TFDV schema from a CSV.
+
+  tft-pipeline init --data my.csv --target load [--time ts] [--output my.yaml]
+
+Writes `my.yaml` (the drafted spec, with the lines to check marked CHECK) and
+`my.schema.pbtxt` next to it (the TFDV schema inferred from the rows as the pipeline's
+ExampleGen reads them, as SchemaGen infers it), then prints the command that runs the
+pipeline on them. The drafting is `pipeline.spec_draft`.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from typing import List, Optional
+
+from pipeline.spec_draft import Draft, DraftError, draft
+from schema import dataset_file
+from schema.dataset_spec import Role
+
+SCHEMA_SUFFIX = '.schema.pbtxt'
+_ROLE_HELP = ('series_key, time, target, static (one value per series), known (its future '
+              'values are known when forecasting), observed (known only up to the forecast '
+              'time)')
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(
+      prog='tft-pipeline init',
+      description='Draft a dataset spec file and a TFDV schema from a CSV of your own: '
+      'the time column and its frequency, the series key, static columns, categorical '
+      'and real columns, missing values, a window shape and an eval period; it shows the '
+      'naive forecasts\' errors a model must beat. Columns whose role the data cannot '
+      'tell (known ahead or only observed) are marked CHECK in the file.')
+  parser.add_argument('--data', required=True, help='the CSV file (UTF-8, with a header)')
+  parser.add_argument('--target', required=True, help='the column to forecast')
+  parser.add_argument('--time', help='the time column (default: the column whose every '
+                      'value is an ISO 8601 timestamp)')
+  parser.add_argument('--output', help='the spec file to write (default: '
+                      '<name>.yaml in the current directory); the schema goes next to it')
+  parser.add_argument('--name', help='the data set name (default: from the file name)')
+  parser.add_argument('--horizon', type=int, help='forecast length H in steps (default: '
+                      'by frequency, e.g. a day of hourly steps)')
+  parser.add_argument('--encoder-steps', type=int, help='history length E in steps '
+                      '(default: by frequency, e.g. a week of hourly steps)')
+  parser.add_argument('--force', action='store_true', help='overwrite existing files')
+  return parser.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  for flag in ('horizon', 'encoder_steps'):
+    if getattr(args, flag) is not None and getattr(args, flag) < 1:
+      print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
+            file=sys.stderr)
+      return 2
+  csv_path = os.path.abspath(args.data)
+  name = args.name or _name_from(csv_path)
+  spec_path = os.path.abspath(args.output or f'{name}.yaml')
+  schema_path = re.sub(r'\.(ya?ml|json)$', '', spec_path) + SCHEMA_SUFFIX
+  existing = [p for p in (spec_path, schema_path) if os.path.exists(p)]
+  if existing and not args.force:
+    print(f'tft-pipeline init: error: {existing} exist; pass --force to overwrite, or '
+          '--output another spec file', file=sys.stderr)
+    return 2
+  try:
+    drafted = draft(_read_table(csv_path), target=args.target, name=name, time=args.time,
+                    horizon=args.horizon, encoder_steps=args.encoder_steps)
+  except (DraftError, OSError) as error:
+    print(f'tft-pipeline init: error: {csv_path}: {error}', file=sys.stderr)
+    return 2
+  text = render(drafted, csv_path, spec_path, schema_path)
+  os.makedirs(os.path.dirname(spec_path), exist_ok=True)
+  with open(spec_path, 'w') as f:
+    f.write(text)
+  dataset = dataset_file.load(spec_path)  # the written file is a valid spec
+  print(f'[init] read {drafted.rows} rows of {drafted.series} series from {csv_path}')
+  try:
+    write_schema(dataset, csv_path, schema_path)
+  except ValueError as error:  # a row the pipeline's ExampleGen would reject
+    os.remove(spec_path)
+    print(f'tft-pipeline init: error: {error}', file=sys.stderr)
+    return 2
+  print(summary(drafted, spec_path, schema_path, csv_path))
+  return 0
+
+
+def _name_from(path: str) -> str:
+  stem = os.path.splitext(os.path.basename(path))[0].lower()
+  return re.sub(r'[^a-z0-9]+', '_', stem).strip('_') or 'my_data'
+
+
+def _read_table(path: str):
+  """Every value as the text the file holds; a byte-order mark is not part of a name."""
+  import pandas as pd
+
+  return pd.read_csv(path, dtype=str, keep_default_na=False, encoding='utf-8-sig')
+
+
+def render(drafted: Draft, csv_path: str, spec_path: str, schema_path: str) -> str:
+  """The spec file's text, with comments on what was found and what to check."""
+  base = os.path.dirname(spec_path)
+  maes = ', '.join(f'{name} {value:.4g}' for name, value in drafted.naive_maes.items())
+  checks = sum(column.check for column in drafted.columns)
+  lines = [
+      f'# Dataset spec drafted by `tft-pipeline init` from {os.path.basename(csv_path)}: '
+      f'{drafted.rows} rows, {drafted.series} series.',
+      f'# {checks} lines are marked CHECK: confirm or change them, then run',
+      f'#   tft-pipeline --spec {os.path.relpath(spec_path)}',
+      f'name: {json.dumps(drafted.name)}',
+      f'frequency: {drafted.frequency.value}  # {drafted.frequency.description}',
+      f'encoder_steps: {drafted.encoder_steps}  # history length E, in steps',
+      f'horizon: {drafted.horizon}  # forecast length H, in steps',
+      f'calendar_features: [{", ".join(drafted.calendar_features)}]',
+      f'columns:  # roles: {_ROLE_HELP}',
+  ]
+  for column in drafted.columns:
+    fields = [f'name: {json.dumps(column.name)}', f'role: {column.role.value}',
+              f'dtype: {column.dtype.value}']
+    if column.allow_missing:
+      fields.append('allow_missing: true')
+    note = f'  # {column.note}' if column.note else ''
+    lines.append(f'  - {{{", ".join(fields)}}}{note}')
+  lines += [
+      f'split: {{eval_start: {json.dumps(drafted.eval_start)}}}  # the eval period: the '
+      'last steps; windows forecast from here on',
+      f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
+      f'best naive forecast\'s; here: {maes}',
+      f'schema: {json.dumps(os.path.relpath(schema_path, base))}',
+      f'data: {json.dumps(os.path.relpath(csv_path, base))}',
+  ]
+  return '\n'.join(lines) + '\n'
+
+
+def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str) -> None:
+  """Infers the TFDV schema of the rows as ExampleGen reads them, as SchemaGen does, and
+  writes it without value lists for the series key (later data brings new series).
+
+  Raises:
+    ValueError: a row that the pipeline would reject, naming file, line and column.
+  """
+  import tensorflow as tf
+  import tensorflow_data_validation as tfdv
+  from google.protobuf import text_format
+
+  from components.time_series_example_gen import read_csv_examples
+
+  spec = dataset.spec
+  with tempfile.TemporaryDirectory() as scratch:
+    records = os.path.join(scratch, 'rows.tfrecord')
+    with tf.io.TFRecordWriter(records) as writer:
+      for example in read_csv_examples(csv_path, spec):
+        writer.write(example.SerializeToString())
+    statistics = tfdv.generate_statistics_from_tfrecord(data_location=records)
+  schema = tfdv.infer_schema(statistics, infer_feature_shape=True)
+  keys = set(spec.series_key_columns)
+  for feature in schema.feature:
+    if feature.name in keys and feature.HasField('domain'):
+      feature.ClearField('domain')
+  used = {feature.domain for feature in schema.feature if feature.HasField('domain')}
+  kept = [domain for domain in schema.string_domain if domain.name in used]
+  del schema.string_domain[:]
+  schema.string_domain.extend(kept)
+  with open(schema_path, 'w') as f:
+    f.write(f"# TFDV schema of data set '{spec.name}', inferred by tft-pipeline init from "
+            f'{os.path.basename(csv_path)}.\n# The time column is INT epoch seconds, as the '
+            'pipeline\'s ExampleGen writes it. Curate it as your data requires.\n')
+    f.write(text_format.MessageToString(schema))
+
+
+def summary(drafted: Draft, spec_path: str, schema_path: str, csv_path: str) -> str:
+  """What init found and wrote, and the next command."""
+  by_role = {}
+  for column in drafted.columns:
+    mark = '*' if column.check else ''
+    by_role.setdefault(column.role, []).append(column.name + mark)
+  lines = [f'[init] frequency {drafted.frequency.value}; history {drafted.encoder_steps} '
+           f'steps, horizon {drafted.horizon}; eval from {drafted.eval_start}']
+  lines += [f'  {role.value:<11} {", ".join(names)}' for role in Role
+            for names in [by_role.get(role)] if names]
+  lines += [f'  note: {finding}' for finding in drafted.findings]
+  best = drafted.best_naive
+  lines.append(f'  blessing: a model must beat the best naive forecast, {best} (eval MAE '
+               f'{drafted.naive_maes[best]:.4g} on this data)')
+  if any(column.check for column in drafted.columns):
+    lines.append('  * a default the data cannot confirm: known ahead or only observed? '
+                 'Marked CHECK in the file.')
+  lines += [f'[init] wrote {spec_path}', f'[init] wrote {schema_path}', '',
+            'Next: check the spec, then run the pipeline on your data:',
+            f'  tft-pipeline --spec {os.path.relpath(spec_path)} --data '
+            f'{os.path.relpath(csv_path)}']
+  return '\n'.join(lines)
