@@ -66,17 +66,23 @@ def matching_files(pattern: str) -> List[str]:
   return files
 
 
+def shown_path(path: str) -> str:
+  """The path to name in messages: a linked file's own path (the local runner links the
+  user's file into its data directory), else `path`."""
+  return os.path.realpath(path) if '://' not in path and os.path.islink(path) else path
+
+
 def read_header(path: str, spec: DatasetSpec) -> List[str]:
   """The header of CSV file `path`, checked to hold every declared column."""
   with tf.io.gfile.GFile(path) as f:
     header = next(csv.reader(f), None)
   header = clean_header(header)
   if not header:
-    raise ValueError(f'{path} is empty; expected a CSV header with columns '
+    raise ValueError(f'{shown_path(path)} is empty; expected a CSV header with columns '
                      f'{[c.name for c in spec.columns]}')
   missing = [c.name for c in spec.columns if c.name not in header]
   if missing:
-    raise ValueError(f'{path}: columns {missing} are missing; dataset spec '
+    raise ValueError(f'{shown_path(path)}: columns {missing} are missing; dataset spec '
                      f"'{spec.name}' declares them. The file has {header}")
   return header
 
@@ -111,6 +117,7 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
   header = read_header(path, spec)
+  shown = shown_path(path)
   rows = 0
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
@@ -119,12 +126,12 @@ def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example
       if not row:
         continue
       if len(row) != len(header):
-        raise ValueError(f'{path}, line {line_number}: {len(row)} fields, but the header '
+        raise ValueError(f'{shown}, line {line_number}: {len(row)} fields, but the header '
                          f'has {len(header)}; fix the row')
       rows += 1
-      yield parse_row(dict(zip(header, row)), spec, f'{path}, line {line_number}')
+      yield parse_row(dict(zip(header, row)), spec, f'{shown}, line {line_number}')
   if not rows:
-    raise ValueError(f'{path} has a header and no rows; put the data under the header, or '
+    raise ValueError(f'{shown} has a header and no rows; put the data under the header, or '
                      'remove the file from the input directory')
 
 
@@ -133,7 +140,7 @@ def read_tfrecord_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Ex
   compression = 'GZIP' if path.endswith('.gz') else ''
   for number, record in enumerate(tf.compat.v1.io.tf_record_iterator(
       path, tf.compat.v1.io.TFRecordOptions(compression)), start=1):
-    where = f'{path}, record {number}'
+    where = f'{shown_path(path)}, record {number}'
     yield parse_row(_as_text(tf.train.Example.FromString(record), spec, where), spec, where)
 
 

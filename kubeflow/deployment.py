@@ -195,6 +195,8 @@ class DeploymentConfig:
       or a path in the image); default a built-in data set's schema in the image, or a
       gs:// schema that the spec file names.
     infer_schema: infer the schema with SchemaGen instead of importing one.
+    future_file: a CSV of the known columns over the H steps after the data (gs:// on
+      Vertex), for the run's forecasts; needed only when the spec declares known columns.
     serving_model_dir: where Pusher writes without an endpoint; default
       `<pipeline_root>/serving_model`.
     training: the Trainer's Vertex AI machine; None trains inside the pipeline step.
@@ -220,6 +222,7 @@ class DeploymentConfig:
   input_pattern: str = '*'
   schema_file: Optional[str] = None
   infer_schema: bool = False
+  future_file: Optional[str] = None
   serving_model_dir: Optional[str] = None
   training: Optional[TrainingHardware] = None
   training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -259,7 +262,7 @@ class DeploymentConfig:
     if self.infer_schema and self.schema_file:
       raise DeploymentConfigError('set either schema_file or infer_schema: true, not both')
     roots = {'pipeline_root': self.pipeline_root, 'data_root': self.data_root,
-             'serving_model_dir': self.serving_model_dir}
+             'serving_model_dir': self.serving_model_dir, 'future_file': self.future_file}
     _require(self.pipeline_root, 'pipeline_root')
     _require(self.data_root, 'data_root')
     if self.platform == 'vertex':

@@ -103,6 +103,9 @@ class PipelineConfig:
       bootstrap a new data set).
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
       'warn' logs the anomalies and goes on.
+    future_file: a CSV of the known columns over the H steps after the data, for the
+      run's forecasts (`components.forecasting`); None: the spec declares no known
+      columns, or series are listed as not forecast.
     vertex_training: run the Trainer as a Vertex AI CustomJob; None: in the pipeline's
       own process or container.
     vertex_serving: push blessed models to a Vertex AI endpoint instead of
@@ -125,6 +128,7 @@ class PipelineConfig:
   train_spans: int = 1
   schema_file: Optional[str] = None
   on_anomalies: str = 'stop'
+  future_file: Optional[str] = None
   vertex_training: Optional[VertexTraining] = None
   vertex_serving: Optional[VertexServing] = None
 

@@ -42,6 +42,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--data', help='CSV file or directory of CSV files; default: the '
                       "spec's 'data' file, or freshly generated data for "
                       f"'{GENERATED_DATASET}'")
+  parser.add_argument('--future', help="CSV of the known columns over the H steps after "
+                      "the data, for the run's forecasts (tft-predict's horizon rows); "
+                      'needed only when the spec declares known columns')
   parser.add_argument('--input-pattern', default='*',
                       help='file pattern under the data directory; may contain {SPAN} to read '
                       "the latest span, e.g. 'span-{SPAN}/*.csv' (default: %(default)s). Files "
@@ -222,7 +225,8 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       input_pattern=args.input_pattern,
       train_spans=args.train_spans,
       training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
-      on_anomalies=args.on_anomalies)
+      on_anomalies=args.on_anomalies,
+      future_file=args.future and os.path.abspath(args.future))
 
 
 if __name__ == '__main__':

@@ -2,8 +2,9 @@
 
 TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen ->
 ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
-Evaluator (vs. the last blessed model) -> Pusher, and InterpretationReportGen (variable
-importance, attention, forecast plots) next to the model.
+Evaluator (vs. the last blessed model) -> Pusher, InterpretationReportGen (variable
+importance, attention, forecast plots) next to the model, and ForecastGen: the next H
+steps of every series from the model the run publishes.
 
 Retraining: each run ingests the newest span. With `train_spans` > 1, Transform analyzes
 and Windowing windows a rolling range of the newest spans, resolved from the metadata
@@ -22,6 +23,7 @@ from tfx.dsl.input_resolution import canned_resolver_functions
 from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
+from components.forecast_gen import ForecastGen
 from components.interpretation_report import InterpretationReportGen
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
@@ -91,12 +93,16 @@ def create_pipeline(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
   pusher = _make_pusher(config, model=trainer.outputs['model'],
                         blessing=evaluator.outputs['blessing'])
+  forecast_gen = ForecastGen(
+      model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
+      baseline_model=model_resolver.outputs['model'],
+      examples=example_gen.outputs['examples'], future_file=config.future_file or '')
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
       components=[example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
                   transform, windowing, trainer, model_resolver, evaluator,
-                  interpretation_report, pusher],
+                  interpretation_report, pusher, forecast_gen],
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])

@@ -53,8 +53,9 @@ class UnknownSeriesError(PredictionInputError):
 
 
 @dataclasses.dataclass(frozen=True)
-class _Row:
-  """One CSV row: its line number, time and the declared columns' text."""
+class InputRow:
+  """One input row: its line number (0 where it has none), time and the declared
+  columns' text ('' where missing)."""
   line: int
   seconds: int
   values: Dict[str, str]
@@ -77,12 +78,12 @@ class SeriesWindow:
   example: tf.train.Example
 
 
-def _format_time(seconds: int) -> str:
+def format_time(seconds: int) -> str:
   return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
       '%Y-%m-%d %H:%M:%S')
 
 
-def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row]]:
+def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[InputRow]]:
   """The CSV's rows grouped by the values of the key columns, ordered by time."""
   if not tf.io.gfile.exists(path):
     raise PredictionInputError(f'{path} does not exist; pass the CSV of recent rows')
@@ -97,7 +98,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row
           '(leave the target and observed columns empty in the horizon rows)')
     positions = {column.name: header.index(column.name) for column in spec.columns}
     real_columns = [column.name for column in spec.columns if column.dtype == DType.REAL]
-    series: Dict[Tuple[str, ...], List[_Row]] = {}
+    series: Dict[Tuple[str, ...], List[InputRow]] = {}
     for line, fields in enumerate(reader, start=2):
       if not fields:
         continue
@@ -117,7 +118,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[_Row
       except ValueError as error:
         raise PredictionInputError(str(error)) from None
       key = tuple(values[name] for name in spec.series_key_columns)
-      series.setdefault(key, []).append(_Row(line, seconds, values))
+      series.setdefault(key, []).append(InputRow(line, seconds, values))
   if not series:
     raise PredictionInputError(f'{path} has no rows; give each series its last '
                                f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
@@ -131,7 +132,7 @@ def series_key(key_values: Sequence[str], spec: DatasetSpec) -> str:
   return SERIES_KEY_SEPARATOR.join(key_values) if key_values else spec.name
 
 
-def _grid_steps(rows: Sequence[_Row], spec: DatasetSpec, key: str) -> np.ndarray:
+def _grid_steps(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> np.ndarray:
   """Grid step of every row; raises TimeGridError for off-grid or duplicate times."""
   steps = []
   for row in rows:
@@ -147,11 +148,11 @@ def _grid_steps(rows: Sequence[_Row], spec: DatasetSpec, key: str) -> np.ndarray
   if duplicated.size:
     row = rows[duplicated[0] + 1]
     raise TimeGridError(f"series '{key}' has more than one row at "
-                        f'{_format_time(row.seconds)} (line {row.line}); keep one')
+                        f'{format_time(row.seconds)} (line {row.line}); keep one')
   return steps
 
 
-def _window_slice(rows: List[_Row], spec: DatasetSpec, key: str) -> slice:
+def _window_slice(rows: List[InputRow], spec: DatasetSpec, key: str) -> slice:
   """Where the window's rows are: the last E history rows and the first H horizon rows."""
   target = spec.target_column
   observed = [i for i, row in enumerate(rows) if row.values[target]]
@@ -164,7 +165,7 @@ def _window_slice(rows: List[_Row], spec: DatasetSpec, key: str) -> slice:
   if horizon_rows < spec.horizon:
     raise MissingFutureRowsError(
         f"series '{key}' has {horizon_rows} rows after its last '{target}' value at "
-        f'{_format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
+        f'{format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
         f'the missing rows with the known columns '
         f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty')
   start = last + 1 - spec.encoder_steps
@@ -172,25 +173,25 @@ def _window_slice(rows: List[_Row], spec: DatasetSpec, key: str) -> slice:
     if not row.values[target]:
       raise PredictionInputError(
           f"series '{key}', line {row.line}: '{target}' is empty at "
-          f'{_format_time(row.seconds)}, before the last {target!r} value; only the '
+          f'{format_time(row.seconds)}, before the last {target!r} value; only the '
           f'horizon rows after it may leave the target empty: fill the value')
   return slice(start, last + 1 + spec.horizon)
 
 
-def _check_consecutive(rows: Sequence[_Row], steps: np.ndarray, spec: DatasetSpec,
+def _check_consecutive(rows: Sequence[InputRow], steps: np.ndarray, spec: DatasetSpec,
                        key: str) -> None:
   gaps = np.nonzero(np.diff(steps) != 1)[0]
   if gaps.size:
     before, after = rows[gaps[0]], rows[gaps[0] + 1]
     raise TimeGridError(
-        f"series '{key}': rows at {_format_time(before.seconds)} (line {before.line}) and "
-        f'{_format_time(after.seconds)} (line {after.line}) are not consecutive '
+        f"series '{key}': rows at {format_time(before.seconds)} (line {before.line}) and "
+        f'{format_time(after.seconds)} (line {after.line}) are not consecutive '
         f'{spec.frequency.value} steps; the last {spec.encoder_steps} history rows and the '
         f'{spec.horizon} horizon rows must have no gaps: add the missing rows, with empty '
         'values where the spec allows them')
 
 
-def _feature(column: Column, rows: Sequence[_Row], spec: DatasetSpec,
+def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
              key: str) -> tf.train.Feature:
   """The raw window feature of `column` over `rows`."""
   if column.role == Role.TIME:
@@ -200,7 +201,7 @@ def _feature(column: Column, rows: Sequence[_Row], spec: DatasetSpec,
     if not text and not column.allow_missing:
       raise PredictionInputError(
           f"series '{key}', line {row.line}: column '{column.name}' is empty at "
-          f'{_format_time(row.seconds)}; the model needs it ({column.role.value} column '
+          f'{format_time(row.seconds)}; the model needs it ({column.role.value} column '
           f'without missing values in spec {spec.name!r}): fill the value')
   if column.dtype == DType.CATEGORICAL:
     return tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode() for t in texts]))
@@ -209,7 +210,7 @@ def _feature(column: Column, rows: Sequence[_Row], spec: DatasetSpec,
   return tf.train.Feature(float_list=tf.train.FloatList(value=values))
 
 
-def build_window(key_values: Tuple[str, ...], rows: List[_Row],
+def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
                  spec: DatasetSpec) -> SeriesWindow:
   """The raw serving window of one series from its rows, ordered by time."""
   key = series_key(key_values, spec)
@@ -269,6 +270,12 @@ def predict(model_dir: str, csv_path: str,
              for key_values, rows in read_series(csv_path, spec).items()]
   if not allow_unknown_series:
     check_known_series(windows, model_dir)
+  return forecast_rows(model_dir, windows, spec)
+
+
+def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
+                  spec: DatasetSpec) -> List[Dict[str, object]]:
+  """The model's forecast rows for `windows` (see `predict`), in their order."""
   serve = tf.saved_model.load(model_dir).signatures[export.SERVING_SIGNATURE]
   forecasts: Dict[str, List[np.ndarray]] = {}
   for start in range(0, len(windows), _BATCH_SIZE):
@@ -282,7 +289,7 @@ def predict(model_dir: str, csv_path: str,
   for index, window in enumerate(windows):
     for step, seconds in enumerate(window.horizon_seconds):
       row = dict(zip(spec.series_key_columns, window.key_values))
-      row[spec.time_column] = _format_time(seconds)
+      row[spec.time_column] = format_time(seconds)
       row[HORIZON_STEP] = step + 1
       row.update({name: float(values[index, step]) for name, values in quantiles.items()})
       rows.append(row)

@@ -11,6 +11,8 @@ import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
+from components import forecasting
+from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
 from pipeline.forecast_metrics import NAIVE_MAE_PREFIX
 
@@ -34,6 +36,7 @@ class RunSummary:
   model_uri: Optional[str]
   evaluation_uri: Optional[str] = None
   report_uri: Optional[str] = None
+  forecasts_uri: Optional[str] = None
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -52,6 +55,14 @@ class RunSummary:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
+    report = self.forecasts_uri and forecasting.read_report(self.forecasts_uri)
+    if report:
+      lines.append(f'  forecasts:   {os.path.join(self.forecasts_uri, forecasting.FORECASTS_CSV)}'
+                   f' ({report["series_forecast"]} series x {report["horizon"]} steps'
+                   f'{"" if report["model_blessed"] else ", by a model not blessed"})')
+      if report['series_not_forecast']:
+        lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
+                     f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
     return '\n'.join(lines)
 
 
@@ -93,8 +104,9 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
     found = [a for a in artifacts if types.get(a.type_id) == type_name]
     return max(found, key=lambda a: a.id) if found else None
 
-  evaluation, blessing, pushed, model, report = (latest(name) for name in (
-      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model', InterpretationReport.TYPE_NAME))
+  evaluation, blessing, pushed, model, report, forecasts = (latest(name) for name in (
+      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model', InterpretationReport.TYPE_NAME,
+      Forecasts.TYPE_NAME))
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
@@ -107,7 +119,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       pushed_to=pushed_to,
       model_uri=model.uri if model else None,
       evaluation_uri=evaluation.uri if evaluation else None,
-      report_uri=report.uri if report else None)
+      report_uri=report.uri if report else None,
+      forecasts_uri=forecasts.uri if forecasts else None)
 
 
 def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:

@@ -85,9 +85,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       numeric or has missing values, the rows do not fall on a regular grid, or the
       series are too short for any window.
   """
-  table = table.apply(lambda column: column.str.strip())
   if table.empty:
     raise DraftError('the file has a header and no rows')
+  table = table.apply(lambda column: column.str.strip())
   for what, column in (('target', target), ('time', time)):
     if column is not None and column not in table.columns:
       raise DraftError(f"{what} column '{column}' is not in the file; its columns are "

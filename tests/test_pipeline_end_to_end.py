@@ -4,6 +4,7 @@ Asserts on what the metadata store recorded: every component executed, the model
 evaluated with finite metrics, blessed and pushed, and the pushed model serves forecasts.
 """
 
+import csv
 import glob
 import math
 import os
@@ -13,11 +14,12 @@ import pytest
 import tensorflow as tf
 from tfx.utils import path_utils
 
+from components import forecasting
 from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
-from schema.window_layout import FORECAST_START, TARGET_FUTURE
+from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -26,7 +28,7 @@ EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
     'AnomalyGate', 'Transform',
     'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
-    'InterpretationReportGen', 'Pusher'}
+    'InterpretationReportGen', 'Pusher', 'ForecastGen'}
 
 
 @pytest.fixture(scope='module')
@@ -59,6 +61,32 @@ def test_evaluation_metrics_are_present_and_finite(finished_run):
     assert math.isfinite(summary.metrics[name]), (name, summary.metrics)
   assert summary.metrics['example_count'] > 0
   assert summary.metrics['mean_squared_error'] >= summary.metrics['mean_absolute_error'] ** 2
+
+
+def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run):
+  config, summary = finished_run
+  actuals, forecasts, _ = _eval_windows_and_forecasts(config, summary)
+  eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                      'Split-eval', '*.gz'))
+  histories = np.array([tf.train.Example.FromString(r.numpy()).features.feature[
+      TARGET_HISTORY].float_list.value for r in tf.data.TFRecordDataset(eval_files, 'GZIP')])
+  repeat_last = np.abs(actuals - histories[:, -1:]).mean()
+  seasonal_24 = np.abs(actuals - histories[:, -24:][:, :actuals.shape[1]]).mean()
+  assert summary.metrics['naive_mae_repeat_last'] == pytest.approx(repeat_last, rel=1e-5)
+  assert summary.metrics['naive_mae_seasonal_24'] == pytest.approx(seasonal_24, rel=1e-5)
+  assert summary.metrics['mae_vs_best_naive'] == pytest.approx(
+      np.abs(actuals - forecasts[1]).mean() / min(repeat_last, seasonal_24), rel=1e-4)
+
+
+def test_series_without_known_values_for_the_horizon_are_listed_not_dropped(finished_run):
+  _, summary = finished_run
+  report = forecasting.read_report(summary.forecasts_uri)
+  assert (report['series_forecast'], report['series_not_forecast']) == (0, 3)
+  with open(os.path.join(summary.forecasts_uri, forecasting.NOT_FORECAST_CSV)) as f:
+    listed = list(csv.DictReader(f))
+  assert sorted(row['station'] for row in listed) == ['station_00', 'station_01',
+                                                       'station_02']
+  assert all("known columns ['price'] have no values" in row['reason'] for row in listed)
 
 
 def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):

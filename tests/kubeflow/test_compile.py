@@ -76,7 +76,7 @@ def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]
   executors = job['pipelineSpec']['deploymentSpec']['executors']
   containers = [spec['container'] for spec in executors.values() if 'container' in spec]
-  assert len(containers) == 11  # every component but the resolvers
+  assert len(containers) == 12  # every component but the resolvers
   assert {container['image'] for container in containers} == {IMAGE}
 
 

@@ -1,0 +1,61 @@
+"""A TFX component that writes the forecasts a run delivers (`components.forecasting`).
+
+It forecasts with the model the run publishes: the Trainer's model when the Evaluator
+blessed it, else the last blessed model; when there is none yet, with the Trainer's
+model, and the report says that it is not blessed.
+"""
+
+import os
+from typing import Optional
+
+import tensorflow as tf
+from tfx import types
+from tfx import v1 as tfx
+from tfx.types import artifact_utils, standard_artifacts
+from tfx.utils import path_utils
+
+from components import forecasting
+from pipeline import prediction
+from trainer_module import export
+
+
+class Forecasts(types.Artifact):
+  """A directory with `forecasts.csv`, `forecasts.parquet`, `not_forecast.csv` and
+  `forecast_report.json`."""
+  # '<namespace>.<Type>': the form KubeflowV2DagRunner requires of custom artifact types.
+  TYPE_NAME = 'tft.Forecasts'
+
+
+def _model_dir(model: types.Artifact) -> str:
+  return path_utils.serving_model_path(model.uri, path_utils.is_old_model_artifact(model))
+
+
+@tfx.dsl.components.component
+def ForecastGen(  # pylint: disable=invalid-name
+    model: tfx.dsl.components.InputArtifact[standard_artifacts.Model],
+    model_blessing: tfx.dsl.components.InputArtifact[standard_artifacts.ModelBlessing],
+    examples: tfx.dsl.components.InputArtifact[standard_artifacts.Examples],
+    forecasts: tfx.dsl.components.OutputArtifact[Forecasts],
+    baseline_model: tfx.dsl.components.InputArtifact[standard_artifacts.Model] = None,
+    future_file: tfx.dsl.components.Parameter[str] = '',
+) -> None:
+  """Forecasts every series of `examples` (all splits) H steps past its last row.
+
+  Args:
+    future_file: a CSV of the known columns over the horizon (`tft-predict`'s horizon
+      rows); '' when the spec declares no known columns.
+  """
+  blessed = bool(model_blessing.get_int_custom_property('blessed'))
+  chosen: Optional[types.Artifact] = model if blessed or baseline_model is None else (
+      baseline_model)
+  model_dir = _model_dir(chosen)
+  spec = export.read_dataset_spec(model_dir)
+  files = []
+  for split in artifact_utils.decode_split_names(examples.split_names):
+    files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
+  series = forecasting.series_from_examples(files, spec)
+  future = prediction.read_series(future_file, spec) if future_file else {}
+  result = forecasting.make_forecasts(model_dir, series, future, spec)
+  forecasting.write_forecasts(result, spec, forecasts.uri, report={
+      'model': model_dir, 'model_blessed': blessed or chosen is not model,
+      'future_file': future_file or None})

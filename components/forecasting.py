@@ -1,0 +1,149 @@
+"""The forecasts a run delivers: every series, the H steps after the end of its data.
+
+Each series' rows come from the ExampleGen output (every split of the newest span, as
+the pipeline read them); its window is its last E rows and the next H steps of the time
+grid, built and served exactly as `tft-predict` does (`pipeline.prediction`). Known
+columns need values over those H steps: they come from a future file (the spec's
+columns, a row per series and future step, target and observed columns empty), or, when
+the spec declares no known columns, nothing is needed. A series that cannot be forecast
+is listed with the reason, never dropped: too little history, a gap in its last E rows,
+no known values for the horizon, or unknown to the model.
+
+Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
+time of the step, `horizon_step`, one column per quantile, original units),
+`not_forecast.csv` (key columns, reason) and `forecast_report.json`.
+"""
+
+import dataclasses
+import json
+import os
+import tempfile
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import pandas as pd
+import tensorflow as tf
+
+from pipeline import prediction, serving_models
+from schema.dataset_spec import DatasetSpec, DType, Role
+
+FORECASTS_CSV = 'forecasts.csv'
+FORECASTS_PARQUET = 'forecasts.parquet'
+NOT_FORECAST_CSV = 'not_forecast.csv'
+REPORT_JSON = 'forecast_report.json'
+REASON = 'reason'
+SeriesRows = Dict[Tuple[str, ...], List[prediction.InputRow]]
+
+
+@dataclasses.dataclass
+class Forecasts:
+  """Forecast rows and the series left out, with why."""
+  rows: List[Dict[str, object]]
+  not_forecast: List[Tuple[Tuple[str, ...], str]]
+
+
+def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
+  """Every series' rows from ExampleGen's tf.Examples, ordered by time."""
+  series: SeriesRows = {}
+  for record in tf.data.TFRecordDataset(list(files), compression_type='GZIP'):
+    feature = tf.train.Example.FromString(record.numpy()).features.feature
+    seconds = int(feature[spec.time_column].int64_list.value[0])
+    values = {spec.time_column: prediction.format_time(seconds)}
+    for column in spec.columns:
+      if column.role == Role.TIME:
+        continue
+      kind = feature[column.name].WhichOneof('kind') if column.name in feature else None
+      found = list(getattr(feature[column.name], kind).value) if kind else []
+      if not found:
+        values[column.name] = ''
+      elif column.dtype == DType.CATEGORICAL:
+        values[column.name] = found[0].decode()
+      else:
+        values[column.name] = repr(float(found[0]))
+    key = tuple(values[name] for name in spec.series_key_columns)
+    series.setdefault(key, []).append(prediction.InputRow(0, seconds, values))
+  for rows in series.values():
+    rows.sort(key=lambda row: row.seconds)
+  return series
+
+
+def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputRow],
+                 spec: DatasetSpec) -> List[prediction.InputRow]:
+  """The series' rows and its H steps after the last one: the future file's rows at
+  those steps, or rows holding only the time and key where no known column is declared.
+
+  Raises:
+    prediction.MissingFutureRowsError: known columns are declared and the future rows
+      do not cover the H steps.
+  """
+  last = spec.frequency.step_of(rows[-1].seconds)
+  steps = [spec.frequency.seconds_of(last + offset) for offset in range(1, spec.horizon + 1)]
+  by_time = {row.seconds: row for row in future}
+  known = [c.name for c in spec.columns_with(Role.KNOWN)]
+  if not known:
+    key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
+    return rows + [prediction.InputRow(0, seconds, {
+        **{c.name: '' for c in spec.columns}, **key_values,
+        spec.time_column: prediction.format_time(seconds)}) for seconds in steps]
+  absent = [seconds for seconds in steps if seconds not in by_time]
+  if absent:
+    raise prediction.MissingFutureRowsError(
+        f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
+        f'steps after the last row ({prediction.format_time(rows[-1].seconds)}), from '
+        f'{prediction.format_time(absent[0])}: give them in a future file (tft-pipeline '
+        "--future FILE: the spec's columns, a row per series and step, the target and "
+        'observed columns empty)')
+  return rows + [by_time[seconds] for seconds in steps]
+
+
+def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
+                   spec: DatasetSpec) -> Forecasts:
+  """Forecasts of every series that can be forecast, and the others with the reason."""
+  vocabulary = serving_models.series_vocabulary(model_dir)
+  windows, not_forecast = [], []
+  for key_values, rows in series.items():
+    key = prediction.series_key(key_values, spec)
+    if key not in vocabulary:
+      not_forecast.append((key_values, f"series '{key}' is not among the series the model "
+                                       'was trained on (its rows start after the training '
+                                       'period); the next retraining learns it'))
+      continue
+    try:
+      windows.append(prediction.build_window(
+          key_values, with_horizon(rows, future.get(key_values, []), spec), spec))
+    except prediction.PredictionInputError as error:
+      not_forecast.append((key_values, str(error)))
+  rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
+  return Forecasts(rows=rows, not_forecast=not_forecast)
+
+
+def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
+                    report: Dict[str, object]) -> None:
+  """Writes the output files (see the module docstring) into `directory`."""
+  tf.io.gfile.makedirs(directory)
+  frame = pd.DataFrame(forecasts.rows)
+  with tf.io.gfile.GFile(os.path.join(directory, FORECASTS_CSV), 'w') as f:
+    if forecasts.rows:
+      prediction.write_forecasts(forecasts.rows, f)
+  with tempfile.TemporaryDirectory() as scratch:  # pyarrow writes local files only
+    local = os.path.join(scratch, FORECASTS_PARQUET)
+    frame.to_parquet(local, index=False)
+    tf.io.gfile.copy(local, os.path.join(directory, FORECASTS_PARQUET), overwrite=True)
+  not_forecast = pd.DataFrame(
+      [dict(zip(spec.series_key_columns, key), **{REASON: reason})
+       for key, reason in forecasts.not_forecast],
+      columns=list(spec.series_key_columns) + [REASON])
+  with tf.io.gfile.GFile(os.path.join(directory, NOT_FORECAST_CSV), 'w') as f:
+    not_forecast.to_csv(f, index=False)
+  series_forecast = len(forecasts.rows) // spec.horizon
+  with tf.io.gfile.GFile(os.path.join(directory, REPORT_JSON), 'w') as f:
+    json.dump({**report, 'series_forecast': series_forecast,
+               'series_not_forecast': len(forecasts.not_forecast),
+               'horizon': spec.horizon}, f, indent=2)
+
+
+def read_report(directory: str) -> Optional[Dict[str, object]]:
+  path = os.path.join(directory, REPORT_JSON)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)

@@ -1,0 +1,65 @@
+"""The run's forecasts: each series' rows from ExampleGen's output, the horizon rows the
+window needs, and the reasons a series is not forecast."""
+
+import dataclasses
+
+import pytest
+import tensorflow as tf
+
+from components import forecasting
+from components import time_series_example_gen as gen
+from pipeline import prediction
+from schema import datasets
+from schema.dataset_spec import Role
+
+SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
+NO_KNOWN = dataclasses.replace(
+    SPEC, name='no_known', columns=tuple(c for c in SPEC.columns if c.role != Role.KNOWN))
+
+
+def _row(station, hour, load='1.5', temperature='20.0', price='1.1'):
+  return {'station': station, 'timestamp': f'2024-01-01 {hour:02d}:00:00', 'load': load,
+          'region': 'north', 'capacity': '50', 'price': price, 'temperature': temperature}
+
+
+def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
+  path = str(tmp_path / 'rows.gz')
+  rows = [_row('s2', 1), _row('s1', 3), _row('s1', 2, temperature='')]
+  with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions('GZIP')) as writer:
+    for row in rows:
+      writer.write(gen.parse_row(row, SPEC, 'x').SerializeToString())
+  series = forecasting.series_from_examples([path], SPEC)
+  assert sorted(series) == [('s1',), ('s2',)]
+  s1 = series[('s1',)]
+  assert [r.values['timestamp'] for r in s1] == ['2024-01-01 02:00:00', '2024-01-01 03:00:00']
+  assert (s1[0].values['temperature'], s1[1].values['temperature']) == ('', '20.0')
+  assert float(s1[0].values['load']) == 1.5 and s1[0].values['region'] == 'north'
+
+
+def _input_rows(spec, hours, station='s1'):
+  return [prediction.InputRow(0, 1704067200 + 3600 * h, {
+      c.name: v for c, v in zip(spec.columns, [station, f'2024-01-01 {h:02d}:00:00', '2.0',
+                                               'north', '50', '1.0', '20.0'])
+      if c in spec.columns}) for h in hours]
+
+
+def test_without_known_columns_the_horizon_needs_only_the_grid():
+  rows = _input_rows(NO_KNOWN, range(4))
+  extended = forecasting.with_horizon(rows, [], NO_KNOWN)
+  assert [r.values['timestamp'] for r in extended[4:]] == ['2024-01-01 04:00:00',
+                                                           '2024-01-01 05:00:00']
+  assert extended[4].values['station'] == 's1' and extended[4].values['load'] == ''
+  window = prediction.build_window(('s1',), extended, NO_KNOWN)
+  assert window.horizon_seconds == (1704067200 + 4 * 3600, 1704067200 + 5 * 3600)
+
+
+def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
+  rows = _input_rows(SPEC, range(4))
+  future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
+            for r in _input_rows(SPEC, [4, 5])]
+  extended = forecasting.with_horizon(rows, future, SPEC)
+  assert extended[-2:] == future
+  with pytest.raises(prediction.MissingFutureRowsError,
+                     match=r"known columns \['price'\] have no values for 1 of the 2 steps "
+                     r'after the last row \(2024-01-01 03:00:00\), from 2024-01-01 05:00:00'):
+    forecasting.with_horizon(rows, future[:1], SPEC)

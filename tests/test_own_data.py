@@ -1,0 +1,174 @@
+"""A new user's own CSV, end to end, through the commands they type.
+
+The data is unlike the built-in sets: daily rows, other column names, two key columns
+(store numbers repeat across regions), a known covariate, an observed column with
+missing values written as 'NA' and empty, a decimal static column, and a UTF-8
+byte-order mark (Excel's export). `tft-pipeline init` drafts the spec, the pipeline runs
+on it with a small budget, and the run's forecasts are read back.
+"""
+
+import csv
+import datetime
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from components import forecasting
+from pipeline import run_summary
+from schema import dataset_file
+from schema.dataset_spec import DType, Role
+
+pytestmark = pytest.mark.slow  # runs a pipeline
+
+HEADER = ['day', 'region_code', 'store_no', 'floor_m2', 'promo_flag', 'footfall',
+          'units_sold']
+DAYS = 200
+FIRST_DAY = datetime.date(2023, 1, 2)
+WEEKLY = (1.0, 0.9, 0.95, 1.0, 1.2, 1.5, 0.6)  # Monday to Sunday
+STORES = [(region, store) for region in ('N', 'S') for store in (1, 2, 3)]
+HORIZON = 7  # init's default for daily data
+
+
+def _level(region, store):
+  return 50 + 20 * store + (10 if region == 'S' else 0)
+
+
+def _area(region, store):
+  return 100.5 * store + (50 if region == 'S' else 0)
+
+
+def _write_sales(path):
+  """Daily sales: a weekly cycle, promotions that lift sales by 60%, noise."""
+  rng = np.random.RandomState(3)
+  with open(path, 'w', newline='', encoding='utf-8-sig') as f:
+    writer = csv.writer(f)
+    writer.writerow(HEADER)
+    for region, store in STORES:
+      for offset in range(DAYS):
+        day = FIRST_DAY + datetime.timedelta(days=offset)
+        promo = int(rng.uniform() < 0.2)
+        units = (_level(region, store) * WEEKLY[day.weekday()] * (1.6 if promo else 1.0)
+                 + rng.normal(0, 2))
+        footfall = rng.choice(['NA', '', f'{3 * units + rng.normal(0, 5):.1f}'],
+                              p=[0.05, 0.02, 0.93])
+        writer.writerow([day.isoformat(), region, store, _area(region, store), promo,
+                         footfall, f'{units:.2f}'])
+
+
+def _write_future(path):
+  """The known column over the 7 days after the data: a promotion on the third."""
+  with open(path, 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(HEADER)
+    for region, store in STORES:
+      for step in range(1, HORIZON + 1):
+        day = FIRST_DAY + datetime.timedelta(days=DAYS - 1 + step)
+        writer.writerow([day.isoformat(), region, store, _area(region, store),
+                         int(step == 3), '', ''])
+
+
+def _tft_pipeline(*args, cwd):
+  return subprocess.run([sys.executable, '-m', 'pipeline.local_runner', *args], cwd=cwd,
+                        capture_output=True, text=True, timeout=900, check=False)
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory):
+  root = tmp_path_factory.mktemp('own_data')
+  _write_sales(root / 'shop_sales.csv')
+  _write_future(root / 'future.csv')
+  init = _tft_pipeline('init', '--data', 'shop_sales.csv', '--target', 'units_sold', cwd=root)
+  return root, init
+
+
+def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
+  root, init = workspace
+  assert init.returncode == 0, init.stderr
+  assert 'tft-pipeline --spec shop_sales.yaml --data shop_sales.csv' in init.stdout
+  dataset = dataset_file.load(str(root / 'shop_sales.yaml'))
+  spec = dataset.spec
+  assert spec.series_key_columns == ('region_code', 'store_no')
+  assert (spec.time_column, spec.target_column) == ('day', 'units_sold')
+  assert spec.frequency.value == 'daily'
+  assert (spec.encoder_steps, spec.horizon) == (28, HORIZON)
+  roles = {c.name: (c.role, c.dtype, c.allow_missing) for c in spec.columns}
+  assert roles['floor_m2'] == (Role.STATIC, DType.REAL, False)
+  assert roles['promo_flag'] == (Role.KNOWN, DType.REAL, False)
+  assert roles['footfall'] == (Role.OBSERVED, DType.REAL, True)
+  assert dataset.schema_path == str(root / 'shop_sales.schema.pbtxt')
+  assert os.path.exists(dataset.schema_path)
+  assert dataset.data_path == str(root / 'shop_sales.csv')
+  # The lines the data cannot decide are marked for the user.
+  text = (root / 'shop_sales.yaml').read_text()
+  assert text.count('# CHECK') == 3  # store_no (a number as id), promo_flag, footfall
+
+
+def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forecasts(
+    workspace):
+  root, _ = workspace
+  with open(root / 'shop_sales.yaml', 'a') as f:  # a small model for a quick test
+    f.write('model: {hidden_size: 8, num_heads: 1, batch_size: 32}\n')
+  run = _tft_pipeline('--spec', 'shop_sales.yaml', '--data', 'shop_sales.csv',
+                      '--future', 'future.csv', '--train-steps', '300',
+                      '--output-dir', 'runs', cwd=root)
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert 'MAE beside the naive forecasts: model' in run.stdout
+  from tfx import v1 as tfx
+  summary = run_summary.latest_run_summary(
+      tfx.orchestration.metadata.sqlite_metadata_connection_config(
+          str(root / 'runs' / 'shop_sales' / 'metadata.sqlite')), 'tft-shop_sales')
+  assert summary.metrics['mae_vs_best_naive'] < 1.0
+  assert summary.blessed is True and summary.pushed_to is not None
+
+  report = forecasting.read_report(summary.forecasts_uri)
+  assert report['model_blessed'] is True
+  assert (report['series_forecast'], report['series_not_forecast']) == (len(STORES), 0)
+  with open(os.path.join(summary.forecasts_uri, forecasting.FORECASTS_CSV)) as f:
+    rows = list(csv.DictReader(f))
+  assert len(rows) == len(STORES) * HORIZON
+  last_day = FIRST_DAY + datetime.timedelta(days=DAYS - 1)
+  for region, store in STORES:
+    mine = [r for r in rows if (r['region_code'], r['store_no']) == (region, str(store))]
+    assert [r['day'][:10] for r in mine] == [
+        (last_day + datetime.timedelta(days=step)).isoformat() for step in range(1, 8)]
+    p50 = np.array([float(r['p50']) for r in mine])
+    # Original units: each store's forecasts lie around its own sales level.
+    assert 0.4 * _level(region, store) < p50.mean() < 2.5 * _level(region, store)
+    # The promotion on the third day, known ahead, lifts its forecast above the same
+    # weekday's level without promotion.
+    third = FIRST_DAY + datetime.timedelta(days=DAYS + 2)
+    assert p50[2] > _level(region, store) * WEEKLY[third.weekday()]
+
+
+def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_after(
+    workspace):
+  root, _ = workspace
+  lines = (root / 'shop_sales.csv').read_text(encoding='utf-8-sig').splitlines()
+  fields = lines[41].split(',')  # line 42 of the file
+  fields[-1] = 'NaN'
+  lines[41] = ','.join(fields)
+  bad = root / 'bad' / 'shop_sales.csv'
+  bad.parent.mkdir()
+  bad.write_text('\n'.join(lines) + '\n')
+  run = _tft_pipeline('--spec', 'shop_sales.yaml', '--data', str(bad), '--output-dir',
+                      'bad_runs', '--train-steps', '5', cwd=root)
+  assert run.returncode == 1
+  assert (f"{bad}, line 42: column 'units_sold' holds 'NaN', a missing or non-finite "
+          'value') in run.stderr
+  pipeline_root = root / 'bad_runs' / 'shop_sales' / 'pipeline_root'
+  assert not (pipeline_root / 'Transform').exists()
+  assert not (pipeline_root / 'Trainer').exists()
+
+
+def test_init_explains_data_it_cannot_use(tmp_path):
+  (tmp_path / 'empty.csv').write_text(','.join(HEADER) + '\n')
+  run = _tft_pipeline('init', '--data', 'empty.csv', '--target', 'units_sold', cwd=tmp_path)
+  assert run.returncode == 2
+  assert 'the file has a header and no rows' in run.stderr
+  (tmp_path / 'sales.csv').write_text('day,units_sold\n2024-01-01,3\n2024-01-02,x\n')
+  run = _tft_pipeline('init', '--data', 'sales.csv', '--target', 'units_sold', cwd=tmp_path)
+  assert run.returncode == 2
+  assert "target column 'units_sold' holds values that are not numbers, e.g. 'x'" in run.stderr
