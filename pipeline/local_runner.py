@@ -15,6 +15,8 @@ from typing import List, Optional
 
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
+from trainer_module.hparams import DEFAULT_PRESET
+from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
 DEFAULT_OUTPUT = 'runs'
 GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
@@ -61,9 +63,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--output-dir', default=DEFAULT_OUTPUT,
                       help='where runs write artifacts, metadata and published models; '
                       'each dataset gets a subdirectory (default: %(default)s)')
-  parser.add_argument('--train-steps', type=int, default=1000,
+  parser.add_argument('--train-steps', type=int, default=DEFAULT_TRAIN_STEPS,
                       help='optimizer steps budget for the Trainer (default: %(default)s)')
-  parser.add_argument('--preset', default='local',
+  parser.add_argument('--preset', default=DEFAULT_PRESET,
                       help='model hyperparameter preset (default: %(default)s)')
   parser.add_argument('--encoder-steps', type=int, help="override the dataset's history length")
   parser.add_argument('--horizon', type=int, help="override the dataset's forecast horizon")
@@ -124,13 +126,25 @@ def _data_dir(input_path: Optional[str], output_dir: str) -> str:
   return os.path.join(output_dir, 'data')
 
 
-def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir: str) -> None:
-  """Generates the default data into `data_dir`, or links the one input file there."""
+def _future_file(args: argparse.Namespace, input_path: Optional[str],
+                 output_dir: str) -> Optional[str]:
+  """--future, or for generated data the file `_prepare_data` writes the known price to."""
+  if args.future:
+    return os.path.abspath(args.future)
+  return os.path.join(output_dir, 'future.csv') if input_path is None else None
+
+
+def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir: str,
+                  config) -> None:
+  """Generates the default data (and its future prices) into `data_dir`, or links the
+  one input file there."""
   from pipeline import default_data
 
   if input_path is None:
     rows = default_data.generate(os.path.join(data_dir, 'synthetic.csv'),
-                                 num_series=args.series, days=args.days)
+                                 num_series=args.series, days=args.days,
+                                 future_path=config.future_file,
+                                 future_steps=config.dataset.horizon)
     print(f'[data] generated {rows} rows of {args.series} series into {data_dir}')
     return
   if os.path.isdir(input_path):
@@ -183,11 +197,12 @@ def main(argv: Optional[List[str]] = None) -> int:
   data_root = _data_dir(input_path, output_dir)
   pipeline_name = f'tft-{spec.name}'
   try:
-    config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset)
+    config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset,
+                              future_file=_future_file(args, input_path, output_dir))
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2
-  _prepare_data(args, input_path, data_root)
+  _prepare_data(args, input_path, data_root, config)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
@@ -210,7 +225,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,
-                     data_root: str, spec, dataset: dataset_file.Dataset):
+                     data_root: str, spec, dataset: dataset_file.Dataset,
+                     future_file: Optional[str] = None):
   """The PipelineConfig the flags ask for; ValueError names a bad combination."""
   from pipeline import config as pipeline_config
   return pipeline_config.from_dataset(
@@ -226,7 +242,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       train_spans=args.train_spans,
       training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
       on_anomalies=args.on_anomalies,
-      future_file=args.future and os.path.abspath(args.future))
+      future_file=future_file)
 
 
 if __name__ == '__main__':

@@ -76,3 +76,19 @@ def test_load_responds_to_the_known_price(frame):
 def test_generate_rejects_empty_requests(tmp_path):
   with pytest.raises(ValueError, match='at least one series'):
     default_data.generate(str(tmp_path / 'x.csv'), num_series=0)
+
+
+def test_the_future_file_holds_each_stations_known_price_for_the_next_hours(tmp_path):
+  default_data.generate(str(tmp_path / 'data.csv'), num_series=2, days=3,
+                        future_path=str(tmp_path / 'future.csv'), future_steps=30)
+  data = pd.read_csv(tmp_path / 'data.csv', parse_dates=['timestamp'])
+  future = pd.read_csv(tmp_path / 'future.csv', parse_dates=['timestamp'])
+  assert list(future.columns) == list(data.columns)
+  assert future['load'].isna().all() and future['temperature'].isna().all()
+  for station, rows in future.groupby('station'):
+    assert len(rows) == 30
+    assert rows['timestamp'].iloc[0] == data['timestamp'].max() + pd.Timedelta(hours=1)
+    assert (rows['timestamp'].diff().dropna() == pd.Timedelta(hours=1)).all()
+    history = data[data['station'] == station]
+    by_hour = history.groupby(history['timestamp'].dt.hour)['price'].first()
+    np.testing.assert_allclose(rows['price'], by_hour[rows['timestamp'].dt.hour].to_numpy())
