@@ -46,7 +46,8 @@ import yaml
 
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
-from trainer_module.training_config import CONFIG_KEY, TrainingConfig
+from trainer_module.hparams import DEFAULT_PRESET
+from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
 
 HARDWARE = ('tpu', 'gpu', 'cpu')
 PLATFORMS = ('vertex', 'kubeflow')
@@ -217,8 +218,8 @@ class DeploymentConfig:
   kfp_host: Optional[str] = None
   service_account: Optional[str] = None
   pipeline_name: Optional[str] = None
-  train_steps: int = 1000
-  model_preset: str = 'local'
+  train_steps: int = DEFAULT_TRAIN_STEPS
+  model_preset: str = DEFAULT_PRESET
   input_pattern: str = '*'
   schema_file: Optional[str] = None
   infer_schema: bool = False

@@ -13,7 +13,7 @@ from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineC
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
 from trainer_module import hparams
-from trainer_module.training_config import CONFIG_KEY, TrainingConfig
+from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,10 +120,10 @@ class PipelineConfig:
   blessing: Blessing
   strides: Mapping[str, int] = dataclasses.field(default_factory=lambda: {'train': 1})
   sample_rates: Mapping[str, float] = dataclasses.field(default_factory=dict)
-  model_preset: str = 'local'
+  model_preset: str = hparams.DEFAULT_PRESET
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-  train_steps: int = 1000
+  train_steps: int = DEFAULT_TRAIN_STEPS
   input_pattern: str = '*'
   train_spans: int = 1
   schema_file: Optional[str] = None

