@@ -5,7 +5,7 @@ rows) over every stride-1 test window, for the TFT the product's pipeline trains
 naive forecasts of the same windows, and for NLinear's model fitted by least squares on the
 train rows (`linear_baseline`). Univariate: `OT` alone (`etth1_univariate`);
 multivariate: the six loads as observed inputs too (`etth1`); both with the data set's
-own model settings (`schema/datasets.py`). Each run of a setting, lookback and horizon
+own model settings (their spec files' `model`, `schema/specs/`). Each run of a setting, lookback and horizon
 is its own pipeline run with the standard borders (rows 8640 / 11520 / 14400); training
 stops early on the eval split, never on test.
 """

@@ -1,9 +1,9 @@
 """Naive forecasts, and their MAE on the eval windows of a finished local pipeline run.
 
 The accuracy benchmarks (`benchmarks/etth1.py`, `benchmarks/stallion.py`) score the
-same naive forecasts beside the model. The blessing bounds in `schema/datasets.py` are
-set from the MAEs this script prints. Run the pipeline first (`make run`, or
-`tft-pipeline --dataset etth1`), then:
+same naive forecasts beside the model (the Evaluator scores the eval windows' naive
+forecasts itself for the blessing rule, `trainer_module.naive_forecasts`). Run the
+pipeline first (`make run`, or `tft-pipeline --dataset etth1`), then:
 
   .venv/bin/python benchmarks/naive_baselines.py --run-dir runs/synthetic --period 24 168
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from schema.csv_values import MISSING_MARKERS
 from schema.dataset_spec import DType, Role
-from schema.frequency import (DAY, HOUR, MINUTE, WEEK, WEEKDAYS, Frequency,
+from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text)
 from schema.time_split import parse_timestamp
 from trainer_module.naive_forecasts import naive_forecasts, periods_for

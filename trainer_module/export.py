@@ -25,8 +25,8 @@ them (already transformed, `schema.window_layout`). The Evaluator scores the mod
 through it, since its examples are those windows. Beside the quantile forecasts it
 returns the naive forecasts of each window ('naive_repeat_last', 'naive_seasonal_24',
 ... at the natural seasons of the spec's frequency that fit in the history,
-`trainer_module.naive_forecasts`), which the blessing rule compares the model with. TFMA needs no `transform_features`
-signature for that, so none is exported.
+`trainer_module.naive_forecasts`), which the blessing rule compares the model with.
+TFMA needs no `transform_features` signature for that, so none is exported.
 
 `interpretation` (INTERPRETATION_SIGNATURE) takes the same transformed windows and
 returns the forecasts plus what the model attends to: `static_weights` [B, Vs],
