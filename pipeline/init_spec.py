@@ -14,11 +14,13 @@ import os
 import re
 import sys
 import tempfile
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
-from pipeline.spec_draft import Draft, DraftError, draft
 from schema import dataset_file
 from schema.dataset_spec import Role
+
+if TYPE_CHECKING:
+  from pipeline import spec_draft
 
 SCHEMA_SUFFIX = '.schema.pbtxt'
 _ROLE_HELP = ('series_key, time, target, static (one value per series), known (its future '
@@ -51,6 +53,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
+  from pipeline.spec_draft import DraftError, draft  # imports TensorFlow: after --help
   for flag in ('horizon', 'encoder_steps'):
     if getattr(args, flag) is not None and getattr(args, flag) < 1:
       print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
@@ -99,7 +102,7 @@ def _read_table(path: str):
   return pd.read_csv(path, dtype=str, keep_default_na=False, encoding='utf-8-sig')
 
 
-def render(drafted: Draft, csv_path: str, spec_path: str, schema_path: str) -> str:
+def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_path: str) -> str:
   """The spec file's text, with comments on what was found and what to check."""
   base = os.path.dirname(spec_path)
   maes = ', '.join(f'{name} {value:.4g}' for name, value in drafted.naive_maes.items())
@@ -170,7 +173,7 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
     f.write(text_format.MessageToString(schema))
 
 
-def summary(drafted: Draft, spec_path: str, schema_path: str, csv_path: str) -> str:
+def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_path: str) -> str:
   """What init found and wrote, and the next command."""
   by_role = {}
   for column in drafted.columns:
