@@ -239,7 +239,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     examples.version = int(exec_properties.get(example_gen_utils.VERSION_PROPERTY_NAME) or 0)
 
   def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
-    return _CsvToExample
+    return _ReadRows
 
   def GenerateExamplesByBeam(self, pipeline, exec_properties):
     spec, split = _unpack_custom_config(exec_properties)
@@ -265,7 +265,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
 
 
 @beam.ptransform_fn
-def _CsvToExample(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
+def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
                   split_pattern: str) -> beam.PCollection:
   """Reads the files matching `split_pattern` under the input base as tf.Examples."""
   spec, _ = _unpack_custom_config(exec_properties)

@@ -1,6 +1,6 @@
 """Cuts one series' transformed rows into fixed-length windows (pure Python, no Beam).
 
-Rules (see DESIGN.md):
+Rules:
   - rows are ordered by time and placed on the spec's time grid; a duplicate time step is
     an error, and so is a static column whose value changes within the series;
   - a window covers T = E + H consecutive grid steps; a window with a missing step (a gap)
@@ -39,22 +39,10 @@ class Row:
   values: Mapping[str, float]  # transformed feature name -> value
 
 
-def row_from_example(example: tf.train.Example, spec: DatasetSpec, split: str):
-  """(series key, Row) from a transformed example."""
-  feature = example.features.feature
-  values = {}
-  for name in _value_feature_names(spec):
-    kind = feature[name].WhichOneof('kind')
-    values[name] = getattr(feature[name], kind).value[0]
-  seconds = feature[transformed_name(spec.time_column)].int64_list.value[0]
-  key = feature[SERIES_KEY].bytes_list.value[0].decode()
-  return key, Row(seconds=seconds, split=split, values=values)
-
-
 def rows_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSpec,
                                 split: str) -> List[Tuple[str, Row]]:
   """(series key, Row) for every row of a batch of Transform outputs (one array per
-  feature, one value per row), as `row_from_example` reads a materialized row."""
+  feature, one value per row)."""
   time_name = transformed_name(spec.time_column)
   count = len(batch[time_name])
   columns = {name: np.reshape(batch[name], (count, -1))[:, 0]

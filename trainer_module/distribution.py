@@ -188,18 +188,6 @@ def connect_and_initialize_tpu(
   tf.tpu.experimental.initialize_tpu_system(resolver)
 
 
-def global_batch_size(per_replica: int,
-                      strategy: tf.distribute.Strategy) -> int:
-  """Returns the global batch: `per_replica` windows on each replica.
-
-  Raises:
-    ValueError: `per_replica` is not positive.
-  """
-  if per_replica < 1:
-    raise ValueError(f'per_replica batch must be >= 1, got {per_replica}.')
-  return per_replica * strategy.num_replicas_in_sync
-
-
 def scaled_learning_rate(base_lr: float, global_batch: int,
                          reference_batch: int) -> float:
   """Scales `base_lr`, tuned at `reference_batch`, linearly to `global_batch`.

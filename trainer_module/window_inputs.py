@@ -22,7 +22,7 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
 from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY, feature_length, window_feature_spec
 from trainer_module.tft.inputs import InputLayout
-from trainer_module.training_config import DEFAULT_CACHE_MAX_BYTES, DEFAULT_SHUFFLE_BUFFER
+from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 
 QUANTILES_OUTPUT = 'quantiles'
 

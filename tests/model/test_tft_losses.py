@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from trainer_module.tft.losses import normalized_quantile_loss
 from trainer_module.tft.losses import pinball_loss
 from trainer_module.tft.losses import QuantileLoss
 from trainer_module.tft.losses import QuantileRisk
@@ -75,13 +74,6 @@ def test_squared_point_loss_of_a_flat_batch_is_finite():
 def test_squared_point_loss_needs_the_median():
   with pytest.raises(ValueError, match='0.5 quantile'):
     QuantileLoss((0.1, 0.9), 'squared')
-
-
-def test_normalized_quantile_loss_matches_hand_computation():
-  # sum |y| = 34; sums of pinball per quantile: (1.3, 1.5, 0.8).
-  np.testing.assert_allclose(
-      normalized_quantile_loss(Y_TRUE, Y_PRED, QUANTILES),
-      [2 * 1.3 / 34, 2 * 1.5 / 34, 2 * 0.8 / 34], rtol=1e-6)
 
 
 def test_quantile_risk_accumulates_sums_across_batches():

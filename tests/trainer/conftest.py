@@ -54,19 +54,6 @@ def _instance(example: tf.train.Example, feature_spec) -> dict:
   return instance
 
 
-def _example(transformed: dict) -> tf.train.Example:
-  """A transformed instance dict as the tf.Example Transform would write."""
-  features = {}
-  for name, value in transformed.items():
-    if isinstance(value, bytes):
-      features[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-    elif np.issubdtype(type(value), np.integer):
-      features[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
-    else:
-      features[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
-  return tf.train.Example(features=tf.train.Features(feature=features))
-
-
 def _write(path: str, records: List[bytes]) -> None:
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with tf.io.TFRecordWriter(path, options='GZIP') as writer:
@@ -106,8 +93,8 @@ def tiny(tmp_path_factory):
 
   series_rows = collections.defaultdict(list)
   for name, rows in transformed.items():
-    for row in rows:
-      key, parsed = window_builder.row_from_example(_example(row), SPEC, name)
+    batch = {feature: np.array([row[feature] for row in rows]) for feature in rows[0]}
+    for key, parsed in window_builder.rows_from_transformed_batch(batch, SPEC, name):
       series_rows[key].append(parsed)
   windows = collections.defaultdict(list)
   for key, rows in sorted(series_rows.items()):

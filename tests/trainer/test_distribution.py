@@ -216,17 +216,6 @@ def test_unknown_value_names_its_source():
     distribution.strategy_from_config({'distribution': 3}, environ={})
 
 
-def test_global_batch_is_per_replica_batch_times_replicas():
-  two_gpus = distribution.make_strategy(
-      'gpu', **FakeTPU(True).overrides(GPU_DEVICES))
-
-  assert distribution.global_batch_size(
-      32, distribution.make_strategy('cpu')) == 32
-  assert distribution.global_batch_size(32, two_gpus) == 64
-  with pytest.raises(ValueError, match='per_replica'):
-    distribution.global_batch_size(0, two_gpus)
-
-
 def test_learning_rate_scales_linearly_with_global_batch():
   assert distribution.scaled_learning_rate(1e-3, 256, 64) == pytest.approx(
       4e-3)

@@ -81,7 +81,7 @@ def _train_on_both_strategies(case: str) -> dict:
       cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
   mirrored = distribution.make_strategy('cpu:mirrored')
-  global_batch = distribution.global_batch_size(PER_REPLICA_BATCH, mirrored)
+  global_batch = PER_REPLICA_BATCH * mirrored.num_replicas_in_sync
   # One example more than the full batches: drop_remainder must discard it.
   inputs, targets, build_and_compile = _case(case, STEPS * global_batch + 1)
   dataset = tf.data.Dataset.from_tensor_slices((inputs, targets)).batch(

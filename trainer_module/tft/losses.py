@@ -35,23 +35,6 @@ def pinball_loss(y_true, y_pred, quantiles: Sequence[float]) -> tf.Tensor:
   return tf.maximum(levels * errors, (levels - 1.0) * errors)
 
 
-def normalized_quantile_loss(y_true, y_pred,
-                             quantiles: Sequence[float]) -> tf.Tensor:
-  """The paper's q-risk: 2 * sum(pinball_q) / sum(|y|), per quantile.
-
-  Args:
-    y_true: Targets [B, H].
-    y_pred: Quantile forecasts [B, H, Q].
-    quantiles: The Q quantile levels of `y_pred`'s last axis.
-
-  Returns:
-    [Q] float32.
-  """
-  losses = pinball_loss(y_true, y_pred, quantiles)
-  total_target = tf.reduce_sum(tf.abs(tf.cast(y_true, tf.float32)))
-  return 2.0 * tf.reduce_sum(losses, axis=[0, 1]) / total_target
-
-
 @keras.utils.register_keras_serializable(package='tft')
 class QuantileLoss(keras.losses.Loss):
   """Pinball loss summed over quantiles and averaged over horizon and batch.
