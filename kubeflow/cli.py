@@ -13,14 +13,13 @@ Kubeflow Pipelines API server at `kfp_host`. Thin: the work is in `kubeflow.runn
 
 import argparse
 import json
-import logging
 import os
 import sys
-import warnings
 from typing import Any, Dict, List, Optional
 
 from kubeflow import deployment as deployment_lib
 from kubeflow.cron import Cron
+from pipeline import cli_logs
 
 DEFAULT_BUILD_DIR = 'build'
 
@@ -267,20 +266,13 @@ def _caching(enable_caching: Optional[bool]) -> str:
   return 'as compiled' if enable_caching is None else ('on' if enable_caching else 'off')
 
 
-def _quiet_logs() -> None:
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  for category in (FutureWarning, DeprecationWarning, UserWarning):
-    warnings.filterwarnings('ignore', category=category)
-  logging.getLogger().setLevel(logging.WARNING)
-
-
 _COMMANDS = {'compile': _compile, 'submit': _submit, 'schedule': _schedule,
              'schedules': _schedules}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
-  _quiet_logs()
+  cli_logs.configure()
   try:
     deployment = load_deployment(args)
     return _COMMANDS[args.command](args, deployment)

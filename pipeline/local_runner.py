@@ -6,13 +6,12 @@ arguments; the pipeline itself is `pipeline.pipeline.create_pipeline`.
 """
 
 import argparse
-import logging
 import os
 import sys
 import time
-import warnings
 from typing import List, Optional
 
+from pipeline import cli_logs
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
@@ -83,21 +82,6 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       'warn and go on (default: %(default)s)')
   parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
   return parser.parse_args(argv)
-
-
-def _configure_logs(verbose: bool) -> None:
-  """Warnings only, unless `verbose`; progress comes from `pipeline.progress`."""
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  if verbose:
-    logging.getLogger().setLevel(logging.INFO)
-    return
-  for category in (FutureWarning, DeprecationWarning, UserWarning):
-    warnings.filterwarnings('ignore', category=category)
-  logging.getLogger().setLevel(logging.WARNING)
-  # A filter, not a level: components reset absl's verbosity while they run.
-  logging.getLogger('apache_beam').setLevel(logging.ERROR)  # its modules log as children
-  for name in ('absl', 'tensorflow'):
-    logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
 
 
 def _load_dataset(args: argparse.Namespace) -> dataset_file.Dataset:
@@ -173,11 +157,11 @@ def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Opt
 def main(argv: Optional[List[str]] = None) -> int:
   argv = sys.argv[1:] if argv is None else argv
   if argv[:1] == ['init']:
-    _configure_logs(verbose=False)
+    cli_logs.configure()
     from pipeline import init_spec
     return init_spec.main(argv[1:])
   args = parse_args(argv)
-  _configure_logs(args.verbose)
+  cli_logs.configure(args.verbose)
   try:
     dataset = _load_dataset(args)
   except dataset_file.DatasetFileError as error:

@@ -8,8 +8,9 @@ are in `pipeline.prediction`.
 import argparse
 import os
 import sys
-import warnings
 from typing import List, Optional
+
+from pipeline import cli_logs
 
 DEFAULT_MODEL_DIR = os.path.join('runs', 'synthetic', 'serving_model')
 
@@ -35,8 +36,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  warnings.filterwarnings('ignore', category=FutureWarning)
+  cli_logs.configure()
   from pipeline import prediction  # after the log settings: it imports TensorFlow
 
   try:

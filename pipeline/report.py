@@ -8,9 +8,9 @@ Trainer exported) over windows written by the Windowing component.
 import argparse
 import os
 import sys
-import warnings
 from typing import List, Optional
 
+from pipeline import cli_logs
 from pipeline.predict import DEFAULT_MODEL_DIR
 
 
@@ -37,8 +37,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  warnings.filterwarnings('ignore', category=FutureWarning)
+  cli_logs.configure()
   # After the log settings: these import TensorFlow.
   from components import report_writer
   from pipeline import serving_models
