@@ -18,9 +18,11 @@ FROM gcr.io/tfx-oss-public/tfx:1.16.0
 WORKDIR /pipeline
 COPY setup.py ./
 COPY components ./components
+COPY evaluation ./evaluation
 COPY kubeflow ./kubeflow
 COPY pipeline ./pipeline
 COPY schema ./schema
+COPY serving ./serving
 COPY trainer_module ./trainer_module
 # The image already holds tfx and its pinned dependencies: install the project only.
 RUN python -m pip install --no-cache-dir --no-deps .

@@ -9,7 +9,8 @@ setuptools.setup(
     python_requires='>=3.10,<3.11',
     packages=setuptools.find_packages(include=[
         'pipeline', 'pipeline.*', 'components', 'components.*', 'trainer_module',
-        'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*']),
+        'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*', 'serving',
+        'serving.*', 'evaluation', 'evaluation.*']),
     package_data={'schema': ['schemas/*.pbtxt', 'specs/*.yaml']},
     # Exact versions live in requirements.lock; these are the direct dependencies.
     install_requires=[
@@ -22,7 +23,7 @@ setuptools.setup(
     entry_points={'console_scripts': [
         'tft-pipeline=pipeline.local_runner:main',
         'tft-cloud=kubeflow.cli:main',
-        'tft-predict=pipeline.predict:main',
-        'tft-report=pipeline.report:main',
+        'tft-predict=serving.predict:main',
+        'tft-report=serving.report:main',
     ]},
 )

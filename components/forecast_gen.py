@@ -15,7 +15,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
 from components import forecasting
-from pipeline import prediction
+from serving import prediction
 from trainer_module import export
 
 

@@ -2,7 +2,7 @@
 
 Each series' rows come from the ExampleGen output (every split of the newest span, as
 the pipeline read them); its window is its last E rows and the next H steps of the time
-grid, built and served exactly as `tft-predict` does (`pipeline.prediction`). Known
+grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
 columns need values over those H steps: they come from a future file (the spec's
 columns, a row per series and future step, target and observed columns empty), or, when
 the spec declares no known columns, nothing is needed. A series that cannot be forecast
@@ -23,8 +23,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 import tensorflow as tf
 
-from pipeline import prediction, serving_models
 from schema.dataset_spec import DatasetSpec, DType, Role
+from serving import prediction, published_models
 
 FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
@@ -98,7 +98,7 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
                    spec: DatasetSpec) -> Forecasts:
   """Forecasts of every series that can be forecast, and the others with the reason."""
-  vocabulary = serving_models.series_vocabulary(model_dir)
+  vocabulary = published_models.series_vocabulary(model_dir)
   windows, not_forecast = [], []
   for key_values, rows in series.items():
     key = prediction.series_key(key_values, spec)

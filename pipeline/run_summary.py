@@ -14,7 +14,7 @@ from ml_metadata.proto import metadata_store_pb2
 from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
-from pipeline.forecast_metrics import NAIVE_MAE_PREFIX
+from evaluation.metrics import NAIVE_MAE_PREFIX
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
 

@@ -8,9 +8,9 @@ import tensorflow as tf
 
 from components import forecasting
 from components import time_series_example_gen as gen
-from pipeline import prediction
 from schema import datasets
 from schema.dataset_spec import Role
+from serving import prediction
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
 NO_KNOWN = dataclasses.replace(

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from tensorflow_model_analysis.metrics import metric_types
 
-from pipeline import forecast_metrics
-from pipeline.pipeline import make_eval_config, naive_forecast_names
+from evaluation import metrics as forecast_metrics
+from evaluation.eval_config import make_eval_config, naive_forecast_names
 from schema import datasets
 from schema.dataset_file import Blessing
 from trainer_module.naive_forecasts import naive_forecasts, periods_for

@@ -3,7 +3,7 @@
 Repeat-last-value repeats the last history value; seasonal naive with period p repeats
 the last p history values. The exported model's Evaluator signature returns them beside
 the model's forecasts, so the Evaluator scores both on the same windows
-(`pipeline.forecast_metrics.NaiveComparison`), and `tft-pipeline init` computes the same
+(`evaluation.metrics.NaiveComparison`), and `tft-pipeline init` computes the same
 forecasts from a CSV.
 """
 

@@ -13,8 +13,8 @@ from tfx.types import artifact_utils, standard_artifacts
 
 from components import report_writer
 from components.interpretation_report import InterpretationReport, InterpretationReportGen
-from pipeline import report
 from schema.selection_variables import selection_variables
+from serving import report
 from trainer_module import interpretation, window_inputs
 from trainer_module.tft import model as tft_model
 

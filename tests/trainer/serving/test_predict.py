@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from pipeline import predict, prediction, serving_models
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START
+from serving import predict, prediction, published_models
 from trainer_module import export
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -220,7 +220,7 @@ def test_unknown_series_are_forecast_when_allowed(exported, good_rows, tmp_path)
 
 def _fake_model(directory):
   os.makedirs(directory)
-  open(os.path.join(directory, serving_models.SAVED_MODEL_FILE), 'w').close()
+  open(os.path.join(directory, published_models.SAVED_MODEL_FILE), 'w').close()
 
 
 def test_the_newest_integer_version_is_used(tmp_path):
@@ -228,17 +228,17 @@ def test_the_newest_integer_version_is_used(tmp_path):
     _fake_model(tmp_path / name)
   os.makedirs(tmp_path / '1900000000')  # being written: no saved_model.pb yet
 
-  assert serving_models.resolve_model_dir(str(tmp_path)) == str(tmp_path / '1700000000')
-  assert serving_models.resolve_model_dir(str(tmp_path / '99')) == str(tmp_path / '99')
+  assert published_models.resolve_model_dir(str(tmp_path)) == str(tmp_path / '1700000000')
+  assert published_models.resolve_model_dir(str(tmp_path / '99')) == str(tmp_path / '99')
 
 
 def test_no_model_is_an_error(good_csv, tmp_path, capsys):
   (tmp_path / 'serving' / '.staging-1').mkdir(parents=True)
   path = good_csv
 
-  with pytest.raises(serving_models.ModelNotFoundError, match='no version subdirectory'):
+  with pytest.raises(published_models.ModelNotFoundError, match='no version subdirectory'):
     prediction.predict(str(tmp_path / 'serving'), path)
-  with pytest.raises(serving_models.ModelNotFoundError, match='does not exist'):
+  with pytest.raises(published_models.ModelNotFoundError, match='does not exist'):
     prediction.predict(str(tmp_path / 'elsewhere'), path)
   assert predict.main(['--model-dir', str(tmp_path / 'serving'), '--input', path]) == 2
   assert 'holds no saved_model.pb' in capsys.readouterr().err

@@ -17,11 +17,11 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from pipeline import serving_models
 from schema.csv_values import clean_header, real_value
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import parse_timestamp
+from serving import published_models
 from trainer_module import export
 
 HORIZON_STEP = 'horizon_step'
@@ -235,7 +235,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
 
 def check_known_series(windows: Sequence[SeriesWindow], model_dir: str) -> None:
   """Raises UnknownSeriesError for series missing from the model's vocabulary."""
-  vocabulary = serving_models.series_vocabulary(model_dir)
+  vocabulary = published_models.series_vocabulary(model_dir)
   unknown = [window.key for window in windows if window.key not in vocabulary]
   if unknown:
     raise UnknownSeriesError(
@@ -260,11 +260,11 @@ def predict(model_dir: str, csv_path: str,
     value per quantile ('p10', 'p50', 'p90'), ordered by quantile.
 
   Raises:
-    serving_models.ModelNotFoundError: no model at `model_dir`.
+    published_models.ModelNotFoundError: no model at `model_dir`.
     FileNotFoundError: the model has no dataset spec (exported before specs were saved).
     PredictionInputError: the CSV cannot make the windows; the subclass says why.
   """
-  model_dir = serving_models.resolve_model_dir(model_dir)
+  model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
   windows = [build_window(key_values, rows, spec)
              for key_values, rows in read_series(csv_path, spec).items()]

@@ -21,7 +21,7 @@ returns beside its own (`trainer_module.naive_forecasts`) on the same windows:
   model beats every naive forecast. The blessing rule bounds it.
 
 Used from the EvalConfig by name: MetricConfig(class_name='QuantileForecastMetrics',
-module='pipeline.forecast_metrics', config='{"quantiles": [0.1, 0.5, 0.9]}').
+module='evaluation.metrics', config='{"quantiles": [0.1, 0.5, 0.9]}').
 """
 
 import dataclasses

@@ -2,7 +2,7 @@
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
 units) as CSV and writes them to `--output` if given. The input format and its checks
-are in `pipeline.prediction`.
+are in `serving.prediction`.
 """
 
 import argparse
@@ -37,7 +37,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
-  from pipeline import prediction  # after the log settings: it imports TensorFlow
+  from serving import prediction  # after the log settings: it imports TensorFlow
 
   try:
     rows = prediction.predict(args.model_dir, args.input, args.allow_unknown_series)

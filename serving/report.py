@@ -11,7 +11,7 @@ import sys
 from typing import List, Optional
 
 from pipeline import cli_logs
-from pipeline.predict import DEFAULT_MODEL_DIR
+from serving.predict import DEFAULT_MODEL_DIR
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -40,11 +40,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   cli_logs.configure()
   # After the log settings: these import TensorFlow.
   from components import report_writer
-  from pipeline import serving_models
+  from serving import published_models
   from trainer_module import interpretation
 
   try:
-    model_dir = serving_models.resolve_model_dir(args.model_dir)
+    model_dir = published_models.resolve_model_dir(args.model_dir)
     windows = interpretation.read_windows(args.windows, args.max_windows)
     result = interpretation.interpret(model_dir, windows)
   except (ValueError, FileNotFoundError) as error:

@@ -1,0 +1,76 @@
+"""The Evaluator's config: what it scores and when it blesses a model.
+
+MAE and MSE of the median forecast, the quantile metrics and the naive forecasts' MAEs of
+`evaluation.metrics`, overall and per series, in original units; blessing by the data
+set's rule (`schema.dataset_file.Blessing`) on the overall slice.
+"""
+
+import json
+from typing import List, Sequence
+
+import tensorflow_model_analysis as tfma
+
+from evaluation import metrics
+from schema.dataset_file import Blessing
+from schema.dataset_spec import DatasetSpec
+from schema.features import SERIES_KEY
+from schema.window_layout import TARGET_FUTURE
+from trainer_module import naive_forecasts
+from trainer_module.export import EVAL_SIGNATURE, quantile_key
+
+MEDIAN_FORECAST = quantile_key(0.5)
+
+
+def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
+                     naive_names: Sequence[str]) -> tfma.EvalConfig:
+  """Scores the forecasts over every eval window, overall and per series.
+
+  MAE and MSE of the median forecast, the quantile metrics of
+  `evaluation.metrics` (pinball loss, q-risk, coverage, MAE per horizon step) and
+  the naive forecasts' MAEs (`naive_names`, from the model's Evaluator signature), all
+  in original units. Blessing looks at the overall slice only: the median's MAE relative
+  to the best naive forecast's, its absolute MAE and its change from the last blessed
+  model, as `blessing` sets them. Per-series metrics are for diagnosis.
+  """
+  overall = tfma.SlicingSpec()
+
+  def on_overall(threshold: tfma.MetricThreshold) -> tfma.PerSliceMetricThreshold:
+    return tfma.PerSliceMetricThreshold(slicing_specs=[overall], threshold=threshold)
+
+  def at_most(value: float) -> tfma.GenericValueThreshold:
+    return tfma.GenericValueThreshold(upper_bound={'value': value})
+
+  mae_threshold = tfma.MetricThreshold(change_threshold=tfma.GenericChangeThreshold(
+      direction=tfma.MetricDirection.LOWER_IS_BETTER,
+      relative={'value': blessing.max_relative_regression}))
+  if blessing.max_mae is not None:
+    mae_threshold.value_threshold.CopyFrom(at_most(blessing.max_mae))
+  naive_thresholds = []
+  if blessing.beat_naive_by is not None:
+    naive_thresholds.append(on_overall(tfma.MetricThreshold(
+        value_threshold=at_most(1.0 - blessing.beat_naive_by))))
+  return tfma.EvalConfig(
+      model_specs=[tfma.ModelSpec(
+          signature_name=EVAL_SIGNATURE, model_type=tfma.TF_GENERIC,
+          label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST)],
+      slicing_specs=[overall, tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
+      metrics_specs=[tfma.MetricsSpec(
+          metrics=[
+              tfma.MetricConfig(class_name='ExampleCount'),
+              tfma.MetricConfig(class_name='MeanAbsoluteError',
+                                per_slice_thresholds=[on_overall(mae_threshold)]),
+              tfma.MetricConfig(class_name='MeanSquaredError'),
+              tfma.MetricConfig(class_name=metrics.QuantileForecastMetrics.__name__,
+                                module=metrics.__name__,
+                                config=json.dumps({'quantiles': list(quantiles)})),
+              tfma.MetricConfig(class_name=metrics.NaiveComparison.__name__,
+                                module=metrics.__name__,
+                                config=json.dumps({'naive_names': list(naive_names)}),
+                                per_slice_thresholds=naive_thresholds),
+          ])])
+
+
+def naive_forecast_names(spec: DatasetSpec) -> List[str]:
+  """The naive forecasts the exported model returns for `spec`'s windows."""
+  periods = naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps)
+  return [naive_forecasts.REPEAT_LAST] + [naive_forecasts.seasonal_name(p) for p in periods]

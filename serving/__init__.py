@@ -1,0 +1,2 @@
+"""The serving client: forecasts and reports from a published model (`tft-predict`,
+`tft-report`), and finding that model."""
