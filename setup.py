@@ -19,6 +19,7 @@ setuptools.setup(
         'kfp==2.5.0',
         'kfp-pipeline-spec>=0.2.2',
         'matplotlib',
+        'croniter',
     ],
     entry_points={'console_scripts': [
         'tft-pipeline=pipeline.local_runner:main',

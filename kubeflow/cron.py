@@ -12,9 +12,12 @@ import re
 import zoneinfo
 from typing import Optional
 
-_FIELD = re.compile(r'^[0-9A-Za-z*?,/\-]+$')
+from croniter import croniter
+
 _TZ_PREFIX = re.compile(r'^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$')
-_FIELD_NAMES = ('minute', 'hour', 'day of month', 'month', 'day of week')
+# Each field's name and the values it takes.
+_FIELDS = (('minute', '0-59'), ('hour', '0-23'), ('day of month', '1-31'),
+           ('month', '1-12 or JAN-DEC'), ('day of week', '0-6 or SUN-SAT'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,14 +34,18 @@ class Cron:
 
   def __post_init__(self):
     fields = self.expression.split()
-    if len(fields) != len(_FIELD_NAMES):
+    if len(fields) != len(_FIELDS):
       raise ValueError(
           f"cron '{self.expression}' has {len(fields)} fields; give five: "
-          f"{' '.join(_FIELD_NAMES)}, e.g. '0 3 * * *' for 03:00 every day")
-    for name, field in zip(_FIELD_NAMES, fields):
-      if not _FIELD.match(field):
-        raise ValueError(f"cron '{self.expression}': the {name} field '{field}' is not a "
-                         'cron field (digits, names, * , / - ?)')
+          f"{' '.join(name for name, _ in _FIELDS)}, e.g. '0 3 * * *' for 03:00 every day")
+    for position, (name, values) in enumerate(_FIELDS):
+      alone = ['*'] * len(_FIELDS)
+      alone[position] = fields[position]
+      if not croniter.is_valid(' '.join(alone)):
+        raise ValueError(f"cron '{self.expression}': the {name} field '{fields[position]}' "
+                         f'is not a cron field of values {values} (with * , / - ?)')
+    if not croniter.is_valid(self.expression):
+      raise ValueError(f"cron '{self.expression}' is not a valid cron expression")
     if self.time_zone is not None:
       try:
         zoneinfo.ZoneInfo(self.time_zone)

@@ -159,6 +159,9 @@ def test_cron_forms_for_vertex_and_kubeflow():
     ('0 3 * *', None, 'has 4 fields'),
     ('0 0 3 * * *', None, 'has 6 fields'),
     ('0 3 * * $', None, "day of week field '$'"),
+    ('99 99 * * *', None, "the minute field '99' is not a cron field of values 0-59"),
+    ('0 3 * 13 *', None, "the month field '13' is not a cron field of values 1-12"),
+    ('0 24 * * *', None, "the hour field '24'"),
     ('0 3 * * *', 'Mars/Olympus', "'Mars/Olympus' is not an IANA time zone"),
     ('TZ=Europe/Paris 0 3 * * *', 'UTC', 'give one'),
 ])
