@@ -97,10 +97,6 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   if numbers[target] is None:
     raise DraftError(f"target column '{target}' holds values that are not numbers, e.g. "
                      f'{_first_bad(table[target], missing[target])!r}; the target must be real')
-  if missing[target].any():
-    raise DraftError(f"target column '{target}' has {int(missing[target].sum())} missing "
-                     f'values (first on line {_line(missing[target])}); the pipeline trains '
-                     'on rows with a target: fill them or remove those rows')
   time = time or _guess_time_column(table, exclude=target)
   seconds = _timestamps(table[time], time)
   others = [c for c in table.columns if c not in (time, target) and not missing[c].any()]
@@ -108,6 +104,8 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                     integers=[c for c in others
                               if numbers[c] is not None and _integral(numbers[c])])
   series = _series_ids(table, key)
+  if missing[target].any():
+    raise DraftError(_missing_target_message(target, missing[target], seconds, series))
   frequency = _frequency(seconds, series, table[time])
   moments, inverse = np.unique(seconds, return_inverse=True)
   steps = np.array([frequency.step_of(moment) for moment in moments])[inverse]
@@ -149,6 +147,23 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                eval_start=_format_time(frequency.seconds_of(eval_start_step)),
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings)
+
+
+def _missing_target_message(target: str, missing: pd.Series, seconds: np.ndarray,
+                            series: pd.Series) -> str:
+  """Why rows without a target stop init, and what to do with them."""
+  times = pd.Series(seconds, index=missing.index)
+  last_with_target = times[~missing].groupby(series[~missing]).max()
+  after_the_data = (times[missing] > series[missing].map(last_with_target).fillna(-np.inf))
+  count = int(missing.sum())
+  where = (f"target column '{target}' is empty in {count} row{'s' if count > 1 else ''} "
+           f'(first on line {_line(missing)})')
+  if after_the_data.all():
+    return (f"{where}, all after their series' last target value: these look like the "
+            'forecast horizon. Move them to a future file (the same columns) and pass it '
+            'when running the pipeline (tft-pipeline --future FILE); give init the rows '
+            'with a target')
+  return f'{where}; the pipeline trains on rows with a target: fill them or remove those rows'
 
 
 def _missing_mask(values: pd.Series) -> pd.Series:
