@@ -20,6 +20,7 @@ setuptools.setup(
         'kfp-pipeline-spec>=0.2.2',
         'matplotlib',
         'croniter',
+        'Jinja2',
     ],
     entry_points={'console_scripts': [
         'tft-pipeline=pipeline.local_runner:main',

@@ -8,11 +8,11 @@ Files go through tf.io.gfile, so the directory may be on GCS.
 """
 
 import datetime
-import html
 import json
 import os
 from typing import Dict, List, Mapping, Sequence
 
+import jinja2
 import numpy as np
 import tensorflow as tf
 from matplotlib.figure import Figure
@@ -107,44 +107,45 @@ def _forecast_figure(interpretation: Interpretation, key: str,
   return figure
 
 
-def _importance_table(importance: Mapping[str, Mapping[str, float]]) -> str:
-  rows = []
-  for group in GROUPS:
-    for name, weight in sorted(importance[group].items(), key=lambda item: -item[1]):
-      rows.append(f'<tr><td>{group}</td><td>{html.escape(name)}</td>'
-                  f'<td>{weight:.3f}</td></tr>')
-  return ('<table><tr><th>group</th><th>variable</th><th>mean weight</th></tr>'
-          + ''.join(rows) + '</table>')
-
-
-def _index_html(report: Mapping[str, object], title: str) -> str:
-  sources = ''.join(f'<li>{html.escape(name)}: <code>{html.escape(str(value))}</code></li>'
-                    for name, value in report['sources'].items())
-  forecasts = ''.join(
-      f'<h3>{html.escape(plot["series"])}</h3><img src="{plot["figure"]}" alt="forecasts">'
-      for plot in report['forecast_plots'])
-  return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px}}
-td:last-child{{text-align:right}}img{{max-width:100%}}</style></head><body>
-<h1>{html.escape(title)}</h1>
-<p>{report['windows']} windows of {report['series']} series; dataset spec
-<code>{html.escape(report['dataset'])}</code>, history E={report['encoder_steps']},
-horizon H={report['horizon']}.</p><ul>{sources}</ul>
+_INDEX_TEMPLATE = jinja2.Environment(autoescape=True).from_string("""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>body{font-family:sans-serif;max-width:1100px;margin:auto}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px}
+td:last-child{text-align:right}img{max-width:100%}</style></head><body>
+<h1>{{ title }}</h1>
+<p>{{ report.windows }} windows of {{ report.series }} series; dataset spec
+<code>{{ report.dataset }}</code>, history E={{ report.encoder_steps }},
+horizon H={{ report.horizon }}.</p>
+<ul>{% for name, value in report.sources.items() %}
+<li>{{ name }}: <code>{{ value }}</code></li>{% endfor %}</ul>
 <h2>Variable importance</h2>
 <p>Mean variable-selection weight of each input, per selection group (static; history and
 future also averaged over their steps). Each group sums to 1.</p>
-{_importance_table(report['variable_importance'])}
-<img src="{IMPORTANCE_PNG}" alt="variable importance">
+<table><tr><th>group</th><th>variable</th><th>mean weight</th></tr>
+{%- for group, name, weight in importance %}
+<tr><td>{{ group }}</td><td>{{ name }}</td><td>{{ '%.3f' % weight }}</td></tr>
+{%- endfor %}</table>
+<img src="{{ importance_png }}" alt="variable importance">
 <h2>Attention</h2>
 <p>Mean attention of each horizon step over the window's steps, relative to the forecast
 start. The mask is causal: a horizon step attends to the history and to the horizon
 steps up to itself; each row sums to 1.</p>
-<img src="{ATTENTION_PNG}" alt="attention">
-<h2>Forecasts</h2>{forecasts}
+<img src="{{ attention_png }}" alt="attention">
+<h2>Forecasts</h2>
+{%- for plot in report.forecast_plots %}
+<h3>{{ plot.series }}</h3><img src="{{ plot.figure }}" alt="forecasts">
+{%- endfor %}
 </body></html>
-"""
+""")
+
+
+def _index_html(report: Mapping[str, object], title: str) -> str:
+  """The report's page: the figures and the importance table, values escaped."""
+  importance = [(group, name, weight) for group in GROUPS
+                for name, weight in sorted(report['variable_importance'][group].items(),
+                                           key=lambda item: -item[1])]
+  return _INDEX_TEMPLATE.render(title=title, report=report, importance=importance,
+                                importance_png=IMPORTANCE_PNG, attention_png=ATTENTION_PNG)
 
 
 def write_report(interpretation: Interpretation, output_dir: str, title: str,
