@@ -30,7 +30,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-from schema.csv_values import clean_header, real_value
+from schema.csv_values import clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
 
@@ -122,12 +122,7 @@ def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
     next(reader)
-    for line_number, row in enumerate(reader, start=2):
-      if not row:
-        continue
-      if len(row) != len(header):
-        raise ValueError(f'{shown}, line {line_number}: {len(row)} fields, but the header '
-                         f'has {len(header)}; fix the row')
+    for line_number, row in data_rows(reader, header, shown):
       rows += 1
       yield parse_row(dict(zip(header, row)), spec, f'{shown}, line {line_number}')
   if not rows:

@@ -72,5 +72,5 @@ def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
 
 def naive_forecast_names(spec: DatasetSpec) -> List[str]:
   """The naive forecasts the exported model returns for `spec`'s windows."""
-  periods = naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps)
-  return [naive_forecasts.REPEAT_LAST] + [naive_forecasts.seasonal_name(p) for p in periods]
+  return naive_forecasts.forecast_names(
+      naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps))

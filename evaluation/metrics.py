@@ -73,14 +73,19 @@ def _computations(quantiles: List[float], name: str = NAME,
                   eval_config: Optional[config_pb2.EvalConfig] = None,
                   model_names: Optional[List[str]] = None
                   ) -> metric_types.MetricComputations:
+  return _per_model(metric_names(quantiles), model_names,
+                    lambda model_name, keys: _Combiner(quantiles, model_name, eval_config,
+                                                       keys))
+
+
+def _per_model(names: Sequence[str], model_names: Optional[List[str]], combiner
+               ) -> metric_types.MetricComputations:
+  """One computation per model of the metrics `names`, by `combiner(model_name, keys)`."""
   computations = []
   for model_name in model_names or ['']:
-    def key(metric_name):
-      return metric_types.MetricKey(name=metric_name, model_name=model_name)
-    keys = {metric_name: key(metric_name) for metric_name in metric_names(quantiles)}
+    keys = {name: metric_types.MetricKey(name=name, model_name=model_name) for name in names}
     computations.append(metric_types.MetricComputation(
-        keys=list(keys.values()), preprocessors=None,
-        combiner=_Combiner(quantiles, model_name, eval_config, keys)))
+        keys=list(keys.values()), preprocessors=None, combiner=combiner(model_name, keys)))
   return computations
 
 
@@ -190,14 +195,8 @@ def _naive_computations(naive_names: List[str], name: str = MAE_VS_BEST_NAIVE,
                         eval_config: Optional[config_pb2.EvalConfig] = None,
                         model_names: Optional[List[str]] = None
                         ) -> metric_types.MetricComputations:
-  computations = []
-  for model_name in model_names or ['']:
-    keys = {metric_name: metric_types.MetricKey(name=metric_name, model_name=model_name)
-            for metric_name in [name] + [NAIVE_MAE_PREFIX + n for n in naive_names]}
-    computations.append(metric_types.MetricComputation(
-        keys=list(keys.values()), preprocessors=None,
-        combiner=_NaiveCombiner(naive_names, model_name, keys)))
-  return computations
+  return _per_model([name] + [NAIVE_MAE_PREFIX + n for n in naive_names], model_names,
+                    lambda model_name, keys: _NaiveCombiner(naive_names, model_name, keys))
 
 
 class _NaiveCombiner(beam.CombineFn):

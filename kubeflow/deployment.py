@@ -38,6 +38,7 @@ Trainer builds (`trainer_module.distribution`):
 """
 
 import dataclasses
+import functools
 import os
 import re
 from typing import Any, Dict, List, Mapping, Optional
@@ -283,11 +284,12 @@ class DeploymentConfig:
   def data_set_name(self) -> str:
     """The built-in data set's name, or the name inside the spec file."""
     if self.spec is not None:
-      return self.load_dataset().spec.name
+      return self.data_set.spec.name
     return self.dataset or DEFAULT_DATASET
 
-  def load_dataset(self) -> dataset_file.Dataset:
-    """The data set of `spec`, or the built-in one of `dataset`."""
+  @functools.cached_property
+  def data_set(self) -> dataset_file.Dataset:
+    """The data set of `spec` (read once), or the built-in one of `dataset`."""
     if self.spec is None:
       return get_dataset(self.data_set_name)
     try:
@@ -317,7 +319,7 @@ class DeploymentConfig:
       return self.schema_file
     if self.spec is None:
       return f'{IMAGE_PROJECT_DIR}/schema/schemas/{self.data_set_name}.pbtxt'
-    named = self.load_dataset().schema_path
+    named = self.data_set.schema_path
     if named is not None and named.startswith('gs://'):
       return named
     raise DeploymentConfigError(

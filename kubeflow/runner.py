@@ -20,7 +20,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
   training = deployment.training
   endpoint = deployment.endpoint
   return pipeline_config.from_dataset(
-      deployment.load_dataset(),
+      deployment.data_set,
       pipeline_name=deployment.name,
       pipeline_root=deployment.pipeline_root,
       data_root=deployment.data_root,

@@ -7,7 +7,7 @@ float32's range, which the model computes in). Categorical values are kept as wr
 the header (Excel's CSV export writes one) is not part of the first column's name.
 """
 
-from typing import List, Optional
+from typing import Iterable, Iterator, List, Optional, Tuple, Type
 
 import numpy as np
 
@@ -33,6 +33,23 @@ def real_value(text: str, where: str) -> Optional[float]:
                      'declares it real (a missing value may be empty or one of '
                      f'{sorted(MISSING_MARKERS - {""})})') from None
   return number if abs(number) <= _FLOAT32_MAX else None  # inf, nan and overflows
+
+
+def data_rows(reader: Iterable[List[str]], header: List[str], where: str,
+              error: Type[ValueError] = ValueError) -> Iterator[Tuple[int, List[str]]]:
+  """(line number, fields) of each non-empty row after the header.
+
+  Raises:
+    error: a row whose field count differs from the header's, named by `where` (the
+      file) and its line.
+  """
+  for line, fields in enumerate(reader, start=2):
+    if not fields:
+      continue
+    if len(fields) != len(header):
+      raise error(f'{where}, line {line}: {len(fields)} fields, but the header has '
+                  f'{len(header)}; fix the row')
+    yield line, fields
 
 
 def clean_header(header: List[str]) -> List[str]:

@@ -17,7 +17,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from schema.csv_values import clean_header, real_value
+from schema.csv_values import clean_header, data_rows, real_value
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import parse_timestamp
@@ -99,12 +99,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[Inpu
     positions = {column.name: header.index(column.name) for column in spec.columns}
     real_columns = [column.name for column in spec.columns if column.dtype == DType.REAL]
     series: Dict[Tuple[str, ...], List[InputRow]] = {}
-    for line, fields in enumerate(reader, start=2):
-      if not fields:
-        continue
-      if len(fields) != len(header):
-        raise PredictionInputError(f'{path}, line {line}: {len(fields)} fields, but the '
-                                   f'header has {len(header)}; fix the row')
+    for line, fields in data_rows(reader, header, path, PredictionInputError):
       values = {name: fields[position].strip() for name, position in positions.items()}
       for column in real_columns:  # missing markers and non-finite numbers read as empty
         try:

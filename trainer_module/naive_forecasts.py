@@ -7,7 +7,7 @@ the model's forecasts, so the Evaluator scores both on the same windows
 forecasts from a CSV.
 """
 
-from typing import Dict, Sequence
+from typing import Dict, List, Sequence
 
 import tensorflow as tf
 
@@ -22,6 +22,11 @@ def seasonal_name(period: int) -> str:
 def periods_for(seasons: Sequence[int], encoder_steps: int) -> Sequence[int]:
   """The seasonal periods whose last cycle lies in a history of `encoder_steps`."""
   return [period for period in seasons if 1 < period <= encoder_steps]
+
+
+def forecast_names(periods: Sequence[int]) -> List[str]:
+  """The names of the forecasts `naive_forecasts` returns for `periods`, in its order."""
+  return [REPEAT_LAST] + [seasonal_name(period) for period in periods]
 
 
 def naive_forecasts(history: tf.Tensor, horizon: int,
