@@ -167,6 +167,10 @@ def main(argv: Optional[List[str]] = None) -> int:
   except dataset_file.DatasetFileError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2
+  if args.future and not os.path.isfile(args.future):
+    print(f'error: future file {os.path.abspath(args.future)} not found; pass --future with '
+          "a CSV of the spec's columns over the horizon, or leave it out", file=sys.stderr)
+    return 2
 
   from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
   from pipeline import progress, run_summary

@@ -58,3 +58,10 @@ def test_the_compiled_pipeline_passes_the_dataset_settings_to_the_trainer():
   overrides = config.trainer_custom_config()['model_config']['overrides']
   assert overrides['target_location'] == 'last'
   assert overrides['point_loss'] == 'squared'
+
+
+def test_a_missing_future_file_stops_the_run_before_it_starts(tmp_path, capsys):
+  missing = tmp_path / 'future.csv'
+  assert local_runner.main(['--future', str(missing), '--output-dir', str(tmp_path)]) == 2
+  assert f'future file {missing} not found' in capsys.readouterr().err
+  assert not (tmp_path / 'synthetic').exists()
