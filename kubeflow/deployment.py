@@ -38,20 +38,25 @@ Trainer builds (`trainer_module.distribution`):
 """
 
 import dataclasses
+import difflib
 import functools
 import os
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, get_args
 
+import pydantic
 import yaml
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
 
-HARDWARE = ('tpu', 'gpu', 'cpu')
-PLATFORMS = ('vertex', 'kubeflow')
+Hardware = Literal['tpu', 'gpu', 'cpu']
+Platform = Literal['vertex', 'kubeflow']
+HARDWARE = get_args(Hardware)
+PLATFORMS = get_args(Platform)
 DEFAULT_DATASET = 'synthetic'
 # The Vertex machine type whose TPU (v2, v3) is given by accelerator_type and count.
 TPU_NODE_MACHINE = 'cloud-tpu'
@@ -67,7 +72,15 @@ class DeploymentConfigError(ValueError):
   """The deployment config is incomplete or inconsistent."""
 
 
-@dataclasses.dataclass(frozen=True)
+# Field types: pydantic checks them, and the rules across fields live in __post_init__.
+Text = Annotated[StrictStr, Field(min_length=1)]
+Count = Annotated[StrictInt, Field(ge=1)]
+# Unknown fields are errors; no value is coerced (8 is not '8', true is not 1).
+_FIELDS_AS_WRITTEN = ConfigDict(extra='forbid')
+_config_class = pydantic.dataclasses.dataclass(frozen=True, config=_FIELDS_AS_WRITTEN)
+
+
+@_config_class
 class TrainingHardware:
   """The machine of the Trainer's Vertex AI CustomJob (one replica).
 
@@ -78,20 +91,13 @@ class TrainingHardware:
     accelerator_count: accelerators on the machine (TPU cores for 'cloud-tpu').
     tpu_topology: the TPU slice shape of TPU VM machine types ('2x2').
   """
-  hardware: str
-  machine_type: str
-  accelerator_type: Optional[str] = None
-  accelerator_count: int = 0
-  tpu_topology: Optional[str] = None
+  hardware: Hardware
+  machine_type: Text
+  accelerator_type: Optional[Text] = None
+  accelerator_count: Annotated[StrictInt, Field(ge=0)] = 0
+  tpu_topology: Optional[Text] = None
 
   def __post_init__(self):
-    if self.hardware not in HARDWARE:
-      raise DeploymentConfigError(
-          f"training hardware '{self.hardware}' is unknown; use one of {HARDWARE}")
-    _require(self.machine_type, 'training.machine_type')
-    if isinstance(self.accelerator_count, bool) or not isinstance(self.accelerator_count, int):
-      raise DeploymentConfigError(
-          f'training.accelerator_count must be an integer, got {self.accelerator_count!r}')
     has_accelerator = bool(self.accelerator_type) or self.accelerator_count > 0
     if self.hardware == 'cpu':
       if has_accelerator or self.tpu_topology:
@@ -135,7 +141,7 @@ class TrainingHardware:
     return spec
 
 
-@dataclasses.dataclass(frozen=True)
+@_config_class
 class Dataflow:
   """Runs the Beam-based components (ExampleGen to Evaluator) on Dataflow.
 
@@ -144,18 +150,12 @@ class Dataflow:
     max_num_workers: autoscaling bound.
     temp_location: gs:// staging and temp directory; default `<pipeline_root>/beam`.
   """
-  machine_type: str = 'n1-standard-4'
-  max_num_workers: int = 4
-  temp_location: Optional[str] = None
-
-  def __post_init__(self):
-    if isinstance(self.max_num_workers, bool) or not isinstance(self.max_num_workers, int) \
-        or self.max_num_workers < 1:
-      raise DeploymentConfigError(
-          f'dataflow.max_num_workers must be an integer >= 1, got {self.max_num_workers!r}')
+  machine_type: Text = 'n1-standard-4'
+  max_num_workers: Count = 4
+  temp_location: Optional[Text] = None
 
 
-@dataclasses.dataclass(frozen=True)
+@_config_class
 class Endpoint:
   """The Vertex AI endpoint that Pusher deploys blessed models to.
 
@@ -164,12 +164,12 @@ class Endpoint:
     machine_type: the serving machine type.
     serving_image: a TensorFlow serving container (Vertex prebuilt or your own).
   """
-  name: str
-  machine_type: str = 'n1-standard-4'
-  serving_image: str = DEFAULT_SERVING_IMAGE
+  name: Text
+  machine_type: Text = 'n1-standard-4'
+  serving_image: Text = DEFAULT_SERVING_IMAGE
 
 
-@dataclasses.dataclass(frozen=True)
+@_config_class
 class DeploymentConfig:
   """Everything the compile, submit and schedule commands need beyond the pipeline.
 
@@ -208,36 +208,30 @@ class DeploymentConfig:
     dataflow: run Beam on Dataflow; None runs it inside each component's container.
     endpoint: push to this Vertex AI endpoint; None pushes to `serving_model_dir`.
   """
-  project: str
-  region: str
-  pipeline_root: str
-  data_root: str
-  image: str
-  dataset: Optional[str] = None
-  spec: Optional[str] = None
-  platform: str = 'vertex'
-  kfp_host: Optional[str] = None
-  service_account: Optional[str] = None
-  pipeline_name: Optional[str] = None
-  train_steps: int = DEFAULT_TRAIN_STEPS
-  model_preset: str = DEFAULT_PRESET
-  input_pattern: str = '*'
-  schema_file: Optional[str] = None
-  infer_schema: bool = False
-  future_file: Optional[str] = None
-  serving_model_dir: Optional[str] = None
+  project: Text
+  region: Text
+  pipeline_root: Text
+  data_root: Text
+  image: Text
+  dataset: Optional[Text] = None
+  spec: Optional[Text] = None
+  platform: Platform = 'vertex'
+  kfp_host: Optional[Text] = None
+  service_account: Optional[Text] = None
+  pipeline_name: Optional[Text] = None
+  train_steps: Count = DEFAULT_TRAIN_STEPS
+  model_preset: Text = DEFAULT_PRESET
+  input_pattern: Text = '*'
+  schema_file: Optional[Text] = None
+  infer_schema: StrictBool = False
+  future_file: Optional[Text] = None
+  serving_model_dir: Optional[Text] = None
   training: Optional[TrainingHardware] = None
-  training_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  training_options: Dict[str, Any] = Field(default_factory=dict)
   dataflow: Optional[Dataflow] = None
   endpoint: Optional[Endpoint] = None
 
   def __post_init__(self):
-    _require(self.project, 'project')
-    _require(self.region, 'region')
-    _require(self.image, 'image')
-    if self.platform not in PLATFORMS:
-      raise DeploymentConfigError(
-          f"platform '{self.platform}' is unknown; use one of {PLATFORMS}")
     if self.platform == 'kubeflow' and not self.kfp_host:
       raise DeploymentConfigError(
           "platform 'kubeflow' needs kfp_host, the Kubeflow Pipelines API server "
@@ -250,13 +244,6 @@ class DeploymentConfig:
       raise DeploymentConfigError(
           f"dataset '{self.dataset}' is unknown; use one of {sorted(DATASETS)}, or give "
           'your own spec file as spec: FILE.yaml')
-    if isinstance(self.train_steps, bool) or not isinstance(self.train_steps, int) \
-        or self.train_steps < 1:
-      raise DeploymentConfigError(f'train_steps must be an integer >= 1, got {self.train_steps!r}')
-    if not isinstance(self.training_options, Mapping):
-      raise DeploymentConfigError(
-          f'training_options must be a mapping of Trainer loop settings (e.g. '
-          f'steps_per_execution: 64), got {self.training_options!r}')
     try:
       TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
     except ValueError as error:
@@ -265,8 +252,6 @@ class DeploymentConfig:
       raise DeploymentConfigError('set either schema_file or infer_schema: true, not both')
     roots = {'pipeline_root': self.pipeline_root, 'data_root': self.data_root,
              'serving_model_dir': self.serving_model_dir, 'future_file': self.future_file}
-    _require(self.pipeline_root, 'pipeline_root')
-    _require(self.data_root, 'data_root')
     if self.platform == 'vertex':
       for name, value in roots.items():
         if value is not None and not value.startswith('gs://'):
@@ -351,9 +336,6 @@ class DeploymentConfig:
     return args
 
 
-_SECTIONS = {'training': TrainingHardware, 'dataflow': Dataflow, 'endpoint': Endpoint}
-
-
 def load(path: Optional[str] = None,
          overrides: Optional[Mapping[str, Any]] = None) -> DeploymentConfig:
   """The deployment config from a YAML/JSON file, with `overrides` on top.
@@ -399,40 +381,32 @@ def load(path: Optional[str] = None,
 
 def from_dict(values: Mapping[str, Any], source: str = 'the deployment config') -> DeploymentConfig:
   """Builds the config from plain values (as in the file), sections included."""
-  fields = dict(values)
-  for section, cls in _SECTIONS.items():
-    if fields.get(section) is not None:
-      if not isinstance(fields[section], dict):
-        raise DeploymentConfigError(f"'{section}' in {source} must be a mapping of "
-                                    f'{_field_names(cls)}')
-      fields[section] = _construct(cls, fields[section], f"'{section}' in {source}")
-  return _construct(DeploymentConfig, fields, source)
+  try:
+    return DeploymentConfig(**values)
+  except pydantic.ValidationError as error:
+    problems = [_describe(problem) for problem in error.errors(include_url=False)]
+    raise DeploymentConfigError(f'{source}: ' + '; '.join(problems)) from None
 
 
-def _construct(cls, values: Mapping[str, Any], where: str):
-  known = _field_names(cls)
-  unknown = sorted(set(values) - set(known))
-  if unknown:
-    raise DeploymentConfigError(f'unknown fields {unknown} in {where}; known: {known}')
-  missing = [f.name for f in dataclasses.fields(cls)
-             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-             and f.name not in values]
-  if missing:
-    raise DeploymentConfigError(
-        f'{where} is missing {missing}: set them in the deployment file or with their '
-        'command-line flags (see --help)')
-  return cls(**values)
+_SECTIONS = {'training': TrainingHardware, 'dataflow': Dataflow, 'endpoint': Endpoint}
 
 
-def _field_names(cls) -> List[str]:
-  return [f.name for f in dataclasses.fields(cls)]
-
-
-def _require(value: Optional[str], name: str) -> None:
-  if not value or not isinstance(value, str):
-    raise DeploymentConfigError(
-        f'{name} is missing or empty (got {value!r}): set it in the deployment file or with '
-        'its command-line flag (see --help)')
+def _describe(problem: Mapping[str, Any]) -> str:
+  """One pydantic error as a sentence that names the field, the value and the fix."""
+  where = '.'.join(str(part) for part in problem['loc'])
+  kind = problem['type']
+  if kind == 'value_error':  # a rule across fields (__post_init__) says it in full
+    return str(problem['ctx']['error'])
+  if kind == 'missing' or (kind == 'string_too_short' and problem['input'] == ''):
+    return (f'{where} is missing or empty: set it in the deployment file or with its '
+            'command-line flag (see --help)')
+  if kind == 'unexpected_keyword_argument':
+    section, _, name = where.rpartition('.')
+    known = [f.name for f in dataclasses.fields(_SECTIONS.get(section, DeploymentConfig))]
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ''
+    return f"unknown field '{where}'{hint}; known: {known}"
+  return f"{where}: {problem['msg']}, got {problem['input']!r}"
 
 
 def _check_accelerator_type(accelerator_type: str, hardware: str) -> None:

@@ -27,7 +27,7 @@ def make_deployment(**changes) -> deployment.DeploymentConfig:
   values = dict(project=PROJECT, region=REGION, pipeline_root=PIPELINE_ROOT,
                 data_root=DATA_ROOT, image=IMAGE)
   values.update(changes)
-  return deployment.DeploymentConfig(**values)
+  return deployment.from_dict(values)
 
 
 TPU_V3 = deployment.TrainingHardware('tpu', 'cloud-tpu', 'TPU_V3', 8)
