@@ -7,6 +7,7 @@ pipeline names its functions by dotted path, which the image resolves from the
 installed project, so nothing is uploaded.
 """
 
+import json
 import os
 from typing import Any, Dict
 
@@ -47,9 +48,32 @@ def compile_pipeline(deployment: DeploymentConfig, output_path: str) -> Dict[str
 
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
-          default_image=deployment.image),
-      output_dir=os.path.dirname(os.path.abspath(output_path)),
-      output_filename=os.path.basename(output_path))
-  return runner.run(create_pipeline(make_pipeline_config(deployment),
-                                    metadata_connection_config=None,
-                                    beam_pipeline_args=deployment.beam_pipeline_args()))
+          default_image=deployment.image))
+  pipeline_job = runner.run(
+      create_pipeline(make_pipeline_config(deployment), metadata_connection_config=None,
+                      beam_pipeline_args=deployment.beam_pipeline_args()),
+      write_out=False)
+  scope_blessing_queries(pipeline_job, deployment.name)
+  os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+  with open(output_path, 'w') as f:
+    json.dump(pipeline_job, f, sort_keys=True)
+  return pipeline_job
+
+
+def scope_blessing_queries(pipeline_job: Dict[str, Any], pipeline_name: str) -> None:
+  """Keeps the compiled last-blessed-model query to this pipeline's blessings.
+
+  KubeflowV2DagRunner compiles it over every live, blessed ModelBlessing in the project
+  and region; `ScopedEvaluator` names the pipeline on each blessing, and this adds that
+  name to the query's filter, in place.
+  """
+  from components.scoped_evaluator import blessing_query_scope
+
+  queries = [query
+             for executor in pipeline_job['pipelineSpec']['deploymentSpec']['executors'].values()
+             for query in executor.get('resolver', {}).get('outputArtifactQueries', {}).values()
+             if 'schema_title="tfx.ModelBlessing"' in query['filter']]
+  if len(queries) != 1:
+    raise RuntimeError(f'expected one compiled ModelBlessing query to scope to the pipeline, '
+                       f'found {len(queries)}: has the TFX compiler changed?')
+  queries[0]['filter'] += f' AND {blessing_query_scope(pipeline_name)}'

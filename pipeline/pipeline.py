@@ -9,8 +9,8 @@ steps of every series from the model the run publishes.
 Retraining: each run ingests the newest span. With `train_spans` > 1, Transform analyzes
 and Windowing windows a rolling range of the newest spans, resolved from the metadata
 store, and Transform reads its previous analyzer cache, so older spans are not analyzed
-again. The Trainer warm-starts from, and the Evaluator compares with, the last blessed
-model.
+again. The Trainer warm-starts from, and the Evaluator compares with, the last model
+this pipeline blessed (never another pipeline's: `components.scoped_evaluator`).
 """
 
 from typing import List, Optional
@@ -23,6 +23,7 @@ from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 from components.anomaly_gate import AnomalyGate
 from components.forecast_gen import ForecastGen
 from components.interpretation_report import InterpretationReportGen
+from components.scoped_evaluator import ScopedEvaluator
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
 from components.windowing import Windowing
@@ -75,13 +76,14 @@ def create_pipeline(
   trainer = _make_trainer(config, windows=windowing.outputs['windows'],
                           transform_graph=transform.outputs['transform_graph'],
                           base_model=model_resolver.outputs['model'])
-  evaluator = tfx.components.Evaluator(
+  evaluator = ScopedEvaluator(
+      pipeline_name=config.pipeline_name,
       examples=windowing.outputs['windows'],
       model=trainer.outputs['model'],
       baseline_model=model_resolver.outputs['model'],
       example_splits=['eval'],
       eval_config=make_eval_config(config.blessing, config.model_config.quantiles,
-                                   naive_forecast_names(spec)))
+                                   naive_forecast_names(spec))).with_id('Evaluator')
   interpretation_report = InterpretationReportGen(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
   pusher = _make_pusher(config, model=trainer.outputs['model'],

@@ -55,6 +55,19 @@ def test_every_component_executed(finished_run):
   assert set(states.values()) == {'COMPLETE'}
 
 
+def test_the_blessing_names_its_pipeline(finished_run):
+  """What the Vertex baseline query filters on (`components.scoped_evaluator`)."""
+  from ml_metadata import metadata_store
+  from tfx import v1 as tfx
+
+  config, _ = finished_run
+  store = metadata_store.MetadataStore(tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      os.path.join(os.path.dirname(config.pipeline_root), 'metadata.sqlite')))
+  blessing, = store.get_artifacts_by_type('ModelBlessing')
+  assert blessing.custom_properties['pipeline_name'].string_value == 'tft-e2e'
+  assert blessing.custom_properties['blessed'].int_value == 1
+
+
 def test_evaluation_metrics_are_present_and_finite(finished_run):
   _, summary = finished_run
   for name in ('mean_absolute_error', 'mean_squared_error', 'example_count'):

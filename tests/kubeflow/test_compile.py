@@ -240,3 +240,58 @@ def test_a_spec_whose_schema_is_on_this_machine_asks_for_a_gs_copy(tmp_path):
   assert make_deployment(spec=str(spec_file), infer_schema=True).schema_path is None
   with pytest.raises(DeploymentConfigError, match='set either dataset'):
     make_deployment(spec=str(spec_file), dataset='etth1')
+
+
+def _resolver_filters(job):
+  executors = job['pipelineSpec']['deploymentSpec']['executors']
+  return {name: query['filter'] for name, spec in executors.items() if 'resolver' in spec
+          for query in spec['resolver']['outputArtifactQueries'].values()}
+
+
+@pytest.mark.parametrize('name', ['tpu', 'in_step'])
+def test_the_baseline_query_finds_only_this_pipelines_blessings(compiled, name):
+  _, job = compiled[name]
+  filters = _resolver_filters(job)
+  assert filters['latest_blessed_model_resolver-model-blessing-resolver_executor'] == (
+      'schema_title="tfx.ModelBlessing" AND state=LIVE AND metadata.blessed.number_value=1'
+      ' AND metadata.pipeline_name.string_value="tft-synthetic"')
+  # The model is the one that blessing names, so it follows the scope.
+  assert 'current_model_id' in filters['latest_blessed_model_resolver-model-resolver_executor']
+  # What the query reads, the Evaluator writes: its executor stamps the pipeline's name.
+  assert executor_class(job, 'Evaluator') == 'components.scoped_evaluator.Executor'
+  assert task_parameter(job, 'Evaluator', 'pipeline_name') == 'tft-synthetic'
+  # The file on disk is the scoped job.
+  with open(compiled[name][0]) as f:
+    assert json.load(f) == job
+
+
+def test_another_pipeline_name_scopes_its_own_query(tmp_path):
+  job = runner.compile_pipeline(make_deployment(pipeline_name='tft-staging'),
+                                str(tmp_path / 'new_dir' / 'staging.json'))
+  assert _resolver_filters(job)[
+      'latest_blessed_model_resolver-model-blessing-resolver_executor'].endswith(
+          ' AND metadata.pipeline_name.string_value="tft-staging"')
+
+
+def test_scoping_refuses_a_job_without_exactly_one_blessing_query():
+  job = {'pipelineSpec': {'deploymentSpec': {'executors': {'x': {'container': {}}}}}}
+  with pytest.raises(RuntimeError, match='expected one compiled ModelBlessing query'):
+    runner.scope_blessing_queries(job, 'tft-synthetic')
+
+
+def test_locally_the_resolver_reads_only_this_pipelines_context(deployments):
+  """LocalDagRunner's rule: the resolver's channels are queried in the pipeline's context."""
+  from tfx.dsl.compiler import compiler
+  from pipeline.pipeline import create_pipeline
+
+  config = runner.make_pipeline_config(deployments['in_step'])
+  ir = compiler.Compiler().compile(create_pipeline(config))
+  resolver, = [node.pipeline_node for node in ir.nodes
+               if node.pipeline_node.node_info.id == 'latest_blessed_model_resolver']
+  channels = {channel.artifact_query.type.name: channel
+              for channel_input in resolver.inputs.inputs.values()
+              for channel in channel_input.channels}
+  assert set(channels) == {'Model', 'ModelBlessing'}
+  for channel in channels.values():
+    assert [(query.type.name, query.name.field_value.string_value)
+            for query in channel.context_queries] == [('pipeline', 'tft-synthetic')]
