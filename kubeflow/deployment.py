@@ -30,9 +30,9 @@ server, e.g. http://localhost:8080 after `kubectl port-forward`); the Trainer's 
 and the endpoint are Vertex AI services either way.
 
 Training hardware (`TrainingHardware.hardware`) is also the distribution strategy the
-Trainer builds (`trainer_module.distribution`):
-  tpu  machine_type 'cloud-tpu' with accelerator_type TPU_V2 / TPU_V3 and a count, or a
-       TPU VM machine type (e.g. 'ct5lp-hightpu-4t', TPU v5e) with `tpu_topology` ('2x2').
+Trainer builds (`trainer_module.distribution`); `kubeflow.machines` checks the machine:
+  tpu  machine_type 'cloud-tpu' with accelerator_type TPU_V2 / TPU_V3 and 8 cores, or a
+       TPU v5e VM type with its one-VM `tpu_topology` ('ct5lp-hightpu-4t', '2x2').
   gpu  a machine type with an NVIDIA accelerator_type and count ('n1-standard-8', T4 x 1).
   cpu  a machine type without accelerator.
 """
@@ -41,13 +41,13 @@ import dataclasses
 import difflib
 import functools
 import os
-import re
 from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, get_args
 
 import pydantic
 import yaml
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from kubeflow import machines
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
@@ -58,14 +58,11 @@ Platform = Literal['vertex', 'kubeflow']
 HARDWARE = get_args(Hardware)
 PLATFORMS = get_args(Platform)
 DEFAULT_DATASET = 'synthetic'
-# The Vertex machine type whose TPU (v2, v3) is given by accelerator_type and count.
-TPU_NODE_MACHINE = 'cloud-tpu'
 # Where the Dockerfile copies the project; paths inside the image start here.
 IMAGE_PROJECT_DIR = '/pipeline'
 # The newest TensorFlow serving image google-cloud-aiplatform 1.165 lists
 # (constants/prediction.py); the model is saved by TF 2.16.
 DEFAULT_SERVING_IMAGE = 'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest'
-_TOPOLOGY = re.compile(r'^\d+(x\d+){1,2}$')
 
 
 class DeploymentConfigError(ValueError):
@@ -98,36 +95,8 @@ class TrainingHardware:
   tpu_topology: Optional[Text] = None
 
   def __post_init__(self):
-    has_accelerator = bool(self.accelerator_type) or self.accelerator_count > 0
-    if self.hardware == 'cpu':
-      if has_accelerator or self.tpu_topology:
-        raise DeploymentConfigError(
-            "training hardware 'cpu' takes no accelerator_type, accelerator_count or "
-            "tpu_topology; use hardware 'gpu' or 'tpu' for an accelerator")
-      return
-    if self.accelerator_type:
-      _check_accelerator_type(self.accelerator_type, self.hardware)
-    if self.hardware == 'gpu':
-      if not self.accelerator_type or self.accelerator_count < 1:
-        raise DeploymentConfigError(
-            "training hardware 'gpu' needs accelerator_type (e.g. NVIDIA_TESLA_T4) and "
-            'accelerator_count >= 1')
-      if self.tpu_topology:
-        raise DeploymentConfigError("training hardware 'gpu' takes no tpu_topology")
-      return
-    if self.tpu_topology and not _TOPOLOGY.match(self.tpu_topology):
-      raise DeploymentConfigError(
-          f"training.tpu_topology '{self.tpu_topology}' is not of the form '2x2' or '2x2x1'")
-    if self.machine_type == TPU_NODE_MACHINE:
-      if not self.accelerator_type or self.accelerator_count < 1:
-        raise DeploymentConfigError(
-            f"machine_type '{TPU_NODE_MACHINE}' needs accelerator_type (e.g. TPU_V3) and "
-            'accelerator_count (e.g. 8)')
-    elif not self.tpu_topology:
-      raise DeploymentConfigError(
-          f"TPU machine_type '{self.machine_type}' needs tpu_topology (e.g. '2x2' for "
-          f"ct5lp-hightpu-4t), or use machine_type '{TPU_NODE_MACHINE}' with "
-          'accelerator_type and accelerator_count')
+    machines.check_training_machine(self.hardware, self.machine_type, self.accelerator_type,
+                                    self.accelerator_count, self.tpu_topology)
 
   def machine_spec(self) -> Dict[str, Any]:
     """The Vertex MachineSpec, with only the fields that are set."""
@@ -407,16 +376,3 @@ def _describe(problem: Mapping[str, Any]) -> str:
     hint = f" (did you mean '{close[0]}'?)" if close else ''
     return f"unknown field '{where}'{hint}; known: {known}"
   return f"{where}: {problem['msg']}, got {problem['input']!r}"
-
-
-def _check_accelerator_type(accelerator_type: str, hardware: str) -> None:
-  """The name must be one of the installed Vertex SDK's AcceleratorType values."""
-  from google.cloud.aiplatform_v1.types.accelerator_type import AcceleratorType
-
-  known = [name for name in AcceleratorType.__members__ if name != 'ACCELERATOR_TYPE_UNSPECIFIED']
-  family = 'TPU_' if hardware == 'tpu' else 'NVIDIA_'
-  choices = [name for name in known if name.startswith(family)]
-  if accelerator_type not in choices:
-    raise DeploymentConfigError(
-        f"accelerator_type '{accelerator_type}' is not a {hardware.upper()} type Vertex AI "
-        f'knows; use one of {choices}')

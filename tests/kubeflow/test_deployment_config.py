@@ -120,14 +120,57 @@ def test_kubeflow_platform_accepts_other_storage():
   assert config.pipeline_root == 'minio://mlpipeline/root'
 
 
-def test_every_tpu_and_gpu_accelerator_the_sdk_knows_is_accepted():
-  from google.cloud.aiplatform_v1.types.accelerator_type import AcceleratorType
+@pytest.mark.parametrize('hardware, machine, accelerator, count, topology', [
+    ('tpu', 'cloud-tpu', 'TPU_V2', 8, None),
+    ('tpu', 'cloud-tpu', 'TPU_V3', 8, None),
+    ('tpu', 'ct5lp-hightpu-1t', None, 0, '1x1'),
+    ('tpu', 'ct5lp-hightpu-4t', None, 0, '2x2'),
+    ('tpu', 'ct5lp-hightpu-8t', None, 0, '2x4'),
+    ('gpu', 'a2-highgpu-2g', 'NVIDIA_TESLA_A100', 2, None),
+    ('gpu', 'g2-standard-24', 'NVIDIA_L4', 2, None),
+    ('gpu', 'n1-standard-8', 'NVIDIA_TESLA_T4', 4, None),
+    ('gpu', 'n1-standard-4', 'NVIDIA_TESLA_V100', 8, None),
+    ('gpu', 'n1-standard-32', 'NVIDIA_TESLA_P4', 2, None),
+])
+def test_machines_vertex_runs_and_the_trainer_drives_are_accepted(hardware, machine,
+                                                                  accelerator, count,
+                                                                  topology):
+  spec = deployment.TrainingHardware(hardware, machine, accelerator, count, topology)
+  assert spec.machine_spec()['machine_type'] == machine
 
-  for name in AcceleratorType.__members__:
-    if name.startswith('TPU_'):
-      deployment.TrainingHardware('tpu', 'cloud-tpu', name, 8)
-    elif name.startswith('NVIDIA_'):
-      deployment.TrainingHardware('gpu', 'n1-standard-8', name, 1)
+
+@pytest.mark.parametrize('hardware, machine, accelerator, count, topology, message', [
+    ('tpu', 'cloud-tpu', 'TPU_V3', 32, None,
+     '32 TPU_V3 cores is not one TPU host: the Trainer drives the TPU attached to its own '
+     'VM; use accelerator_count 8 (v3-8)'),
+    ('tpu', 'cloud-tpu', 'TPU_V5_LITEPOD', 8, None,
+     "runs TPU_V2 or TPU_V3, not TPU_V5_LITEPOD; for TPU v5e use 'ct5lp-hightpu-1t' with "
+     "'1x1'"),
+    ('tpu', 'cloud-tpu', 'TPU_V3', 8, '2x2', 'takes no tpu_topology'),
+    ('tpu', 'ct5lp-hightpu-4t', None, 0, '4x4',
+     "tpu_topology '4x4' on 'ct5lp-hightpu-4t' spans several VMs"),
+    ('tpu', 'ct5lp-hightpu-4t', 'TPU_V5_LITEPOD', 4, '2x2',
+     'takes no accelerator_type or accelerator_count'),
+    ('tpu', 'ct6e-standard-4t', None, 0, '2x2', 'takes no TensorFlow training on Vertex AI'),
+    ('tpu', 'ct5p-hightpu-4t', None, 0, '2x2x1', 'is not one the Trainer can drive'),
+    ('gpu', 'n1-standard-8', 'NVIDIA_TESLA_A100', 1, None,
+     "1 NVIDIA_TESLA_A100 on 'n1-standard-8' is not a machine Vertex AI runs: that GPU comes "
+     'in fixed numbers with its machine type: a2-highgpu-1g (1), a2-highgpu-2g (2)'),
+    ('gpu', 'a3-highgpu-1g', 'NVIDIA_H100_80GB', 8, None, 'a3-highgpu-8g (8)'),
+    ('gpu', 'n1-standard-8', 'NVIDIA_TESLA_T4', 8, None,
+     "'n1-standard-8' holds 1 or 2 or 4 NVIDIA_TESLA_T4, not 8"),
+    ('gpu', 'n1-standard-32', 'NVIDIA_TESLA_V100', 1, None,
+     "'n1-standard-32' holds 4 or 8 NVIDIA_TESLA_V100, not 1"),
+    ('gpu', 'e2-standard-8', 'NVIDIA_TESLA_T4', 1, None,
+     "NVIDIA_TESLA_T4 runs on N1 machine types (n1-highcpu-16, "),
+])
+def test_machines_vertex_refuses_are_rejected_with_what_works(hardware, machine, accelerator,
+                                                              count, topology, message):
+  values = {'hardware': hardware, 'machine_type': machine, 'accelerator_type': accelerator,
+            'accelerator_count': count, 'tpu_topology': topology}
+  with pytest.raises(deployment.DeploymentConfigError) as error:
+    deployment.from_dict({**BASE, 'training': values})
+  assert message in str(error.value)
 
 
 def test_beam_args_run_on_dataflow_with_the_pipeline_image_only_when_asked():
