@@ -26,7 +26,8 @@ DEFAULT_BUILD_DIR = 'build'
 # Flags that override deployment fields: flag dest -> field (dotted for sections).
 _OVERRIDES = {
     'project': 'project', 'region': 'region', 'pipeline_root': 'pipeline_root',
-    'data_root': 'data_root', 'image': 'image', 'dataset': 'dataset', 'spec': 'spec',
+    'data_root': 'data_root', 'image': 'image', 'trainer_image': 'trainer_image',
+    'dataset': 'dataset', 'spec': 'spec',
     'platform': 'platform', 'kfp_host': 'kfp_host', 'service_account': 'service_account',
     'train_steps': 'train_steps', 'hardware': 'training.hardware',
     'machine_type': 'training.machine_type', 'accelerator_type': 'training.accelerator_type',
@@ -43,7 +44,9 @@ def _deployment_flags() -> argparse.ArgumentParser:
   group.add_argument('--region', help='Vertex AI region, e.g. europe-west4')
   group.add_argument('--pipeline-root', help='gs:// root of the pipeline artifacts')
   group.add_argument('--data-root', help='gs:// directory of the input files')
-  group.add_argument('--image', help='pipeline container image (built from the Dockerfile)')
+  group.add_argument('--image', help='components image (built from the Dockerfile)')
+  group.add_argument('--trainer-image', help="the training CustomJob's image "
+                     '(kubeflow/Dockerfile.trainer-tpu or -gpu)')
   group.add_argument('--dataset', help='a built-in data set: synthetic, etth1, stallion, ...')
   group.add_argument('--spec', help="your data set's spec file (tft-pipeline init drafts one)")
   group.add_argument('--platform', choices=deployment_lib.PLATFORMS,

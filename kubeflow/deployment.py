@@ -7,7 +7,8 @@ pipeline itself still comes from `pipeline.pipeline.create_pipeline`. Example fi
   region: europe-west4
   pipeline_root: gs://my-bucket/tft/pipeline_root
   data_root: gs://my-bucket/tft/data/synthetic
-  image: europe-west4-docker.pkg.dev/my-project/tft/tft-pipeline:tpu
+  image: europe-west4-docker.pkg.dev/my-project/tft/tft-components:1
+  trainer_image: europe-west4-docker.pkg.dev/my-project/tft/tft-trainer-tpu:1
   spec: my_load.yaml     # your data set's spec file (tft-pipeline init); or dataset: NAME
   schema_file: gs://my-bucket/tft/my_load.schema.pbtxt  # its schema, where components read it
   service_account: pipelines@my-project.iam.gserviceaccount.com
@@ -147,7 +148,11 @@ class DeploymentConfig:
     region: the Vertex AI (and Dataflow) region.
     pipeline_root: where artifacts go (gs:// on Vertex).
     data_root: the directory of input files that ExampleGen reads (gs:// on Vertex).
-    image: the pipeline's container image (the Dockerfile's), for every component.
+    image: the components image (the Dockerfile's: CPU TensorFlow, the tested lock): every
+      step of the pipeline and the Dataflow workers run in it.
+    trainer_image: the image of the Trainer's Vertex AI CustomJob: TensorFlow for the
+      training hardware (kubeflow/Dockerfile.trainer-tpu or -gpu); required with TPU or
+      GPU training, default `image` for CPU training.
     dataset: a built-in data set's name (`schema.datasets.DATASETS`); default
       'synthetic' when no `spec` is given.
     spec: a dataset spec file on this machine (`schema.dataset_file`), read when the
@@ -182,6 +187,7 @@ class DeploymentConfig:
   pipeline_root: Text
   data_root: Text
   image: Text
+  trainer_image: Optional[Text] = None
   dataset: Optional[Text] = None
   spec: Optional[Text] = None
   platform: Platform = 'vertex'
@@ -201,6 +207,15 @@ class DeploymentConfig:
   endpoint: Optional[Endpoint] = None
 
   def __post_init__(self):
+    if self.training and self.training.hardware != 'cpu' and not self.trainer_image:
+      raise DeploymentConfigError(
+          f"training on {self.training.hardware} needs trainer_image: the image built from "
+          f'kubeflow/Dockerfile.trainer-{self.training.hardware} (TensorFlow for that '
+          'hardware); image runs the other steps on CPU')
+    if self.trainer_image and not self.training:
+      raise DeploymentConfigError(
+          'trainer_image is the image of the training CustomJob: set training (the machine) '
+          'too, or leave trainer_image out to train in the pipeline step')
     if self.platform == 'kubeflow' and not self.kfp_host:
       raise DeploymentConfigError(
           "platform 'kubeflow' needs kfp_host, the Kubeflow Pipelines API server "
@@ -256,6 +271,11 @@ class DeploymentConfig:
     return self.pipeline_name or f'tft-{self.data_set_name}'
 
   @property
+  def training_image(self) -> str:
+    """The image of the Trainer's CustomJob."""
+    return self.trainer_image or self.image
+
+  @property
   def model_dir(self) -> str:
     return self.serving_model_dir or f'{self.pipeline_root.rstrip("/")}/serving_model'
 
@@ -297,7 +317,7 @@ class DeploymentConfig:
         f'--machine_type={self.dataflow.machine_type}',
         f'--max_num_workers={self.dataflow.max_num_workers}',
         # Workers need the project's components (Windowing, the ExampleGen) and the
-        # same Beam as the launcher: the pipeline image has both.
+        # same Beam as the launcher: the components image has both.
         f'--sdk_container_image={self.image}',
     ]
     if self.service_account:

@@ -33,7 +33,8 @@ def make_pipeline_config(deployment: DeploymentConfig):
       input_pattern=deployment.input_pattern,
       future_file=deployment.future_file,
       vertex_training=None if training is None else pipeline_config.VertexTraining(
-          project=deployment.project, region=deployment.region, image=deployment.image,
+          project=deployment.project, region=deployment.region,
+          image=deployment.training_image,
           machine_spec=training.machine_spec(), distribution=training.hardware,
           service_account=deployment.service_account),
       vertex_serving=None if endpoint is None else pipeline_config.VertexServing(
@@ -44,14 +45,19 @@ def make_pipeline_config(deployment: DeploymentConfig):
 def compile_pipeline(deployment: DeploymentConfig, output_path: str) -> Dict[str, Any]:
   """Writes the PipelineJob JSON for `deployment` to `output_path` and returns it."""
   from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
-  from pipeline.pipeline import create_pipeline
+  from pipeline.pipeline import RUNTIME_PARAMETERS, create_pipeline
 
+  config = make_pipeline_config(deployment)
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
           default_image=deployment.image))
   pipeline_job = runner.run(
-      create_pipeline(make_pipeline_config(deployment), metadata_connection_config=None,
-                      beam_pipeline_args=deployment.beam_pipeline_args()),
+      create_pipeline(config, metadata_connection_config=None,
+                      beam_pipeline_args=deployment.beam_pipeline_args(),
+                      runtime_parameters=True),
+      # The parameters' values unless a run or schedule sets them (the compiled spec
+      # has no defaults of its own).
+      parameter_values={name: getattr(config, name) for name in RUNTIME_PARAMETERS},
       write_out=False)
   scope_blessing_queries(pipeline_job, deployment.name)
   os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)

@@ -24,6 +24,7 @@ from components.anomaly_gate import AnomalyGate
 from components.forecast_gen import ForecastGen
 from components.interpretation_report import InterpretationReportGen
 from components.scoped_evaluator import ScopedEvaluator
+from components.step_budget_trainer import StepBudgetTrainer
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
 from components.windowing import Windowing
@@ -35,15 +36,30 @@ PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
 RUN_FN = 'trainer_module.train.run_fn'
 
 
+# What a scheduled run may change without recompiling: name -> type; the default is the
+# `PipelineConfig` field of the same name (`create_pipeline(..., runtime_parameters=True)`).
+RUNTIME_PARAMETERS = {'data_root': str, 'train_steps': int}
+
+
 def create_pipeline(
     config: PipelineConfig,
     metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
     beam_pipeline_args: Optional[List[str]] = None,
+    runtime_parameters: bool = False,
 ) -> tfx.dsl.Pipeline:
-  """The forecasting pipeline for `config`."""
+  """The forecasting pipeline for `config`.
+
+  With `runtime_parameters`, the fields of RUNTIME_PARAMETERS become pipeline parameters
+  whose defaults are `config`'s values (for the Kubeflow V2 runner, whose runs and
+  schedules set them); without, they are constants.
+  """
   spec = config.dataset
+  values = {name: (tfx.dsl.experimental.RuntimeParameter(
+      name=name, ptype=ptype, default=getattr(config, name)) if runtime_parameters
+                   else getattr(config, name))
+            for name, ptype in RUNTIME_PARAMETERS.items()}
   example_gen = TimeSeriesExampleGen(
-      input_base=config.data_root, dataset_spec=spec, time_split=config.time_split,
+      input_base=values['data_root'], dataset_spec=spec, time_split=config.time_split,
       input_pattern=config.input_pattern)
   statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs['examples'])
   if config.schema_file:
@@ -75,7 +91,8 @@ def create_pipeline(
   ).with_id('latest_blessed_model_resolver')
   trainer = _make_trainer(config, windows=windowing.outputs['windows'],
                           transform_graph=transform.outputs['transform_graph'],
-                          base_model=model_resolver.outputs['model'])
+                          base_model=model_resolver.outputs['model'],
+                          train_steps=values['train_steps'])
   evaluator = ScopedEvaluator(
       pipeline_name=config.pipeline_name,
       examples=windowing.outputs['windows'],
@@ -122,29 +139,26 @@ def _training_span_range(config: PipelineConfig, example_gen: TimeSeriesExampleG
 
 
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
-                  transform_graph: tfx.dsl.Channel,
-                  base_model: tfx.dsl.Channel) -> tfx.components.Trainer:
+                  transform_graph: tfx.dsl.Channel, base_model: tfx.dsl.Channel,
+                  train_steps) -> StepBudgetTrainer:
   """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured.
 
   It warm-starts from `base_model` (the last blessed model) when the architecture matches.
   """
-  arguments = dict(
-      run_fn=RUN_FN,
-      examples=windows,
-      transform_graph=transform_graph,
-      base_model=base_model,
-      train_args=tfx.proto.TrainArgs(splits=['train'], num_steps=config.train_steps),
-      eval_args=tfx.proto.EvalArgs(splits=['eval']))
+  custom_config = config.trainer_custom_config()
   vertex = config.vertex_training
-  if vertex is None:
-    return tfx.components.Trainer(custom_config=config.trainer_custom_config(), **arguments)
-  return vertex_ai.Trainer(custom_config={
-      **config.trainer_custom_config(),
-      DISTRIBUTION_KEY: vertex.distribution,
-      vertex_ai.ENABLE_VERTEX_KEY: True,
-      vertex_ai.VERTEX_REGION_KEY: vertex.region,
-      vertex_ai.TRAINING_ARGS_KEY: vertex.training_args(),
-  }, **arguments)
+  if vertex is not None:
+    custom_config.update({
+        DISTRIBUTION_KEY: vertex.distribution,
+        vertex_ai.ENABLE_VERTEX_KEY: True,
+        vertex_ai.VERTEX_REGION_KEY: vertex.region,
+        vertex_ai.TRAINING_ARGS_KEY: vertex.training_args(),
+    })
+  return StepBudgetTrainer(
+      run_fn=RUN_FN, examples=windows, transform_graph=transform_graph,
+      base_model=base_model, train_steps=train_steps, train_splits=['train'],
+      eval_splits=['eval'], custom_config=custom_config,
+      on_vertex=vertex is not None).with_id('Trainer')
 
 
 def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,

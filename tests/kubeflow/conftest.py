@@ -16,7 +16,9 @@ from kubeflow import deployment
 
 PROJECT = 'test-project'
 REGION = 'europe-west4'
-IMAGE = 'europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test'
+IMAGE = 'europe-west4-docker.pkg.dev/test-project/tft/tft-components:test'
+TPU_TRAINER_IMAGE = 'europe-west4-docker.pkg.dev/test-project/tft/tft-trainer-tpu:test'
+GPU_TRAINER_IMAGE = 'europe-west4-docker.pkg.dev/test-project/tft/tft-trainer-gpu:test'
 PIPELINE_ROOT = 'gs://test-bucket/tft/root'
 DATA_ROOT = 'gs://test-bucket/tft/data'
 TEST_TIME_LIMIT_S = 240  # pytest-timeout's limit for these tests; the suite's is in pytest.ini
@@ -37,12 +39,13 @@ CPU = deployment.TrainingHardware('cpu', 'n1-standard-16')
 
 DEPLOYMENTS = {
     # TPU training, Dataflow and a Vertex endpoint: every cloud option at once.
-    'tpu': make_deployment(training=TPU_V3, dataflow=deployment.Dataflow(),
+    'tpu': make_deployment(training=TPU_V3, trainer_image=TPU_TRAINER_IMAGE,
+                           dataflow=deployment.Dataflow(),
                            endpoint=deployment.Endpoint(name='tft-endpoint'),
                            service_account='runner@test-project.iam.gserviceaccount.com',
                            training_options={'steps_per_execution': 64, 'seed': 7}),
-    'tpu_v5e': make_deployment(training=TPU_V5E),
-    'gpu': make_deployment(training=GPU_T4),
+    'tpu_v5e': make_deployment(training=TPU_V5E, trainer_image=TPU_TRAINER_IMAGE),
+    'gpu': make_deployment(training=GPU_T4, trainer_image=GPU_TRAINER_IMAGE),
     'cpu': make_deployment(training=CPU),
     'in_step': make_deployment(),
 }

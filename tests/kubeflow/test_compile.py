@@ -14,17 +14,22 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from kubeflow import deployment as deployment_lib
 from kubeflow import runner
 from kubeflow.deployment import DeploymentConfigError
-from tests.kubeflow.conftest import make_deployment
+from tests.kubeflow.conftest import (GPU_TRAINER_IMAGE, IMAGE, PROJECT, REGION,
+                                     TPU_TRAINER_IMAGE, make_deployment)
 
-PROJECT, REGION, IMAGE = 'test-project', 'europe-west4', (
-    'europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test')
-VERTEX_TRAINER = 'tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor'
-LOCAL_TRAINER = 'tfx.components.trainer.executor.GenericExecutor'
+VERTEX_TRAINER = 'components.step_budget_trainer.VertexExecutor'
+LOCAL_TRAINER = 'components.step_budget_trainer.Executor'
+# What the training CustomJob runs, sent the budget by VertexExecutor.
+TFX_TRAINER = 'tfx.components.trainer.executor.GenericExecutor'
 VERTEX_PUSHER = 'tfx.extensions.google_cloud_ai_platform.pusher.executor.Executor'
 
 
 def task_parameter(job, task, name):
+  """A task's constant parameter, or the pipeline parameter's compiled value it reads."""
   value = job['pipelineSpec']['root']['dag']['tasks'][task]['inputs']['parameters'][name]
+  if 'componentInputParameter' in value:
+    value = job['runtimeConfig']['parameters'][value['componentInputParameter']]
+    return value.get('stringValue', value.get('intValue'))
   return value['runtimeValue']['constantValue']['stringValue']
 
 
@@ -82,7 +87,10 @@ def test_every_container_runs_the_configured_image(compiled, name):
 
 def test_runtime_config_and_names_are_as_configured(compiled):
   _, job = compiled['tpu']
-  assert job['runtimeConfig'] == {'gcsOutputDirectory': 'gs://test-bucket/tft/root'}
+  assert job['runtimeConfig'] == {
+      'gcsOutputDirectory': 'gs://test-bucket/tft/root',
+      'parameters': {'data_root': {'stringValue': 'gs://test-bucket/tft/data'},
+                     'train_steps': {'intValue': '1000'}}}
   assert job['displayName'] == 'tft-synthetic'
   assert task_parameter(job, 'TimeSeriesExampleGen', 'input_base') == 'gs://test-bucket/tft/data'
   assert task_parameter(job, 'ImportSchemaGen', 'schema_file') == (
@@ -104,7 +112,7 @@ def test_tpu_trainer_is_a_vertex_job_on_a_tpu_v3_8_with_tpu_strategy(compiled):
               'machine_spec': {'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
                                'accelerator_count': 8},
               'replica_count': 1,
-              'container_spec': {'image_uri': IMAGE},
+              'container_spec': {'image_uri': TPU_TRAINER_IMAGE},
           }]}}
   # What run_fn reads is still there.
   assert json.loads(config['dataset_spec'])['name'] == 'synthetic'
@@ -113,13 +121,13 @@ def test_tpu_trainer_is_a_vertex_job_on_a_tpu_v3_8_with_tpu_strategy(compiled):
 
 
 def test_tpu_v5e_gpu_and_cpu_trainers_differ_accordingly(compiled):
-  machines, distributions = {}, {}
+  machines, distributions, images = {}, {}, {}
   for name in ('tpu_v5e', 'gpu', 'cpu'):
     config = custom_config(compiled[name][1], 'Trainer')
     pool, = config['ai_platform_training_args']['job_spec']['worker_pool_specs']
     machines[name] = pool['machine_spec']
     distributions[name] = config['distribution']
-    assert pool['container_spec'] == {'image_uri': IMAGE}
+    images[name] = pool['container_spec']['image_uri']
     assert executor_class(compiled[name][1], 'Trainer') == VERTEX_TRAINER
   assert machines == {
       'tpu_v5e': {'machine_type': 'ct5lp-hightpu-4t', 'tpu_topology': '2x2'},
@@ -128,6 +136,8 @@ def test_tpu_v5e_gpu_and_cpu_trainers_differ_accordingly(compiled):
       'cpu': {'machine_type': 'n1-standard-16'},
   }
   assert distributions == {'tpu_v5e': 'tpu', 'gpu': 'gpu', 'cpu': 'cpu'}
+  # TensorFlow for the hardware; CPU training needs none other than the components'.
+  assert images == {'tpu_v5e': TPU_TRAINER_IMAGE, 'gpu': GPU_TRAINER_IMAGE, 'cpu': IMAGE}
 
 
 def test_without_training_hardware_the_standard_trainer_runs_in_step(compiled):
@@ -158,10 +168,10 @@ def test_the_vertex_extension_turns_the_spec_into_a_valid_custom_job(compiled, n
   job_args.pop('project')
   client = training_clients.VertexJobClient.__new__(training_clients.VertexJobClient)
   job = client.create_training_job({}, {}, {'custom_config': json.dumps(config)},
-                                   LOCAL_TRAINER, job_args, None, None)
+                                   TFX_TRAINER, job_args, None, None)
   proto = custom_job_types.CustomJob(job)  # raises on unknown fields or enum names
   pool, = proto.job_spec.worker_pool_specs
-  assert pool.container_spec.image_uri == IMAGE
+  assert pool.container_spec.image_uri == TPU_TRAINER_IMAGE
   assert list(pool.container_spec.command[:3]) == ['python', '-m', 'tfx.scripts.run_executor']
   expected = custom_config(compiled[name][1], 'Trainer')['ai_platform_training_args'][
       'job_spec']['worker_pool_specs'][0]['machine_spec']

@@ -25,13 +25,14 @@ def _yaml(values):
 
 
 def test_yaml_file_with_sections_loads_into_typed_config(tmp_path):
-  path = write(tmp_path, {**BASE, 'dataset': 'etth1', 'training': {
+  path = write(tmp_path, {**BASE, 'dataset': 'etth1', 'trainer_image': 'tpu-img', 'training': {
       'hardware': 'tpu', 'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
       'accelerator_count': 8}, 'dataflow': {'max_num_workers': 8},
                           'endpoint': {'name': 'tft'},
                           'training_options': {'steps_per_execution': 64}})
   config = deployment.load(path)
   assert config.training_options == {'steps_per_execution': 64}
+  assert config.training_image == 'tpu-img' and config.image == BASE['image']
   assert config.training == deployment.TrainingHardware('tpu', 'cloud-tpu', 'TPU_V3', 8)
   assert config.training.machine_spec() == {
       'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3', 'accelerator_count': 8}
@@ -48,7 +49,8 @@ def test_json_file_loads_too(tmp_path):
 
 
 def test_overrides_win_over_the_file_and_merge_into_sections(tmp_path):
-  path = write(tmp_path, {**BASE, 'training': {'hardware': 'gpu', 'machine_type': 'n1-standard-8',
+  path = write(tmp_path, {**BASE, 'trainer_image': 'gpu-img',
+                          'training': {'hardware': 'gpu', 'machine_type': 'n1-standard-8',
                                                'accelerator_type': 'NVIDIA_TESLA_T4',
                                                'accelerator_count': 1}})
   config = deployment.load(path, {'region': 'us-central1', 'training.accelerator_count': 2,
@@ -100,6 +102,11 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
                            'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 1}},
      "'cpu' takes no accelerator"),
     ({**BASE, 'training': 'tpu'}, "training: Input should be a dictionary"),
+    ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu',
+                           'accelerator_type': 'TPU_V3', 'accelerator_count': 8}},
+     'training on tpu needs trainer_image: the image built from '
+     'kubeflow/Dockerfile.trainer-tpu'),
+    ({**BASE, 'trainer_image': 'img'}, 'set training (the machine) too'),
     ({**BASE, 'platform': 'kubeflow', 'kfp_host': 'http://h',
       'pipeline_root': 'minio://b/root', 'dataflow': {}}, 'Dataflow needs a gs:// temp_location'),
     ({**BASE, 'train_steps': 0}, 'train_steps: Input should be greater than or equal to 1, got 0'),
@@ -169,7 +176,7 @@ def test_machines_vertex_refuses_are_rejected_with_what_works(hardware, machine,
   values = {'hardware': hardware, 'machine_type': machine, 'accelerator_type': accelerator,
             'accelerator_count': count, 'tpu_topology': topology}
   with pytest.raises(deployment.DeploymentConfigError) as error:
-    deployment.from_dict({**BASE, 'training': values})
+    deployment.from_dict({**BASE, 'training': values, 'trainer_image': 'img'})
   assert message in str(error.value)
 
 

@@ -72,7 +72,8 @@ platform: kubeflow
 kfp_host: {api.url}
 pipeline_root: gs://test-bucket/tft/root
 data_root: gs://test-bucket/tft/data
-image: europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test
+image: europe-west4-docker.pkg.dev/test-project/tft/tft-components:test
+trainer_image: europe-west4-docker.pkg.dev/test-project/tft/tft-trainer-gpu:test
 training: {{hardware: gpu, machine_type: n1-standard-8, accelerator_type: NVIDIA_TESLA_T4,
            accelerator_count: 1}}
 """)

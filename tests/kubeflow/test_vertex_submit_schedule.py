@@ -8,8 +8,6 @@ leaves both: the bucket-ownership check asks Cloud Resource Manager for the proj
 number over gRPC, so the test answers that one function instead.
 """
 
-import copy
-import json
 import re
 
 import pytest
@@ -18,7 +16,7 @@ from google.cloud import aiplatform
 
 from kubeflow import cli, vertex
 from kubeflow.cron import Cron
-from kubeflow.pipeline_job import parse_parameter_values, read_pipeline_job
+from kubeflow.pipeline_job import parse_parameter_values
 
 PROJECT, REGION, PROJECT_NUMBER = 'test-project', 'europe-west4', '123456'
 PARENT = f'projects/{PROJECT}/locations/{REGION}'
@@ -84,21 +82,12 @@ project: {PROJECT}
 region: {REGION}
 pipeline_root: gs://test-bucket/tft/root
 data_root: gs://test-bucket/tft/data
-image: europe-west4-docker.pkg.dev/test-project/tft/tft-pipeline:test
+image: europe-west4-docker.pkg.dev/test-project/tft/tft-components:test
+trainer_image: europe-west4-docker.pkg.dev/test-project/tft/tft-trainer-tpu:test
 service_account: {SERVICE_ACCOUNT}
 training: {{hardware: tpu, machine_type: cloud-tpu, accelerator_type: TPU_V3, accelerator_count: 8}}
 """)
   return str(path)
-
-
-def with_parameters(compiled_path, tmp_path):
-  """The compiled JSON plus two declared runtime parameters (the pipeline declares none)."""
-  job = copy.deepcopy(read_pipeline_job(compiled_path))
-  job['pipelineSpec']['root']['inputDefinitions'] = {'parameters': {
-      'span': {'type': 'INT'}, 'note': {'type': 'STRING'}}}
-  path = tmp_path / 'with_parameters.json'
-  path.write_text(json.dumps(job))
-  return str(path), job
 
 
 def test_submit_sends_the_compiled_pipeline_to_vertex(api, compiled):
@@ -130,16 +119,31 @@ def test_enable_caching_turns_on_every_task(api, compiled):
                  for task in job['pipelineSpec']['root']['dag']['tasks'].values())
 
 
-def test_parameter_values_are_typed_by_the_spec_and_sent(api, compiled, tmp_path):
-  path, job = with_parameters(compiled['tpu'][0], tmp_path)
-  values = parse_parameter_values(job, ['span=7', 'note=nightly retrain'])
-  assert values == {'span': 7, 'note': 'nightly retrain'}
+def test_runtime_parameters_reach_the_components_that_use_them(api, compiled):
+  path, job = compiled['tpu']
+  values = parse_parameter_values(job, ['data_root=gs://other-bucket/new-data',
+                                        'train_steps=250'])
+  assert values == {'data_root': 'gs://other-bucket/new-data', 'train_steps': 250}
   vertex.connect(PROJECT, REGION, api_endpoint=api.url, credentials=AnonymousCredentials())
   vertex.submit(vertex.make_job(path, values))
-  create, = api.find('POST', '/pipelineJobs')
+  vertex.submit(vertex.make_job(path))
+  with_values, with_defaults = api.find('POST', '/pipelineJobs')
   # Schema 2.0.0 (KubeflowV2DagRunner's default) carries typed values under 'parameters'.
-  assert create.body['runtimeConfig']['parameters'] == {
-      'span': {'intValue': '7'}, 'note': {'stringValue': 'nightly retrain'}}
+  assert with_values.body['runtimeConfig']['parameters'] == {
+      'data_root': {'stringValue': 'gs://other-bucket/new-data'},
+      'train_steps': {'intValue': '250'}}
+  assert with_defaults.body['runtimeConfig']['parameters'] == {
+      'data_root': {'stringValue': 'gs://test-bucket/tft/data'},
+      'train_steps': {'intValue': '1000'}}
+  # The job Vertex receives wires them into ExampleGen's input and the Trainer's budget.
+  spec = with_values.body['pipelineSpec']
+  assert spec['root']['inputDefinitions']['parameters'] == {
+      'data_root': {'type': 'STRING'}, 'train_steps': {'type': 'INT'}}
+  tasks = spec['root']['dag']['tasks']
+  assert tasks['TimeSeriesExampleGen']['inputs']['parameters']['input_base'] == {
+      'componentInputParameter': 'data_root'}
+  assert tasks['Trainer']['inputs']['parameters']['train_steps'] == {
+      'componentInputParameter': 'train_steps'}
 
 
 def test_cli_submit_prints_the_job_and_refuses_undeclared_parameters(api, compiled,
@@ -147,7 +151,10 @@ def test_cli_submit_prints_the_job_and_refuses_undeclared_parameters(api, compil
   path, _ = compiled['tpu']
   base = ['submit', '--config', deploy_file, '--pipeline', path, '--api-endpoint', api.url]
   assert cli.main(base + ['--param', 'span=7']) == 2
-  assert "declares no runtime parameter 'span' (it declares: none)" in capsys.readouterr().err
+  assert ("declares no runtime parameter 'span' (it declares: data_root, train_steps)"
+          in capsys.readouterr().err)
+  assert cli.main(base + ['--param', 'train_steps=many']) == 2
+  assert "parameter 'train_steps' must be INT, got 'many'" in capsys.readouterr().err
   assert api.requests == []  # refused before anything was sent
 
   assert cli.main(base + ['--enable-caching']) == 0
@@ -165,7 +172,7 @@ def test_cli_schedule_creates_a_vertex_schedule_in_the_time_zone(api, compiled, 
       'schedule', '--config', deploy_file, '--pipeline', path, '--api-endpoint', api.url,
       '--cron', '0 3 * * *', '--time-zone', 'Europe/Paris', '--name', 'tft-nightly',
       '--start-time', '2026-12-01T00:00:00Z', '--end-time', '2027-06-01T00:00:00Z',
-      '--max-concurrent-runs', '2', '--max-runs', '30']) == 0
+      '--max-concurrent-runs', '2', '--max-runs', '30', '--param', 'train_steps=400']) == 0
 
   create, = api.find('POST', '/schedules')
   assert create.path == f'/v1/{PARENT}/schedules'
@@ -182,6 +189,8 @@ def test_cli_schedule_creates_a_vertex_schedule_in_the_time_zone(api, compiled, 
   assert request['pipelineJob']['runtimeConfig']['gcsOutputDirectory'] == (
       'gs://test-bucket/tft/root')
   assert request['pipelineJob']['serviceAccount'] == SERVICE_ACCOUNT
+  assert request['pipelineJob']['runtimeConfig']['parameters']['train_steps'] == {
+      'intValue': '400'}
   assert not api.find('POST', '/pipelineJobs')  # scheduling starts no run by itself
   out = capsys.readouterr().out
   assert f'{PARENT}/schedules/1' in out and "'TZ=Europe/Paris 0 3 * * *'" in out
