@@ -23,8 +23,9 @@ pipeline itself still comes from `pipeline.pipeline.create_pipeline`. Example fi
   dataflow:              # Beam components on Dataflow; omit for the in-container DirectRunner
     machine_type: n1-standard-4
     max_num_workers: 4
-  endpoint:              # push blessed models to a Vertex AI endpoint; omit for serving_model_dir
-    name: tft-synthetic
+  endpoint:              # blessed models: versions of one Vertex AI model, served here;
+    name: tft-synthetic  # omit to publish into serving_model_dir
+    keep_deployed: 2     # the newest version takes the traffic; one previous kept at 0%
 
 For self-hosted Kubeflow Pipelines add `platform: kubeflow` and `kfp_host:` (the API
 server, e.g. http://localhost:8080 after `kubectl port-forward`); the Trainer's CustomJob
@@ -133,10 +134,13 @@ class Endpoint:
     name: the endpoint's display name; created on the first push.
     machine_type: the serving machine type.
     serving_image: a TensorFlow serving container (Vertex prebuilt or your own).
+    keep_deployed: how many of the newest model versions stay deployed; the newest takes
+      all the traffic, the others stay at 0% for a rollback, older ones are undeployed.
   """
   name: Text
   machine_type: Text = 'n1-standard-4'
   serving_image: Text = DEFAULT_SERVING_IMAGE
+  keep_deployed: Count = 1
 
 
 @_config_class

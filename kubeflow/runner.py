@@ -16,7 +16,8 @@ from kubeflow.deployment import DeploymentConfig
 
 def make_pipeline_config(deployment: DeploymentConfig):
   """The `PipelineConfig` for `deployment`, built as the local runner builds its own."""
-  from pipeline import config as pipeline_config  # imports TensorFlow
+  from components.vertex_pusher import ModelVersions  # imports TensorFlow
+  from pipeline import config as pipeline_config
 
   training = deployment.training
   endpoint = deployment.endpoint
@@ -37,9 +38,10 @@ def make_pipeline_config(deployment: DeploymentConfig):
           image=deployment.training_image,
           machine_spec=training.machine_spec(), distribution=training.hardware,
           service_account=deployment.service_account),
-      vertex_serving=None if endpoint is None else pipeline_config.VertexServing(
-          project=deployment.project, region=deployment.region, endpoint_name=endpoint.name,
-          serving_image=endpoint.serving_image, machine_type=endpoint.machine_type))
+      vertex_serving=None if endpoint is None else ModelVersions(
+          project=deployment.project, region=deployment.region, model_name=deployment.name,
+          endpoint_name=endpoint.name, serving_image=endpoint.serving_image,
+          machine_type=endpoint.machine_type, keep_deployed=endpoint.keep_deployed))
 
 
 def compile_pipeline(deployment: DeploymentConfig, output_path: str) -> Dict[str, Any]:

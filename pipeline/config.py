@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any, Dict, Mapping, Optional
 
 from components.anomaly_gate import MODES as ANOMALY_MODES
+from components.vertex_pusher import ModelVersions
 from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineConfig's API
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TimeSplit
@@ -50,30 +51,6 @@ class VertexTraining:
 
 
 @dataclasses.dataclass(frozen=True)
-class VertexServing:
-  """Pusher uploads a blessed model and deploys it to a Vertex AI endpoint.
-
-  Attributes:
-    project: the GCP project of the endpoint.
-    region: the Vertex AI region of the endpoint.
-    endpoint_name: the endpoint's display name; created when missing.
-    serving_image: a TensorFlow serving container, e.g. one of Vertex's prebuilt
-      'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest'.
-    machine_type: the serving machine.
-  """
-  project: str
-  region: str
-  endpoint_name: str
-  serving_image: str
-  machine_type: str = 'n1-standard-4'
-
-  def serving_args(self) -> Dict[str, Any]:
-    """The deployment for the Vertex Pusher extension (its SERVING_ARGS_KEY)."""
-    return {'project': self.project, 'endpoint_name': self.endpoint_name,
-            'machine_type': self.machine_type}
-
-
-@dataclasses.dataclass(frozen=True)
 class PipelineConfig:
   """Everything `create_pipeline` needs.
 
@@ -108,8 +85,8 @@ class PipelineConfig:
       columns, or series are listed as not forecast.
     vertex_training: run the Trainer as a Vertex AI CustomJob; None: in the pipeline's
       own process or container.
-    vertex_serving: push blessed models to a Vertex AI endpoint instead of
-      `serving_model_dir`.
+    vertex_serving: publish blessed models as versions of a Vertex AI model, served on
+      an endpoint, instead of into `serving_model_dir`.
   """
   pipeline_name: str
   pipeline_root: str
@@ -130,7 +107,7 @@ class PipelineConfig:
   on_anomalies: str = 'stop'
   future_file: Optional[str] = None
   vertex_training: Optional[VertexTraining] = None
-  vertex_serving: Optional[VertexServing] = None
+  vertex_serving: Optional[ModelVersions] = None
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles

@@ -13,6 +13,7 @@ again. The Trainer warm-starts from, and the Evaluator compares with, the last m
 this pipeline blessed (never another pipeline's: `components.scoped_evaluator`).
 """
 
+import dataclasses
 from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
@@ -27,6 +28,8 @@ from components.scoped_evaluator import ScopedEvaluator
 from components.step_budget_trainer import StepBudgetTrainer
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
+from components.vertex_pusher import CONFIG_KEY as VERTEX_VERSIONS_KEY
+from components.vertex_pusher import VertexPusher
 from components.windowing import Windowing
 from evaluation.eval_config import make_eval_config, naive_forecast_names
 from pipeline.config import PipelineConfig
@@ -163,18 +166,13 @@ def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
 
 def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,
                  blessing: tfx.dsl.Channel) -> tfx.components.Pusher:
-  """The Pusher: a new version in `serving_model_dir` (published atomically), or a
-  Vertex AI endpoint when configured."""
-  vertex = config.vertex_serving
-  if vertex is None:
+  """The Pusher: a new version in `serving_model_dir` (published atomically), or a new
+  version of the Vertex AI model, served on its endpoint, when configured."""
+  if config.vertex_serving is None:
     return VersionedPusher(
         model=model, model_blessing=blessing,
         push_destination=tfx.proto.PushDestination(
             filesystem=tfx.proto.PushDestination.Filesystem(
                 base_directory=config.serving_model_dir))).with_id('Pusher')
-  return vertex_ai.Pusher(model=model, model_blessing=blessing, custom_config={
-      vertex_ai.ENABLE_VERTEX_KEY: True,
-      vertex_ai.VERTEX_REGION_KEY: vertex.region,
-      vertex_ai.VERTEX_CONTAINER_IMAGE_URI_KEY: vertex.serving_image,
-      vertex_ai.SERVING_ARGS_KEY: vertex.serving_args(),
-  })
+  return VertexPusher(model=model, model_blessing=blessing, custom_config={
+      VERTEX_VERSIONS_KEY: dataclasses.asdict(config.vertex_serving)}).with_id('Pusher')

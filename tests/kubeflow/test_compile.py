@@ -21,7 +21,7 @@ VERTEX_TRAINER = 'components.step_budget_trainer.VertexExecutor'
 LOCAL_TRAINER = 'components.step_budget_trainer.Executor'
 # What the training CustomJob runs, sent the budget by VertexExecutor.
 TFX_TRAINER = 'tfx.components.trainer.executor.GenericExecutor'
-VERTEX_PUSHER = 'tfx.extensions.google_cloud_ai_platform.pusher.executor.Executor'
+VERTEX_PUSHER = 'components.vertex_pusher.Executor'
 
 
 def task_parameter(job, task, name):
@@ -184,14 +184,11 @@ def test_pusher_deploys_to_the_vertex_endpoint_only_when_one_is_configured(compi
   _, with_endpoint = compiled['tpu']
   assert executor_class(with_endpoint, 'Pusher') == VERTEX_PUSHER
   config = custom_config(with_endpoint, 'Pusher')
-  assert config == {
-      'ai_platform_enable_vertex': True,
-      'ai_platform_vertex_region': REGION,
-      'ai_platform_vertex_container_image_uri':
-          'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest',
-      'ai_platform_serving_args': {'project': PROJECT, 'endpoint_name': 'tft-endpoint',
-                                   'machine_type': 'n1-standard-4'},
-  }
+  assert config == {'vertex_model_versions': {
+      'project': PROJECT, 'region': REGION, 'model_name': 'tft-synthetic',
+      'endpoint_name': 'tft-endpoint',
+      'serving_image': 'us-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest',
+      'machine_type': 'n1-standard-4', 'keep_deployed': 1}}
   _, without = compiled['gpu']
   assert executor_class(without, 'Pusher') == \
       'components.versioned_pusher.VersionedPushExecutor'
