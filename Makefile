@@ -8,10 +8,14 @@ setup:
 run: setup
 	.venv/bin/tft-pipeline $(ARGS)
 
+# Test files run in parallel, one worker per core (pytest-xdist); a file's tests stay on
+# one worker, so the pipeline run a module's tests share is made once.
+PARALLEL = -n auto --dist loadfile
+
 # The full suite, as CI runs it.
 test: setup
-	.venv/bin/python -m pytest tests $(PYTEST_ARGS)
+	.venv/bin/python -m pytest tests $(PARALLEL) $(PYTEST_ARGS)
 
 # The developer's loop: every test but those marked slow (pipelines, training, XLA).
 test-fast: setup
-	.venv/bin/python -m pytest tests -m "not slow" $(PYTEST_ARGS)
+	.venv/bin/python -m pytest tests -m "not slow" $(PARALLEL) $(PYTEST_ARGS)
