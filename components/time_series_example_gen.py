@@ -10,7 +10,15 @@ line and column where it does not.
 TFX's own ExampleGens split rows by hash, which leaks the future into training for time
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
 assigns each row to train / eval / test by its timestamp (see `schema.time_split`).
-It writes `split_report.json` into the output artifact with the row count of each split.
+It writes `split_report.json` into the output artifact with the row count of each split
+and the spans read.
+
+Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
+resolves the newest span; the executor also reads the spans before it, up to
+`train_spans` in all, listed from the input files (`components.span_files`), and emits
+them as one artifact: the newest span is split by time as above, every row of an older
+span is training data. Listing files rather than resolving earlier ExampleGen outputs
+from the metadata store is what lets a compiled Vertex AI pipeline do the same.
 """
 
 import csv
@@ -30,6 +38,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
+from components import span_files
 from schema.csv_values import clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
@@ -37,26 +46,48 @@ from schema.time_split import TimeSplit, parse_timestamp
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
 AFTER_END = 'after_end'
+SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
+TRAINING_SPLIT = 'train'
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
+_TRAIN_SPANS_KEY = 'train_spans'
+_PATTERN_KEY = 'input_pattern'  # as given: TFX's driver puts the resolved span into it
 
 
-def _pack_custom_config(spec: DatasetSpec, split: TimeSplit) -> example_gen_pb2.CustomConfig:
+def _pack_custom_config(spec: DatasetSpec, split: TimeSplit, train_spans: int,
+                        input_pattern: str) -> example_gen_pb2.CustomConfig:
   struct = struct_pb2.Struct()
-  struct.update({_SPEC_KEY: spec.to_json(), _SPLIT_KEY: split.to_json()})
+  struct.update({_SPEC_KEY: spec.to_json(), _SPLIT_KEY: split.to_json(),
+                 _TRAIN_SPANS_KEY: train_spans, _PATTERN_KEY: input_pattern})
   packed = any_pb2.Any()
   packed.Pack(struct)
   return example_gen_pb2.CustomConfig(custom_config=packed)
 
 
-def _unpack_custom_config(exec_properties: Dict[str, Any]) -> Tuple[DatasetSpec, TimeSplit]:
+def _custom_values(exec_properties: Dict[str, Any]) -> Dict[str, Any]:
   config = example_gen_pb2.CustomConfig()
   proto_utils.json_to_proto(exec_properties[standard_component_specs.CUSTOM_CONFIG_KEY],
                             config)
   struct = struct_pb2.Struct()
   config.custom_config.Unpack(struct)
-  values = json_format.MessageToDict(struct)
+  return json_format.MessageToDict(struct)
+
+
+def _unpack_custom_config(exec_properties: Dict[str, Any]) -> Tuple[DatasetSpec, TimeSplit]:
+  values = _custom_values(exec_properties)
   return DatasetSpec.from_json(values[_SPEC_KEY]), TimeSplit.from_json(values[_SPLIT_KEY])
+
+
+def older_spans(exec_properties: Dict[str, Any]) -> List[Tuple[int, str]]:
+  """(span, pattern) of the spans read besides the newest, oldest first; none with one."""
+  values = _custom_values(exec_properties)
+  train_spans = int(values.get(_TRAIN_SPANS_KEY, 1))
+  if train_spans == 1:
+    return []
+  newest = int(exec_properties[example_gen_utils.SPAN_PROPERTY_NAME])
+  spans = span_files.newest_spans(exec_properties[standard_component_specs.INPUT_BASE_KEY],
+                                  values[_PATTERN_KEY], newest, train_spans)
+  return [(span, pattern) for span, pattern in spans if span != newest]
 
 
 def matching_files(pattern: str) -> List[str]:
@@ -207,9 +238,11 @@ class _MinMax(beam.CombineFn):
     return accumulator
 
 
-def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit) -> None:
+def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
+                       spans: List[int]) -> None:
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
+  report[SPANS_READ] = spans
   empty = [name for name in split.split_names if report[name] == 0]
   if empty:
     raise ValueError(f'time split {split} leaves splits {empty} empty (rows per split: '
@@ -226,10 +259,9 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         output_dict[standard_component_specs.EXAMPLES_KEY])
     self._report_path = os.path.join(examples.uri, SPLIT_REPORT_FILE)
     super().Do(input_dict, output_dict, exec_properties)
-    # TFX's driver records span and version as custom properties only; span-range
-    # resolvers (canned_resolver_functions.rolling_range) read the typed properties.
-    # Without a {VERSION} in the pattern every ingestion of a span is version 0, and the
-    # newest ingestion wins.
+    # TFX's driver records span and version as custom properties only; the typed
+    # properties let metadata queries by span see them too. Without a {VERSION} in the
+    # pattern every ingestion of a span is version 0.
     examples.span = int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)
     examples.version = int(exec_properties.get(example_gen_utils.VERSION_PROPERTY_NAME) or 0)
 
@@ -241,22 +273,32 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     input_config = example_gen_pb2.Input()
     proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
                               input_config)
-    examples = pipeline | 'ReadCsv' >> self.GetInputSourceToExamplePTransform()(
-        exec_properties, input_config.splits[0].pattern)
+    read = self.GetInputSourceToExamplePTransform()
+    examples = pipeline | 'ReadCsv' >> read(exec_properties, input_config.splits[0].pattern)
     time_range = beam.pvalue.AsSingleton(
         examples | 'Time' >> beam.Map(example_time, spec)
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
     partitions = examples | 'SplitByTime' >> beam.Partition(
         lambda example, count, range_: split_index(example, spec, split, range_),
         len(split.split_names) + 1, time_range)
-    names = split.split_names + (AFTER_END,)
-    counts = [partitions[i] | f'Count[{name}]' >> beam.combiners.Count.Globally()
+    older = older_spans(exec_properties)
+    self._spans_read = [span for span, _ in older] + [
+        int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
+    by_split = {name: partitions[i] for i, name in enumerate(split.split_names)}
+    if older:  # every row of an older span is training data
+      by_split[TRAINING_SPLIT] = (
+          [by_split[TRAINING_SPLIT]]
+          + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, pattern)
+             for span, pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
+    outputs = {**by_split, AFTER_END: partitions[len(split.split_names)]}
+    counts = [rows | f'Count[{name}]' >> beam.combiners.Count.Globally()
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
-              for i, name in enumerate(names)]
+              for name, rows in outputs.items()]
     _ = (counts | 'AllCounts' >> beam.Flatten() | beam.combiners.ToList()
-         | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split))
-    return {name: partitions[i] | f'Serialize[{name}]' >> beam.Map(
-        lambda example: example.SerializeToString()) for i, name in enumerate(split.split_names)}
+         | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
+                                     self._spans_read))
+    return {name: rows | f'Serialize[{name}]' >> beam.Map(
+        lambda example: example.SerializeToString()) for name, rows in by_split.items()}
 
 
 @beam.ptransform_fn
@@ -281,15 +323,19 @@ class TimeSeriesExampleGen(example_gen_component.FileBasedExampleGen):
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
   def __init__(self, input_base: str, dataset_spec: DatasetSpec, time_split: TimeSplit,
-               input_pattern: str = '*',
+               input_pattern: str = '*', train_spans: int = 1,
                range_config: Optional[range_config_pb2.RangeConfig] = None):
     """Args:
       input_base: the directory holding the input files.
       dataset_spec: declares the columns to read and their types.
       time_split: where eval (and test) begin.
       input_pattern: file pattern under `input_base`; may contain `{SPAN}`.
+      train_spans: with a `{SPAN}` pattern, how many of the newest spans to read; the
+        older ones are training data only.
       range_config: which spans to read, when the pattern has `{SPAN}`.
     """
+    if train_spans > 1:
+      span_files.check_pattern(input_pattern)
     splits = [example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=1)
               for name in time_split.split_names]  # buckets are required but unused
     super().__init__(
@@ -298,5 +344,6 @@ class TimeSeriesExampleGen(example_gen_component.FileBasedExampleGen):
             splits=[example_gen_pb2.Input.Split(name='all', pattern=input_pattern)]),
         output_config=example_gen_pb2.Output(
             split_config=example_gen_pb2.SplitConfig(splits=splits)),
-        custom_config=_pack_custom_config(dataset_spec, time_split),
+        custom_config=_pack_custom_config(dataset_spec, time_split, train_spans,
+                                          input_pattern),
         range_config=range_config)

@@ -11,9 +11,9 @@ series), the other splits in series key and time order.
 `window_report.json` in the output artifact counts series, rows, windows per split and
 windows skipped, by reason.
 
-Given several examples artifacts (a rolling range of spans), the rows of all of them are
-windowed together, so windows may reach back across span borders. The newest span keeps
-its splits; every row of an older span is training data.
+With several spans (ExampleGen's `train_spans`), older spans' rows arrive in the training
+split and are windowed with the newest span's, so windows may reach back across span
+borders.
 """
 
 import collections
@@ -27,7 +27,6 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from tfx import types
 from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
-from tfx.components.example_gen.utils import SPAN_PROPERTY_NAME as SPAN_PROPERTY
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
@@ -46,7 +45,7 @@ class WindowingSpec(types.ComponentSpec):
       'sample_rates': ExecutionParameter(type=str),  # JSON: split name -> share kept
   }
   INPUTS = {
-      'examples': ChannelParameter(type=standard_artifacts.Examples),  # raw, one per span
+      'examples': ChannelParameter(type=standard_artifacts.Examples),  # raw rows
       'transform_graph': ChannelParameter(type=standard_artifacts.TransformGraph),
   }
   OUTPUTS = {'windows': ChannelParameter(type=standard_artifacts.Examples)}
@@ -55,10 +54,10 @@ class WindowingSpec(types.ComponentSpec):
 class _TransformRows(beam.DoFn):
   """Applies Transform's graph to batches of raw serialized rows: (series key, Row)s."""
 
-  def __init__(self, transform_graph_uri: str, spec: DatasetSpec, label: str):
+  def __init__(self, transform_graph_uri: str, spec: DatasetSpec, split: str):
     self._uri = transform_graph_uri
     self._spec = spec
-    self._label = label
+    self._split = split
 
   def setup(self):
     transform_output = tft.TFTransformOutput(self._uri)
@@ -68,44 +67,18 @@ class _TransformRows(beam.DoFn):
   def process(self, serialized_batch: List[bytes]):
     raw = tf.io.parse_example(tf.constant(serialized_batch), self._raw_feature_spec)
     transformed = {name: value.numpy() for name, value in self._transform(raw).items()}
-    yield from window_builder.rows_from_transformed_batch(transformed, self._spec, self._label)
+    yield from window_builder.rows_from_transformed_batch(transformed, self._spec, self._split)
 
 
-def _read_split(pipeline, examples_uri: str, split: str, label: str,
-                transform_graph_uri: str, spec: DatasetSpec):
-  """The transformed rows of one split of one raw examples artifact, as split `label`."""
+def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: str,
+                spec: DatasetSpec):
+  """The transformed rows of one split of the raw examples."""
   pattern = os.path.join(examples_uri, f'Split-{split}', '*')
   step = f'[{examples_uri}][{split}]'
   return (pipeline
           | f'Read{step}' >> beam.io.ReadFromTFRecord(pattern)
           | f'Batch{step}' >> beam.BatchElements(min_batch_size=256, max_batch_size=4096)
-          | f'Transform{step}' >> beam.ParDo(_TransformRows(transform_graph_uri, spec, label)))
-
-
-def split_labels(examples: List[types.Artifact]) -> List[Tuple[str, str, str]]:
-  """(uri, split, label) for every split of every artifact: the newest span's splits keep
-  their names, older spans' splits are all 'train'.
-
-  Raises:
-    ValueError: several artifacts without distinct spans, or with other splits.
-  """
-  splits = artifact_utils.decode_split_names(examples[0].split_names)
-  if len(examples) == 1:
-    return [(examples[0].uri, split, split) for split in splits]
-  spans = [a.get_int_custom_property(SPAN_PROPERTY) if a.has_custom_property(SPAN_PROPERTY)
-           else None for a in examples]
-  if None in spans or len(set(spans)) != len(spans):
-    raise ValueError(f'several examples artifacts need one distinct span each, got spans '
-                     f'{spans}; pass a rolling range of spans (latest version per span)')
-  newest = spans.index(max(spans))
-  labelled = []
-  for index, artifact in enumerate(examples):
-    if artifact_utils.decode_split_names(artifact.split_names) != splits:
-      raise ValueError(f'every span needs the splits {splits}; {artifact.uri} has '
-                       f'{artifact.split_names}')
-    labelled += [(artifact.uri, split, split if index == newest else TRAINING_SPLIT)
-                 for split in splits]
-  return labelled
+          | f'Transform{step}' >> beam.ParDo(_TransformRows(transform_graph_uri, spec, split)))
 
 
 def cut_series(item: Tuple[str, Iterable[window_builder.Row]], spec: DatasetSpec,
@@ -144,11 +117,10 @@ class Executor(base_beam_executor.BaseBeamExecutor):
   def Do(self, input_dict: Dict[str, List[types.Artifact]],
          output_dict: Dict[str, List[types.Artifact]],
          exec_properties: Dict[str, Any]) -> None:
-    examples = input_dict['examples']
+    examples = artifact_utils.get_single_instance(input_dict['examples'])
     transform_graph = artifact_utils.get_single_instance(input_dict['transform_graph'])
     windows = artifact_utils.get_single_instance(output_dict['windows'])
-    labelled = split_labels(examples)
-    splits = artifact_utils.decode_split_names(examples[0].split_names)
+    splits = artifact_utils.decode_split_names(examples.split_names)
     windows.split_names = artifact_utils.encode_split_names(splits)
     spec = DatasetSpec.from_json(exec_properties['dataset_spec'])
     strides = json.loads(exec_properties['strides'])
@@ -159,8 +131,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                        f'examples have splits {splits}')
     strides = {split: strides.get(split, 1) for split in splits}
     with self._make_beam_pipeline() as pipeline:
-      rows = ([_read_split(pipeline, uri, split, label, transform_graph.uri, spec)
-               for uri, split, label in labelled]
+      rows = ([_read_split(pipeline, examples.uri, split, transform_graph.uri, spec)
+               for split in splits]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates))
@@ -188,8 +160,7 @@ class Windowing(base_beam_component.BaseBeamComponent):
                dataset_spec: DatasetSpec, strides: Dict[str, int],
                sample_rates: Optional[Dict[str, float]] = None):
     """Args:
-      examples: the raw examples, one artifact per span (ExampleGen's output or a
-        rolling range of them).
+      examples: the raw examples (ExampleGen's output).
       transform_graph: Transform's graph, applied to every row.
       dataset_spec: gives the window shape, time grid and features.
       strides: forecast-start stride per split in grid steps (default 1 for others).

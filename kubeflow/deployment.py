@@ -49,6 +49,7 @@ import pydantic
 import yaml
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from components import span_files
 from kubeflow import machines
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
@@ -171,6 +172,8 @@ class DeploymentConfig:
     train_steps: the Trainer's optimizer steps.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     input_pattern: file pattern under `data_root`; may contain {SPAN}.
+    train_spans: with {SPAN} in `input_pattern`, each run trains on the newest N spans
+      under `data_root` (ExampleGen lists them); older ones are training rows only.
     schema_file: the curated TFDV schema to import, as the components see it (gs://
       or a path in the image); default a built-in data set's schema in the image, or a
       gs:// schema that the spec file names.
@@ -201,6 +204,7 @@ class DeploymentConfig:
   train_steps: Count = DEFAULT_TRAIN_STEPS
   model_preset: Text = DEFAULT_PRESET
   input_pattern: Text = '*'
+  train_spans: Count = 1
   schema_file: Optional[Text] = None
   infer_schema: StrictBool = False
   future_file: Optional[Text] = None
@@ -211,6 +215,8 @@ class DeploymentConfig:
   endpoint: Optional[Endpoint] = None
 
   def __post_init__(self):
+    if self.train_spans > 1:
+      span_files.check_pattern(self.input_pattern)
     if self.training and self.training.hardware != 'cpu' and not self.trainer_image:
       raise DeploymentConfigError(
           f"training on {self.training.hardware} needs trainer_image: the image built from "

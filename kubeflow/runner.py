@@ -32,6 +32,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
       train_steps=deployment.train_steps,
       training_options=dict(deployment.training_options),
       input_pattern=deployment.input_pattern,
+      train_spans=deployment.train_spans,
       future_file=deployment.future_file,
       vertex_training=None if training is None else pipeline_config.VertexTraining(
           project=deployment.project, region=deployment.region,

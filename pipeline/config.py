@@ -8,6 +8,7 @@ deployment settings (`pipeline_root`, `serving_model_dir`). Runners fill in the 
 import dataclasses
 from typing import Any, Dict, Mapping, Optional
 
+from components import span_files
 from components.anomaly_gate import MODES as ANOMALY_MODES
 from components.vertex_pusher import ModelVersions
 from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineConfig's API
@@ -71,11 +72,9 @@ class PipelineConfig:
     train_steps: optimizer steps budget for the Trainer.
     input_pattern: the input file pattern under `data_root` (may contain `{SPAN}`); files
       are CSV or TFRecords of tf.Examples, by extension.
-    train_spans: with a `{SPAN}` pattern, each run ingests the newest span and trains on
-      the newest `train_spans` spans ingested so far (a rolling range, resolved from the
-      metadata store; Transform reuses its analyzer cache for the older ones). The
-      newest span's eval and test rows are the evaluation data; older spans are all
-      training data. 1: the newest span only.
+    train_spans: with a `{SPAN}` pattern, each run reads the newest `train_spans` spans
+      in the input files (ExampleGen lists them). The newest span's eval and test rows
+      are the evaluation data; older spans are all training data. 1: the newest span.
     schema_file: a curated TFDV schema to import; None infers one with SchemaGen (to
       bootstrap a new data set).
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
@@ -122,10 +121,8 @@ class PipelineConfig:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
     if self.train_spans < 1:
       raise ValueError(f'train_spans must be at least 1, got {self.train_spans}')
-    if self.train_spans > 1 and '{SPAN}' not in self.input_pattern:
-      raise ValueError(f'train_spans={self.train_spans} needs spans: put {{SPAN}} in the '
-                       f"input pattern (e.g. 'span-{{SPAN}}/*.csv'), got "
-                       f"'{self.input_pattern}'")
+    if self.train_spans > 1:
+      span_files.check_pattern(self.input_pattern)
 
   @property
   def model_config(self) -> hparams.TFTConfig:

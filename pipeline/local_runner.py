@@ -51,9 +51,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       "the latest span, e.g. 'span-{SPAN}/*.csv' (default: %(default)s). Files "
                       'are CSV or TFRecords of tf.Examples (.tfrecord, .tfrecord.gz)')
   parser.add_argument('--train-spans', type=int, default=1,
-                      help='with {SPAN} in the pattern: train on the newest N spans ingested '
-                      "so far (a rolling range); the newest span's eval rows are the "
-                      'evaluation data (default: %(default)s)')
+                      help='with {SPAN} in the pattern: train on the newest N spans in the '
+                      "data directory; the newest span's eval rows are the evaluation data "
+                      '(default: %(default)s)')
   parser.add_argument('--no-warm-start', action='store_true',
                       help='train from scratch instead of from the last blessed model')
   parser.add_argument('--seed', type=int,

@@ -6,11 +6,11 @@ Evaluator (vs. the last blessed model) -> Pusher, InterpretationReportGen (varia
 importance, attention, forecast plots) next to the model, and ForecastGen: the next H
 steps of every series from the model the run publishes.
 
-Retraining: each run ingests the newest span. With `train_spans` > 1, Transform analyzes
-and Windowing windows a rolling range of the newest spans, resolved from the metadata
-store, and Transform reads its previous analyzer cache, so older spans are not analyzed
-again. The Trainer warm-starts from, and the Evaluator compares with, the last model
-this pipeline blessed (never another pipeline's: `components.scoped_evaluator`).
+Retraining: each run ingests the newest span; with `train_spans` > 1 ExampleGen also
+reads the spans before it (listed from the input files, so Vertex AI runs do the same)
+and Transform and Windowing see them all, the older ones as training rows. The Trainer
+warm-starts from, and the Evaluator compares with, the last model this pipeline blessed
+(never another pipeline's: `components.scoped_evaluator`).
 """
 
 import dataclasses
@@ -18,7 +18,6 @@ from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
-from tfx.dsl.input_resolution import canned_resolver_functions
 from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
@@ -63,7 +62,7 @@ def create_pipeline(
             for name, ptype in RUNTIME_PARAMETERS.items()}
   example_gen = TimeSeriesExampleGen(
       input_base=values['data_root'], dataset_spec=spec, time_split=config.time_split,
-      input_pattern=config.input_pattern)
+      input_pattern=config.input_pattern, train_spans=config.train_spans)
   statistics_gen = tfx.components.StatisticsGen(examples=example_gen.outputs['examples'])
   if config.schema_file:
     schema_gen = tfx.components.ImportSchemaGen(schema_file=config.schema_file)
@@ -74,16 +73,14 @@ def create_pipeline(
       statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
   anomaly_gate = AnomalyGate(anomalies=example_validator.outputs['anomalies'],
                              mode=config.on_anomalies)
-  training_examples, analyzer_cache = _training_span_range(config, example_gen)
   transform = tfx.components.Transform(
-      examples=training_examples, schema=schema_gen.outputs['schema'],
-      analyzer_cache=analyzer_cache,
+      examples=example_gen.outputs['examples'], schema=schema_gen.outputs['schema'],
       preprocessing_fn=PREPROCESSING_FN, materialize=False,
       custom_config={'dataset_spec': spec.to_json()},
       splits_config=tfx.proto.SplitsConfig(analyze=['train'],
                                             transform=list(config.time_split.split_names)))
   transform.add_upstream_node(anomaly_gate)
-  windowing = Windowing(examples=training_examples,
+  windowing = Windowing(examples=example_gen.outputs['examples'],
                         transform_graph=transform.outputs['transform_graph'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
@@ -121,24 +118,6 @@ def create_pipeline(
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])
-
-
-def _training_span_range(config: PipelineConfig, example_gen: TimeSeriesExampleGen):
-  """What Transform reads: the newest span, or with `train_spans` > 1 the newest spans.
-
-  Returns the examples channel and the analyzer-cache channel (None with one span: the
-  cache is keyed by input artifact, so only older spans can hit it).
-  """
-  if config.train_spans == 1:
-    return example_gen.outputs['examples'], None
-  # A channel of every ExampleGen output so far (not only this run's), newest span last.
-  ingested = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Examples,
-                             producer_component_id=example_gen.id, output_key='examples')
-  examples = canned_resolver_functions.rolling_range(
-      ingested, num_spans=config.train_spans, min_spans=1)
-  analyzer_cache = canned_resolver_functions.latest_created(
-      tfx.dsl.Channel(type=tfx.types.standard_artifacts.TransformCache), n=1)
-  return examples, analyzer_cache
 
 
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,

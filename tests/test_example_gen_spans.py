@@ -3,6 +3,7 @@
 import json
 import os
 
+import tensorflow as tf
 from tfx import v1 as tfx
 
 from components.time_series_example_gen import SPLIT_REPORT_FILE, TimeSeriesExampleGen
@@ -12,24 +13,41 @@ from schema.datasets import SYNTHETIC
 from schema.time_split import TimeSplit
 
 
-def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
+def _ingest(tmp_path, train_spans):
+  """Spans 1 (2 series x 2 days) and 4 (3 x 4 days), a gap between, ingested by one run;
+  returns the split report and the artifact's directory."""
   data = tmp_path / 'data'
   default_data.generate(str(data / 'span-1' / 'rows.csv'), num_series=2, days=2, seed=1)
-  default_data.generate(str(data / 'span-2' / 'rows.csv'), num_series=3, days=4, seed=2)
+  default_data.generate(str(data / 'span-4' / 'rows.csv'), num_series=3, days=4, seed=2)
   example_gen = TimeSeriesExampleGen(
       input_base=str(data), dataset_spec=SYNTHETIC, input_pattern='span-{SPAN}/*.csv',
-      time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04'))
+      time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04'),
+      train_spans=train_spans)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       str(tmp_path / 'metadata.sqlite'))
   tfx.orchestration.LocalDagRunner().run(tfx.dsl.Pipeline(
       pipeline_name='spans', pipeline_root=str(tmp_path / 'root'),
       components=[example_gen], metadata_connection_config=metadata,
       beam_pipeline_args=BEAM_ARGS))
-
   [artifact_dir] = os.listdir(tmp_path / 'root' / 'TimeSeriesExampleGen' / 'examples')
   uri = tmp_path / 'root' / 'TimeSeriesExampleGen' / 'examples' / artifact_dir
-  report = json.loads((uri / SPLIT_REPORT_FILE).read_text())
-  # Span 2 only: 3 series x 4 days x 24 h, days 1-2 train, day 3 eval, day 4 test.
-  assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0}
+  return json.loads((uri / SPLIT_REPORT_FILE).read_text()), uri
+
+
+def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
+  report, uri = _ingest(tmp_path, train_spans=1)
+  # Span 4 only: 3 series x 4 days x 24 h, days 1-2 train, day 3 eval, day 4 test.
+  assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4]}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
+
+
+def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
+  report, uri = _ingest(tmp_path, train_spans=3)
+  # Spans 1 and 4 (3 asked, 2 there): span 1's 2 x 2 x 24 rows join the training split;
+  # the eval and test rows are span 4's, split by its own time range.
+  assert report == {'train': 144 + 96, 'eval': 72, 'test': 72, 'after_end': 0,
+                    'spans': [1, 4]}
+  train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(
+      tf.io.gfile.glob(str(uri / 'Split-train' / '*')), 'GZIP')]
+  assert len(train) == 240

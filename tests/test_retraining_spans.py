@@ -1,34 +1,26 @@
 """Retraining as new data arrives: span 1, then span 2, through the real pipeline.
 
-The second run ingests span 2, trains on spans 1 and 2 (a rolling range resolved from
-the metadata store), evaluates on span 2's eval rows only, warm-starts from the model
-blessed in the first run, receives the first run's analyzer cache (which covers span 1),
-and the served model changes only if the new one is blessed.
+The second run ingests span 2 and, listing the data directory, span 1 (`train_spans=2`),
+trains on both, evaluates on span 2's eval rows only, warm-starts from the model blessed
+in the first run, and the served model changes only if the new one is blessed.
 """
 
-import functools
 import glob
+import json
 import os
 
-import apache_beam as beam
 import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
-import tensorflow_transform.beam as tft_beam
 from ml_metadata import metadata_store
-from tensorflow_metadata.proto.v0 import schema_pb2
-from tensorflow_transform import impl_helper
-from tensorflow_transform.tf_metadata import schema_utils
-from tfx.components.transform import executor as transform_executor
-from tfx.utils import io_utils
 
 from components import model_publishing
+from components.time_series_example_gen import SPLIT_REPORT_FILE
 from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.window_layout import FORECAST_START
-from trainer_module import preprocessing
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -93,13 +85,22 @@ def _span(artifact):
 
 
 def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
-  _, _, store = two_spans
+  config, _, store = two_spans
   ingested = _outputs(store, 'TimeSeriesExampleGen', 'examples')
   assert [[_span(a) for a in run] for run in ingested] == [[1], [2]]
-  transformed = _inputs(store, 'Transform')
-  assert sorted(_span(a) for a in transformed[0]['examples']) == [1]
-  assert sorted(_span(a) for a in transformed[1]['examples']) == [1, 2]
-  assert {a.id for a in transformed[1]['examples']} == {ingested[0][0].id, ingested[1][0].id}
+  reports = [json.loads(tf.io.gfile.GFile(os.path.join(
+      run[0].uri, SPLIT_REPORT_FILE)).read()) for run in ingested]
+  assert [report['spans'] for report in reports] == [[1], [1, 2]]
+  # Span 1's rows are all training rows of the second run, beside span 2's own.
+  span_1_rows = sum(reports[0][split] for split in config.time_split.split_names)
+  span_2_rows = len(pd.read_csv(os.path.join(config.data_root, 'span-2', 'rows.csv')))
+  span_2_train = reports[1]['train'] - span_1_rows
+  assert 0 < span_2_train < span_2_rows
+  assert span_2_train + reports[1]['eval'] == span_2_rows
+  # Transform and Windowing read that one artifact.
+  for node in ('Transform', 'Windowing'):
+    assert [[a.id for a in run['examples']] for run in _inputs(store, node)] == [
+        [ingested[0][0].id], [ingested[1][0].id]]
 
 
 def test_evaluation_windows_come_from_the_newest_span_only(two_spans):
@@ -129,37 +130,6 @@ def test_the_second_run_warm_starts_from_the_first_blessed_model(two_spans):
   [base_model] = trainer_inputs[1]['base_model']
   [first_model] = _outputs(store, 'Trainer', 'model')[0]
   assert base_model.id == first_model.id
-
-
-def test_the_second_run_reuses_the_analyzer_cache_of_the_first(two_spans):
-  config, _, store = two_spans
-  transform_inputs = _inputs(store, 'Transform')
-  [first_cache] = _outputs(store, 'Transform', 'updated_analyzer_cache')[0]
-  assert 'analyzer_cache' not in transform_inputs[0]
-  [received] = transform_inputs[1]['analyzer_cache']
-  assert received.id == first_cache.id
-  # With that cache, TFT needs to analyze only span 2's train rows, not span 1's again.
-  by_span = {_span(a): a for a in transform_inputs[1]['examples']}
-  keys = {span: transform_executor._Dataset(  # pylint: disable=protected-access
-      io_utils.all_files_pattern(os.path.join(a.uri, 'Split-train')), 'tfrecords_gzip',
-      0, None, None, None).dataset_key for span, a in by_span.items()}
-  assert _datasets_to_analyze(config, received.uri, list(keys.values())) == {keys[2]}
-  assert _datasets_to_analyze(config, None, list(keys.values())) == set(keys.values())
-
-
-def _datasets_to_analyze(config, cache_dir, dataset_keys):
-  """The datasets TFT reads to analyze `dataset_keys` given the cache in `cache_dir`."""
-  schema = io_utils.parse_pbtxt_file(config.schema_file, schema_pb2.Schema())
-  specs = impl_helper.get_type_specs_from_feature_specs(
-      schema_utils.schema_as_feature_spec(schema).feature_spec)
-  preprocessing_fn = functools.partial(
-      preprocessing.preprocessing_fn, custom_config={'dataset_spec': config.dataset.to_json()})
-  with tft_beam.Context(temp_dir=os.path.join(config.pipeline_root, 'tft_tmp')):
-    with beam.Pipeline() as pipeline:
-      cache = (pipeline | tft_beam.analyzer_cache.ReadAnalysisCacheFromFS(
-          cache_dir, dataset_keys) if cache_dir else {})
-      return set(tft_beam.analysis_graph_builder.get_analysis_dataset_keys(
-          preprocessing_fn, specs, dataset_keys, cache, False))
 
 
 def test_the_served_model_changes_only_when_blessed(two_spans):

@@ -76,7 +76,8 @@ def test_bad_time_splits_raise(kwargs, message):
 
 def test_empty_split_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"leaves splits \['eval'\] empty"):
-    gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5))
+    gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5),
+                           spans=[0])
 
 
 def _tfrecord(path, rows, compress=False):

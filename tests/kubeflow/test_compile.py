@@ -302,3 +302,16 @@ def test_locally_the_resolver_reads_only_this_pipelines_context(deployments):
   for channel in channels.values():
     assert [(query.type.name, query.name.field_value.string_value)
             for query in channel.context_queries] == [('pipeline', 'tft-synthetic')]
+
+
+def test_a_vertex_run_can_train_on_the_newest_spans(tmp_path):
+  job = runner.compile_pipeline(
+      make_deployment(input_pattern='span-{SPAN}/*.csv', train_spans=3),
+      str(tmp_path / 'spans.json'))
+  input_config = json.loads(task_parameter(job, 'TimeSeriesExampleGen', 'input_config'))
+  assert input_config['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
+  custom = json.loads(task_parameter(job, 'TimeSeriesExampleGen', 'custom_config'))
+  values = custom['custom_config']['value']  # a packed Struct: numbers are doubles
+  assert (values['train_spans'], values['input_pattern']) == (3, 'span-{SPAN}/*.csv')
+  with pytest.raises(DeploymentConfigError, match=r'needs \{SPAN\} in the input pattern'):
+    make_deployment(train_spans=2)
