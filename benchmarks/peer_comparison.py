@@ -1,0 +1,108 @@
+"""The project's TFT against pytorch-forecasting's, trained at the same size, one after the other.
+
+Both train forward, backward and optimizer steps on one synthetic batch after warm-up at
+the paper's electricity size (`benchmarks/tft_throughput.py` for the project's,
+`benchmarks/peer_tft_throughput.py` for the peer's), in one sequence on this machine, and
+the ratio of their windows per second is the figure: absolute speeds differ between hosts
+of one class by 2x. The peer is measured twice: embedding every real input at the hidden
+size, as the paper and the project do, and with its default narrower embeddings of real
+inputs (`hidden_continuous_size=8`), a smaller model.
+
+pytorch-forecasting lives in its own environment, never in the pipeline's lock:
+
+  .venv/bin/python -m benchmarks.peer_comparison --setup   # creates .peer-venv (Python 3.11)
+  .venv/bin/python -m benchmarks.peer_comparison           # writes results/peer_throughput.json
+"""
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+from benchmarks import tft_throughput
+from trainer_module import hparams
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEER_VENV = os.path.join(PROJECT_ROOT, '.peer-venv')
+PEER_REQUIREMENTS = ['torch==2.13.0', 'pytorch-forecasting==1.8.0']
+RESULTS = os.path.join(PROJECT_ROOT, 'benchmarks', 'results', 'peer_throughput.json')
+PAPER_WIDTH, PEER_DEFAULT_WIDTH = 160, 8
+
+
+def setup_peer(python: str) -> None:
+  print(f'[peer] creating {PEER_VENV} with {python}: {" ".join(PEER_REQUIREMENTS)}')
+  subprocess.run([python, '-m', 'venv', PEER_VENV], check=True)
+  subprocess.run([os.path.join(PEER_VENV, 'bin', 'python'), '-m', 'pip', 'install', '--quiet',
+                  *PEER_REQUIREMENTS], check=True)
+
+
+def measure_peer(peer_python: str, steps: int, warmup: int) -> dict:
+  completed = subprocess.run(
+      [peer_python, os.path.join(PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
+       '--steps', str(steps), '--warmup', str(warmup),
+       '--hidden-continuous-size', str(PAPER_WIDTH),
+       '--hidden-continuous-size', str(PEER_DEFAULT_WIDTH)],
+      capture_output=True, text=True, check=False)
+  if completed.returncode:
+    raise SystemExit(f'the peer benchmark failed:\n{completed.stderr[-3000:]}')
+  return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def cpu_model() -> str:
+  with open('/proc/cpuinfo') as f:
+    for line in f:
+      if line.startswith('model name'):
+        return line.split(':', 1)[1].strip()
+  return platform.processor()
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('--setup', action='store_true',
+                      help=f'create {PEER_VENV} with pytorch-forecasting, then stop')
+  parser.add_argument('--setup-python', default='python3.11',
+                      help='the Python that creates it (torch 2.13 wheels: 3.11)')
+  parser.add_argument('--peer-python', default=os.path.join(PEER_VENV, 'bin', 'python'))
+  parser.add_argument('--steps', type=int, default=20)
+  parser.add_argument('--warmup', type=int, default=3)
+  parser.add_argument('--output', default=RESULTS)
+  args = parser.parse_args()
+  if args.setup:
+    setup_peer(args.setup_python)
+    return
+  if not os.path.exists(args.peer_python):
+    raise SystemExit(f'no peer environment at {args.peer_python}: run with --setup first')
+
+  config = dataclasses.replace(hparams.from_name('electricity'), jit_compile=False)
+  ours = tft_throughput.measure(tft_throughput.ELECTRICITY_LAYOUT, config, args.steps,
+                                args.warmup)
+  print(f'[project] {ours["windows_per_second"]} windows/s', flush=True)
+  peer = measure_peer(args.peer_python, args.steps, args.warmup)
+  ratios = {}
+  for run in peer['runs']:
+    width = run['hidden_continuous_size']
+    ratios[f'hidden_continuous_size_{width}'] = round(
+        ours['windows_per_second'] / run['windows_per_second'], 2)
+    print(f'[peer] hidden_continuous_size {width}: {run["windows_per_second"]} windows/s, '
+          f'{run["parameter_count"]:,} parameters; project / peer = '
+          f'{ratios[f"hidden_continuous_size_{width}"]}', flush=True)
+  report = {
+      'measured': datetime.date.today().isoformat(),
+      'host': {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()},
+      'size': {'encoder_steps': 168, 'horizon': 24, 'hidden_size': config.hidden_size,
+               'heads': config.num_heads, 'batch_size': config.batch_size},
+      'project': {**ours, 'python': sys.version.split()[0]},
+      'peer': peer,
+      'ratio_project_over_peer': ratios,
+  }
+  with open(args.output, 'w') as f:
+    json.dump(report, f, indent=2)
+  print(f'[peer] wrote {args.output}')
+
+
+if __name__ == '__main__':
+  main()
