@@ -205,6 +205,11 @@ def scaled_learning_rate(base_lr: float, global_batch: int,
   return base_lr * global_batch / reference_batch
 
 
+def is_tpu(strategy: tf.distribute.Strategy) -> bool:
+  return isinstance(strategy, (tf.distribute.TPUStrategy,
+                               tf.distribute.experimental.TPUStrategy))
+
+
 def save_options(
     strategy: tf.distribute.Strategy) -> tf.saved_model.SaveOptions:
   """Returns the SaveOptions for saving a model built under `strategy`.
@@ -213,8 +218,7 @@ def save_options(
   must be written through the host ('/job:localhost'), which reaches the
   local or GCS path.
   """
-  if isinstance(strategy, (tf.distribute.TPUStrategy,
-                           tf.distribute.experimental.TPUStrategy)):
+  if is_tpu(strategy):
     return tf.saved_model.SaveOptions(experimental_io_device='/job:localhost')
   return tf.saved_model.SaveOptions()
 

@@ -117,9 +117,10 @@ def learning_rate_schedule(
 
 
 def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
-                       training: TrainingConfig, plan: _Plan, name: str) -> keras.Model:
+                       training: TrainingConfig, plan: _Plan, name: str,
+                       on_tpu: bool) -> keras.Model:
   """A TFT and its optimizer; call under `strategy.scope()`."""
-  model = build_tft_model(layout, config, name)
+  model = build_tft_model(layout, config, name, on_tpu=on_tpu)
   optimizer = keras.optimizers.Adam(
       learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
       clipnorm=config.clipnorm)
@@ -335,7 +336,8 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
                                 eval_windows)
   with strategy.scope():
-    members = [_build_and_compile(layout, config, training, plan, name)
+    members = [_build_and_compile(layout, config, training, plan, name,
+                                  distribution.is_tpu(strategy))
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
     _initialise(model, layout, config, training, fn_args, strategy)

@@ -245,27 +245,39 @@ def _train_one_step(config):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('history_highway, point_loss',
-                         [(False, 'pinball'), (True, 'squared')])
-def test_training_step_compiles_with_xla(history_highway, point_loss):
+@pytest.mark.parametrize('history_highway, point_loss, precision',
+                         [(False, 'pinball', 'float32'), (True, 'squared', 'float32'),
+                          (True, 'pinball', 'mixed_bfloat16')])
+def test_training_step_compiles_with_xla(history_highway, point_loss, precision):
   model, logs = _train_one_step(dataclasses.replace(
-      CONFIG, jit_compile=True, history_highway=history_highway, point_loss=point_loss))
+      CONFIG, jit_compile=True, history_highway=history_highway, point_loss=point_loss,
+      precision=precision))
   assert np.isfinite(logs['loss'])
   assert model.loss['quantiles'].point_loss == point_loss
+  assert model.history_vsn.compute_dtype == precision.replace('mixed_', '')
 
 
-@pytest.fixture
-def mixed_bfloat16_policy():
-  keras.mixed_precision.set_global_policy('mixed_bfloat16')
-  yield
-  keras.mixed_precision.set_global_policy('float32')
-
-
-@pytest.mark.usefixtures('mixed_bfloat16_policy')
 def test_training_step_runs_under_mixed_bfloat16():
-  model, logs = _train_one_step(dataclasses.replace(CONFIG, history_highway=True))
+  model, logs = _train_one_step(dataclasses.replace(CONFIG, history_highway=True,
+                                                    precision='mixed_bfloat16'))
   assert np.isfinite(logs['loss'])
   assert model.history_vsn.compute_dtype == 'bfloat16'
+  assert model.history_vsn.variable_grns[0].hidden_dense.kernel.dtype == tf.float32
   assert model.history_highway.compute_dtype == 'float32'
   outputs = model(_windows(SMALL_LAYOUT)[0])
   assert all(value.dtype == tf.float32 for value in outputs.values())
+  # Only this model: the process's policy is as it was.
+  assert keras.mixed_precision.global_policy().name == 'float32'
+
+
+@pytest.mark.parametrize('precision, on_tpu, policy', [
+    ('auto', True, 'mixed_bfloat16'), ('auto', False, 'float32'),
+    ('float32', True, 'float32'), ('mixed_bfloat16', False, 'mixed_bfloat16')])
+def test_auto_precision_is_bfloat16_on_tpus_only(precision, on_tpu, policy):
+  config = dataclasses.replace(CONFIG, precision=precision)
+  assert config.dtype_policy(on_tpu) == policy
+
+
+def test_an_unknown_precision_is_refused():
+  with pytest.raises(ValueError, match="precision must be one of .*'float16'"):
+    dataclasses.replace(CONFIG, precision='float16')

@@ -238,3 +238,16 @@ def test_save_options_route_io_through_host_only_for_tpu():
 
   assert tpu_options.experimental_io_device == '/job:localhost'
   assert cpu_options.experimental_io_device is None
+
+
+def test_models_under_a_tpu_strategy_are_built_in_bfloat16_by_default():
+  """`precision: auto` (the default) resolves by the strategy run_fn builds."""
+  from unittest import mock
+
+  from trainer_module import hparams
+
+  tpu = mock.create_autospec(tf.distribute.TPUStrategy, instance=True)
+  mirrored = tf.distribute.MirroredStrategy(['/cpu:0'])
+  config = hparams.TFTConfig()
+  assert config.dtype_policy(distribution.is_tpu(tpu)) == 'mixed_bfloat16'
+  assert config.dtype_policy(distribution.is_tpu(mirrored)) == 'float32'

@@ -211,20 +211,27 @@ class TemporalFusionTransformer(keras.Model):
 
 
 def build_tft_model(layout: InputLayout, config: TFTConfig,
-                    name: str = 'temporal_fusion_transformer'
-                    ) -> TemporalFusionTransformer:
+                    name: str = 'temporal_fusion_transformer',
+                    on_tpu: bool = False) -> TemporalFusionTransformer:
   """Creates a TFT and its weights (under the current distribution scope).
 
   Args:
     layout: Window lengths and input group widths.
     config: Hyperparameters.
     name: The model's name (an ensemble's members need distinct ones).
+    on_tpu: Whether it trains under a TPU strategy (`config.precision` 'auto').
 
   Returns:
     A built, uncompiled model; see `compile_tft_model`.
   """
-  model = TemporalFusionTransformer(layout, config, name=name)
-  model(_example_inputs(layout), training=False)
+  # Layers take the global policy when they are created: set it for this model only.
+  previous = keras.mixed_precision.global_policy()
+  keras.mixed_precision.set_global_policy(config.dtype_policy(on_tpu))
+  try:
+    model = TemporalFusionTransformer(layout, config, name=name)
+    model(_example_inputs(layout), training=False)
+  finally:
+    keras.mixed_precision.set_global_policy(previous)
   return model
 
 
