@@ -55,6 +55,7 @@ import tf_keras as keras
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import model_features, transformed_name
 from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
+from trainer_module import interval_calibration
 from trainer_module import naive_forecasts as naive
 from trainer_module.tft import model as tft_model
 from trainer_module.tft.inputs import TARGET_HISTORY, InputLayout, input_signature
@@ -203,9 +204,11 @@ class _Exported(tf.Module):
 
 def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                     quantiles: Sequence[float], transform_layer: keras.Model,
-                    raw_feature_spec: Mapping[str, object]
+                    raw_feature_spec: Mapping[str, object],
+                    interval_factors: Mapping[str, float]
                     ) -> Dict[str, tf.types.experimental.ConcreteFunction]:
-  """The signatures (see the module docstring), keyed by signature name."""
+  """The signatures (see the module docstring), keyed by signature name; every one serves
+  the quantile bands rescaled by `interval_factors` (`interval_calibration`)."""
   check_raw_feature_spec(spec, raw_feature_spec)
   raw_parsing = raw_window_feature_spec(spec)
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
@@ -217,7 +220,8 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
     return model(inputs, training=False)
 
   def forecast(outputs):
-    quantile_forecasts = outputs[QUANTILES_OUTPUT]  # [B, H, Q]
+    quantile_forecasts = interval_calibration.apply(  # [B, H, Q]
+        outputs[QUANTILES_OUTPUT], quantiles, interval_factors)
     return {quantile_key(q): quantile_forecasts[:, :, i] for i, q in enumerate(quantiles)}
 
   examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)
@@ -259,18 +263,24 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
 
 def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                quantiles: Sequence[float], transform_output: tft.TFTransformOutput,
-               path: str, options: Optional[tf.saved_model.SaveOptions] = None) -> None:
+               path: str, options: Optional[tf.saved_model.SaveOptions] = None,
+               calibration: Optional[Mapping[str, object]] = None) -> None:
   """Saves the model with its signatures and its dataset spec to `path`.
 
   Call outside `strategy.scope()`: the Transform layer belongs to the host, never to
   the accelerator. Under a TPUStrategy pass `distribution.save_options(strategy)`.
+  `calibration` (`train`'s report, with 'factors') rescales the served bands and is
+  written to `interval_calibration.CALIBRATION_FILE`; None serves the model's own.
   """
   transform_layer = transform_output.transform_features_layer()
+  factors = dict((calibration or {}).get('factors', {}))
   signatures = make_signatures(model, layout, spec, quantiles, transform_layer,
-                               transform_output.raw_feature_spec())
+                               transform_output.raw_feature_spec(), factors)
   tf.saved_model.save(_Exported(model, transform_layer), path, signatures=signatures,
                       options=options)
   spec_path = os.path.join(path, DATASET_SPEC_FILE)
   tf.io.gfile.makedirs(os.path.dirname(spec_path))
   with tf.io.gfile.GFile(spec_path, 'w') as f:
     f.write(spec.to_json())
+  if calibration is not None:
+    interval_calibration.write(path, calibration)

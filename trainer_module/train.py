@@ -25,15 +25,17 @@ import gc
 import logging
 import math
 import os
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from schema.dataset_spec import DatasetSpec
-from trainer_module import cluster, distribution, export, hparams, warm_start, window_inputs
+from trainer_module import (cluster, distribution, export, hparams, interval_calibration,
+                            warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -270,13 +272,39 @@ def _release_traced_functions(model: keras.Model) -> None:
   gc.collect()
 
 
+def _calibrate(model: keras.Model, config: hparams.TFTConfig,
+               evaluation: tf.data.Dataset) -> Dict[str, object]:
+  """Interval factors from every eval window (`interval_calibration`), and the eval
+  coverage before and after them."""
+  # One pass, so that forecasts and actuals pair up whatever order the files are read in.
+  batches = [(model.predict_on_batch(features)[window_inputs.QUANTILES_OUTPUT],
+              labels[window_inputs.QUANTILES_OUTPUT].numpy())
+             for features, labels in evaluation]
+  forecasts = np.concatenate([forecast for forecast, _ in batches])
+  actual = np.concatenate([labels for _, labels in batches])
+  factors = interval_calibration.fit(forecasts, actual, config.quantiles)
+  calibrated = interval_calibration.apply(
+      tf.constant(forecasts), config.quantiles, factors).numpy()
+  report = {'factors': factors, 'eval_windows': int(actual.shape[0]),
+            'eval_coverage_before': interval_calibration.coverage(
+                forecasts, actual, config.quantiles),
+            'eval_coverage_after': interval_calibration.coverage(
+                calibrated, actual, config.quantiles)}
+  logging.info('Interval calibration on %d eval windows: factors %s; coverage %s before, '
+               '%s after.', report['eval_windows'], factors, report['eval_coverage_before'],
+               report['eval_coverage_after'])
+  return report
+
+
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
             spec: DatasetSpec, transform_output: tft.TFTransformOutput, fn_args: FnArgs,
-            strategy: tf.distribute.Strategy) -> None:
+            strategy: tf.distribute.Strategy,
+            calibration: Optional[Dict[str, object]]) -> None:
   """Writes the SavedModel and the warm-start checkpoint (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
-  export.save_model(model, layout, spec, config.quantiles, transform_output, path, options)
+  export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
+                    calibration)
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
   if path != fn_args.serving_model_dir:
     tf.io.gfile.rmtree(path)
@@ -343,4 +371,6 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     _initialise(model, layout, config, training, fn_args, strategy)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
-  _export(model, layout, config, spec, transform_output, fn_args, strategy)
+  calibration = (_calibrate(model, config, evaluation) if training.calibrate_intervals
+                 else None)
+  _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)

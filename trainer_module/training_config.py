@@ -48,6 +48,10 @@ class TrainingConfig:
       windowing component writes windows in a fixed order, so a seeded rerun of the
       whole pipeline sees the same batches too. None (the default): fresh randomness in
       every run.
+    calibrate_intervals: after training, rescale each band of symmetric quantiles (P10 to
+      P90) so that it holds its nominal share of the eval windows' actuals
+      (`trainer_module.interval_calibration`); the exported model serves the calibrated
+      bands. The median is never changed.
   """
 
   steps_per_execution: int = 1
@@ -58,6 +62,7 @@ class TrainingConfig:
   shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER
   warm_start: bool = True
   seed: Optional[int] = None
+  calibrate_intervals: bool = True
 
   def __post_init__(self):
     for name in ('steps_per_execution', 'shuffle_buffer'):

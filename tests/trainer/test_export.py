@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
-from trainer_module import export, window_inputs
+from trainer_module import export, interval_calibration, window_inputs
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -64,9 +64,13 @@ def served(tiny, resumed_run):
   return raw, loaded, {key: value.numpy() for key, value in outputs.items()}
 
 
-def _in_memory_forecasts(model, windows: List[bytes], spec) -> np.ndarray:
+def _in_memory_forecasts(model, windows: List[bytes], spec, model_dir) -> np.ndarray:
+  """The Keras model's forecasts, with the interval factors the export recorded."""
   inputs, _ = window_inputs.parse_windows(tf.constant(windows), spec)
-  return model(inputs, training=False)[window_inputs.QUANTILES_OUTPUT].numpy()
+  with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
+    factors = json.load(f)['factors']
+  return interval_calibration.apply(model(inputs, training=False)[
+      window_inputs.QUANTILES_OUTPUT], (0.1, 0.5, 0.9), factors).numpy()
 
 
 def test_raw_windows_cover_missing_values(served):
@@ -77,7 +81,8 @@ def test_raw_windows_cover_missing_values(served):
 
 def test_serving_on_raw_windows_matches_the_in_memory_model(tiny, resumed_run, served):
   _, _, outputs = served
-  expected = _in_memory_forecasts(resumed_run.second.model, tiny.eval_windows, tiny.spec)
+  expected = _in_memory_forecasts(resumed_run.second.model, tiny.eval_windows, tiny.spec,
+                                  resumed_run.fn_args.serving_model_dir)
 
   assert sorted(outputs) == sorted(QUANTILE_KEYS)
   for i, key in enumerate(QUANTILE_KEYS):
@@ -87,6 +92,25 @@ def test_serving_on_raw_windows_matches_the_in_memory_model(tiny, resumed_run, s
   actuals = tf.io.parse_example(tf.constant(tiny.eval_windows), {
       TARGET_FUTURE: tf.io.FixedLenFeature([tiny.spec.horizon], tf.float32)})[TARGET_FUTURE]
   assert 0.5 < np.median(outputs['p50']) / np.median(actuals) < 2
+
+
+def test_the_served_band_is_calibrated_on_the_eval_windows(tiny, resumed_run, served):
+  """The recorded factor makes P10-P90 hold at least 80% of the eval actuals, and the
+  served forecasts are the calibrated ones (the median as the model gives it)."""
+  _, _, outputs = served
+  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
+                         interval_calibration.CALIBRATION_FILE)) as f:
+    report = json.load(f)
+  assert report['eval_windows'] == len(tiny.eval_windows)
+  assert set(report['factors']) == {'0.1:0.9'}
+  actuals = tf.io.parse_example(tf.constant(tiny.eval_windows), {
+      TARGET_FUTURE: tf.io.FixedLenFeature([tiny.spec.horizon], tf.float32)})[
+          TARGET_FUTURE].numpy()
+  covered = np.mean((actuals >= outputs['p10']) & (actuals <= outputs['p90']))
+  # The actual that sets the factor lies on the band's edge: rounding may leave it out.
+  one = 1 / actuals.size
+  assert covered == pytest.approx(report['eval_coverage_after']['0.1:0.9'], abs=one + 1e-9)
+  assert covered >= 0.8 - one
 
 
 def test_eval_signature_on_transformed_windows_gives_the_same_forecasts(tiny, served):

@@ -200,7 +200,7 @@ def test_the_trainer_compiles_the_configured_point_loss():
                      peak_learning_rate=1e-3)
   for point_loss in hparams.POINT_LOSSES:
     model = train._build_and_compile(layout, hparams.TFTConfig(point_loss=point_loss),
-                                     TrainingConfig(), plan, 'tft')
+                                     TrainingConfig(), plan, 'tft', on_tpu=False)
     assert model.loss[window_inputs.QUANTILES_OUTPUT].point_loss == point_loss
 
 

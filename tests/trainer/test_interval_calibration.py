@@ -1,0 +1,71 @@
+"""Conformalized intervals: the factor, its effect on coverage, and what it leaves alone."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trainer_module import interval_calibration as calibration
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+def _forecasts(rng, n, band_scale):
+  """Forecasts [n, 4, 3] of actuals ~ N(0, 1): median 0, band +-band_scale."""
+  actual = rng.normal(size=(n, 4))
+  forecasts = np.stack([np.full((n, 4), -band_scale), np.zeros((n, 4)),
+                        np.full((n, 4), band_scale)], axis=-1)
+  return forecasts, actual
+
+
+@pytest.mark.parametrize('band_scale', [0.5, 1.28, 3.0])  # too narrow, right, too wide
+def test_the_calibrated_band_holds_its_nominal_share_on_fresh_data(band_scale):
+  rng = np.random.default_rng(0)
+  forecasts, actual = _forecasts(rng, 2000, band_scale)
+  factors = calibration.fit(forecasts, actual, QUANTILES)
+  fresh_forecasts, fresh_actual = _forecasts(rng, 20000, band_scale)
+  calibrated = calibration.apply(tf.constant(fresh_forecasts), QUANTILES, factors).numpy()
+  covered = calibration.coverage(calibrated, fresh_actual, QUANTILES)['0.1:0.9']
+  assert covered == pytest.approx(0.8, abs=0.02)
+  # Widened when too narrow, narrowed when too wide, about kept when right (the N(0, 1)
+  # P10-P90 band is +-1.2816); the median untouched.
+  factor = factors['0.1:0.9']
+  if band_scale == 1.28:
+    assert abs(factor) < 0.05
+  else:
+    assert np.sign(factor) == np.sign(1.2816 - band_scale)
+  np.testing.assert_array_equal(calibrated[..., 1], fresh_forecasts[..., 1])
+
+
+def test_the_factor_is_the_split_conformal_rank_of_the_scores():
+  lower, upper = np.zeros(9), np.ones(9)
+  actual = np.array([-4, -3, -2, -1, 0.5, 2, 3, 4, 5], float)  # scores 4 3 2 1 -.5 1 2 3 4
+  # coverage 0.8: rank ceil(10 * 0.8) = 8 of the sorted scores [-.5 1 1 2 2 3 3 4 4].
+  assert calibration.conformal_factor(lower, upper, actual, 0.8) == 4.0
+  assert calibration.conformal_factor(lower, upper, actual, 0.5) == 2.0
+
+
+def test_a_band_is_never_narrowed_past_its_middle():
+  lower, upper = np.zeros(100), np.full(100, 10.0)
+  actual = np.full(100, 5.0)  # all in the middle: the score is -0.5 everywhere
+  assert calibration.conformal_factor(lower, upper, actual, 0.8) == -0.45
+
+
+def test_only_symmetric_pairs_are_calibrated():
+  assert calibration.quantile_pairs((0.1, 0.5, 0.9)) == ((0, 2),)
+  assert calibration.quantile_pairs((0.05, 0.1, 0.5, 0.9, 0.95)) == ((0, 4), (1, 3))
+  assert calibration.quantile_pairs((0.1, 0.5, 0.8)) == ()
+  forecasts = tf.constant(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+  np.testing.assert_array_equal(
+      calibration.apply(forecasts, (0.1, 0.5, 0.8), {'0.1:0.8': 1.0}).numpy(),
+      forecasts.numpy())
+
+
+def test_crossed_band_ends_are_taken_in_order_in_fitting_and_serving():
+  rng = np.random.default_rng(1)
+  forecasts, actual = _forecasts(rng, 500, 1.0)
+  crossed = forecasts[..., ::-1].copy()  # P10 above P90
+  factors = calibration.fit(crossed, actual, QUANTILES)
+  assert factors == calibration.fit(forecasts, actual, QUANTILES)
+  served = calibration.apply(tf.constant(crossed), QUANTILES, factors).numpy()
+  assert np.all(served[..., 0] <= served[..., 2])
+  assert calibration.coverage(served, actual, QUANTILES)['0.1:0.9'] >= 0.8
