@@ -276,8 +276,9 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig,
                evaluation: tf.data.Dataset) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), and the eval
   coverage before and after them."""
-  # One pass, so that forecasts and actuals pair up whatever order the files are read in.
-  batches = [(model.predict_on_batch(features)[window_inputs.QUANTILES_OUTPUT],
+  # One pass, so that forecasts and actuals pair up whatever order the files are read in;
+  # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
+  batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
               labels[window_inputs.QUANTILES_OUTPUT].numpy())
              for features, labels in evaluation]
   forecasts = np.concatenate([forecast for forecast, _ in batches])
