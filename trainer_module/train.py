@@ -272,17 +272,18 @@ def _release_traced_functions(model: keras.Model) -> None:
   gc.collect()
 
 
-def _calibrate(model: keras.Model, config: hparams.TFTConfig,
-               evaluation: tf.data.Dataset) -> Dict[str, object]:
+def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
+               eval_windows: int) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), and the eval
-  coverage before and after them."""
+  coverage before and after them. `evaluation` holds the `eval_windows` windows once,
+  then the first again to fill its last batch; those are left out."""
   # One pass, so that forecasts and actuals pair up whatever order the files are read in;
   # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
   batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
               labels[window_inputs.QUANTILES_OUTPUT].numpy())
              for features, labels in evaluation]
-  forecasts = np.concatenate([forecast for forecast, _ in batches])
-  actual = np.concatenate([labels for _, labels in batches])
+  forecasts = np.concatenate([forecast for forecast, _ in batches])[:eval_windows]
+  actual = np.concatenate([labels for _, labels in batches])[:eval_windows]
   factors = interval_calibration.fit(forecasts, actual, config.quantiles)
   calibrated = interval_calibration.apply(
       tf.constant(forecasts), config.quantiles, factors).numpy()
@@ -372,6 +373,6 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     _initialise(model, layout, config, training, fn_args, strategy)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
-  calibration = (_calibrate(model, config, evaluation) if training.calibrate_intervals
-                 else None)
+  calibration = (_calibrate(model, config, evaluation, eval_windows)
+                 if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)

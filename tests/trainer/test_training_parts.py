@@ -49,6 +49,32 @@ def test_a_finite_dataset_puts_every_window_in_a_whole_batch(tiny):
     window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False)
 
 
+def test_interval_calibration_counts_each_eval_window_once(tiny):
+  """The refilled last batch does not weigh its windows twice in the factor or coverage."""
+  count = len(tiny.eval_windows)
+  batch = count // 2 + 1
+  dataset = window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False,
+                                       record_count=count)
+  _, every_label = window_inputs.parse_windows(tf.constant(tiny.eval_windows), tiny.spec)
+  # A band of +-1 around the actual, except for the first window, refilled at the end,
+  # whose band misses its actual: it must count as one window, not two.
+  first = tf.constant(every_label[0].numpy())
+
+  labels = iter([labels[window_inputs.QUANTILES_OUTPUT] for _, labels in dataset])
+
+  def model(features, training):
+    del features, training
+    actual = next(labels)
+    missed = tf.reduce_all(tf.equal(actual, first), axis=1, keepdims=True)
+    centre = tf.where(missed, actual + 10.0, actual)
+    return {window_inputs.QUANTILES_OUTPUT: tf.stack([centre - 1, centre, centre + 1], -1)}
+
+  report = train._calibrate(model, hparams.TFTConfig(), dataset, count)
+
+  assert report['eval_windows'] == count
+  assert report['eval_coverage_before']['0.1:0.9'] == pytest.approx((count - 1) / count)
+
+
 def test_cached_shuffled_training_data_repeats_every_window(tiny):
   count, size = window_inputs.record_stats(tiny.train_files)
   assert count == tiny.train_window_count and size > 0
