@@ -10,11 +10,13 @@ from typing import Dict, List, Optional, Tuple, Union
 import tensorflow_model_analysis as tfma
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+from tfx.utils import path_utils
 
 from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
 from evaluation.metrics import NAIVE_MAE_PREFIX
+from trainer_module import interval_calibration
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
 
@@ -37,6 +39,7 @@ class RunSummary:
   evaluation_uri: Optional[str] = None
   report_uri: Optional[str] = None
   forecasts_uri: Optional[str] = None
+  calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -51,6 +54,8 @@ class RunSummary:
     comparison = self.naive_comparison()
     if comparison:
       lines.append(f'  MAE beside the naive forecasts: {comparison}')
+    if self.calibration:
+      lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
@@ -120,7 +125,9 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       model_uri=model.uri if model else None,
       evaluation_uri=evaluation.uri if evaluation else None,
       report_uri=report.uri if report else None,
-      forecasts_uri=forecasts.uri if forecasts else None)
+      forecasts_uri=forecasts.uri if forecasts else None,
+      calibration=(interval_calibration.read(path_utils.serving_model_path(model.uri))
+                   if model else None))
 
 
 def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:

@@ -76,6 +76,17 @@ def test_evaluation_metrics_are_present_and_finite(finished_run):
   assert summary.metrics['mean_squared_error'] >= summary.metrics['mean_absolute_error'] ** 2
 
 
+def test_the_summary_reports_the_calibrated_band_the_evaluator_scored(finished_run):
+  config, summary = finished_run
+  after = summary.calibration['eval_coverage_after']['0.1:0.9']
+  # The Evaluator scores the served (calibrated) band on the same eval windows; the
+  # actual that sets the factor lies on the band's edge, so rounding may move one step.
+  one_step = 1 / (summary.metrics['example_count'] * config.dataset.horizon)
+  assert summary.metrics['coverage_p10_p90'] == pytest.approx(after, abs=one_step + 1e-6)
+  assert f'P10-P90 held {100 * summary.calibration["eval_coverage_before"]["0.1:0.9"]:.1f}%' \
+      in summary.format(config.pipeline_root)
+
+
 def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run):
   config, summary = finished_run
   actuals, forecasts, _ = _eval_windows_and_forecasts(config, summary)

@@ -13,15 +13,16 @@ series of every level):
 w > 0 widens a band that covered too little, w < 0 narrows one that covered too much
 (never past the band's middle); a band whose ends cross (an undertrained model's P10
 above its P90) is taken from the lower to the higher end. P50 and every quantile outside
-such pairs are left as they are. The factors travel inside the exported model (`trainer_module.export`), so
-every signature, and so the Evaluator, `tft-predict` and the run's forecasts, serves the
-calibrated bands; `calibration.json` beside the model records them.
+such pairs are left as they are. The factors travel inside the exported model
+(`trainer_module.export`), so every signature, and so the Evaluator, `tft-predict` and
+the run's forecasts, serves the calibrated bands; `calibration.json` beside the model
+records them, and the run summary prints them (`describe`).
 """
 
 import json
 import math
 import os
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -87,3 +88,25 @@ def write(path: str, report: Dict[str, object]) -> None:
   tf.io.gfile.makedirs(os.path.dirname(target))
   with tf.io.gfile.GFile(target, 'w') as f:
     json.dump(report, f, indent=2, sort_keys=True)
+
+
+def read(model_dir: str) -> Optional[Dict[str, object]]:
+  """The calibration report of an exported model, or None if its bands were not
+  calibrated."""
+  source = os.path.join(model_dir, CALIBRATION_FILE)
+  if not tf.io.gfile.exists(source):
+    return None
+  with tf.io.gfile.GFile(source) as f:
+    return json.load(f)
+
+
+def describe(report: Dict[str, object]) -> str:
+  """'P10-P90 held 73.0% of the eval actuals, 80.0% after calibration (factor +0.110)'."""
+  parts = []
+  for band, factor in sorted(report['factors'].items()):
+    low, high = (100 * float(q) for q in band.split(':'))
+    parts.append(f'P{low:g}-P{high:g} held {100 * report["eval_coverage_before"][band]:.1f}% '
+                 f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
+                 f'after calibration (factor {factor:+.3f})')
+  return '; '.join(parts)
+

@@ -69,3 +69,13 @@ def test_crossed_band_ends_are_taken_in_order_in_fitting_and_serving():
   served = calibration.apply(tf.constant(crossed), QUANTILES, factors).numpy()
   assert np.all(served[..., 0] <= served[..., 2])
   assert calibration.coverage(served, actual, QUANTILES)['0.1:0.9'] >= 0.8
+
+
+def test_the_report_is_read_back_and_described(tmp_path):
+  assert calibration.read(str(tmp_path)) is None  # a model exported without calibration
+  report = {'factors': {'0.1:0.9': 0.1096}, 'eval_windows': 350,
+            'eval_coverage_before': {'0.1:0.9': 0.7297}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
+  calibration.write(str(tmp_path), report)
+  assert calibration.read(str(tmp_path)) == report
+  assert calibration.describe(report) == ('P10-P90 held 73.0% of the eval actuals, 80.0% '
+                                          'after calibration (factor +0.110)')
