@@ -156,7 +156,9 @@ def _stallion(result: Dict[str, Any]) -> List[str]:
   training = [f'{forecaster(size)}: {_training(runs)}.' for (size,), runs in by_size.items()]
   lines = ['## Stallion: the last 6 months, volume in original units', '',
            f'{result["test_windows"]} windows, one per series: {protocol["horizon_months"]} '
-           f'months ahead of {protocol["history_months"]} months of history. TFT budget '
+           f'months ahead of {protocol["history_months"]} months of history (the naive '
+           'interval\'s; the TFT reads the last '
+           f'{protocol["encoder_months"]}). TFT budget '
            f'{result["train_steps"]} steps (each ensemble member\'s), early stopping on the '
            '6 months before; the mean of the pipeline runs and, for several, their range '
            f'in brackets. Training: {" ".join(training)}', '']

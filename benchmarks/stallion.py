@@ -1,10 +1,11 @@
 """Stallion on the protocol of pytorch-forecasting's TFT tutorial (../shared/data/README.md).
 
-The last 6 months of all 350 series are the forecast horizon, with 36 months of history:
-MAE of the median forecast, q-risk P50 and P90 and the share of actuals inside [P10, P90],
-in original units (volume), for the TFT the product's pipeline trains (one, or an
-ensemble: `Plan.ensemble_sizes`) and for the naive last-value forecast with an empirical
-interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
+The last 6 months of all 350 series are the forecast horizon, with 36 months of history
+(the TFT's windows read the last `encoder_steps` of them, the spec's 12; the naive
+interval all 36): MAE of the median forecast, q-risk P50 and P90 and the share of actuals
+inside [P10, P90], in original units (volume), for the TFT the product's pipeline trains
+(one, or an ensemble: `Plan.ensemble_sizes`) and for the naive last-value forecast with
+an empirical interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
 eval split (early stopping), so the scored months are never used for training or model
 selection.
 """
@@ -14,17 +15,22 @@ import itertools
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+import numpy as np
 import pandas as pd
 
 from benchmarks import metrics, pipeline_run
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
 from schema.datasets import curated_schema_path, get_dataset
+from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import TimeSplit
 
 DATA_FILE = 'stallion.csv'
 SPLIT = TimeSplit(eval_start='2017-01-01', test_start='2017-07-01')
 KEYS = ['agency', 'sku']
+# Months of history the naive forecast's interval is drawn from: the protocol's, whatever
+# history the TFT's windows have, so that every run is compared with the same naive figures.
+NAIVE_HISTORY = 36
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +95,9 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     training = result.training(config)
     model = metrics.quantile_errors(scored.forecasts, scored.actual)
     if naive is None:  # every run scores the same windows
+      history = _protocol_history(data_file, scored.series, scored.history[:, -1])
       naive = metrics.quantile_errors(
-          naive_quantiles(scored.history, spec.horizon, config.model_config.quantiles),
+          naive_quantiles(history, spec.horizon, config.model_config.quantiles),
           scored.actual)
     print(f'  Stallion {forecaster(ensemble_size)}, run {repeat}/{plan.repeats}: MAE '
           f'{model["mae"]:.1f} (naive {naive["mae"]:.1f}), q-risk P50 '
@@ -102,10 +109,27 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
                  'model_config': dataclasses.asdict(config.model_config)})
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
-                       'history_months': spec.encoder_steps, 'horizon_months': spec.horizon,
+                       'history_months': NAIVE_HISTORY, 'encoder_months': spec.encoder_steps,
+                       'horizon_months': spec.horizon,
                        'split': dataclasses.asdict(SPLIT)},
           'train_steps': plan.train_steps, 'test_windows': series,
           'naive_last_value': naive, 'runs': runs}
+
+
+def _protocol_history(data_file: str, series_keys: np.ndarray,
+                      last_values: np.ndarray) -> np.ndarray:
+  """The last NAIVE_HISTORY months of volume before the test period [N, NAIVE_HISTORY],
+  in the order of the scored windows' `series_keys`; `last_values` (each window's last
+  history value) check that the two line up."""
+  frame = pd.read_csv(data_file, usecols=KEYS + ['date', 'volume'], parse_dates=['date'])
+  frame = frame[frame['date'] < pd.Timestamp(SPLIT.test_start)]
+  frame['key'] = frame[KEYS].astype(str).agg(SERIES_KEY_SEPARATOR.join, axis=1)
+  table = frame.pivot_table(index='key', columns='date', values='volume')
+  history = table.loc[[key.decode() for key in series_keys]].to_numpy()[:, -NAIVE_HISTORY:]
+  if not np.allclose(history[:, -1], last_values, rtol=1e-5):
+    raise RuntimeError('the test windows do not end where the data file says the test '
+                       'period starts; the naive forecast would not be theirs')
+  return history
 
 
 def _first_series(data_file: str, count: int, work_dir: str) -> str:

@@ -31,12 +31,11 @@ import pandas as pd
 
 from benchmarks import metrics
 from benchmarks.naive_baselines import naive_quantiles
-from benchmarks.stallion import KEYS, SPLIT
+from benchmarks.stallion import KEYS, NAIVE_HISTORY, SPLIT
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUANTILES = (0.1, 0.5, 0.9)
 HORIZON = 6
-HISTORY = 36  # the protocol's history, for the naive forecast's interval
 LAGS = 12
 KNOWN = ('price_regular', 'price_actual', 'discount', 'discount_in_percent', 'easter_day',
          'good_friday', 'new_year', 'christmas', 'labor_day', 'independence_day',
@@ -144,7 +143,8 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
             for q in QUANTILES}
   forecasts = {q: windows(test, predict(model, test)) for q, model in models.items()}
   actual = windows(test, (test['volume'] * test['level']).to_numpy())
-  history = frame[frame['month'].between(test_start - HISTORY, test_start - 1)].pivot_table(
+  history = frame[frame['month'].between(test_start - NAIVE_HISTORY,
+                                         test_start - 1)].pivot_table(
       index=KEYS, columns='month', values='volume').sort_index().to_numpy()
   naive = metrics.quantile_errors(naive_quantiles(history, HORIZON, QUANTILES), actual)
   model = metrics.quantile_errors(forecasts, actual)

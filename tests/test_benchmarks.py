@@ -235,7 +235,8 @@ def test_stallion_table_shows_the_mean_and_range_of_the_runs():
   result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
                         'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
                         'tensorflow': '2.16.2'}, 'quick': False,
-            'protocol': {'series': 350, 'history_months': 36, 'horizon_months': 6},
+            'protocol': {'series': 350, 'history_months': 36, 'encoder_months': 12,
+                         'horizon_months': 6},
             'test_windows': 350, 'train_steps': 1200,
             'naive_last_value': {'mae': 293.0, 'q_risk_p50': 0.187, 'q_risk_p90': 0.093,
                                  'coverage_p10_p90': 0.745},
@@ -248,6 +249,7 @@ def test_stallion_table_shows_the_mean_and_range_of_the_runs():
   assert rows['| TFT (3 runs)'][1:3] == ['290.8 (277.3-310.5)', '0.1800 (0.1800-0.1800)']
   assert rows['| TFT ensemble of 2 (2 runs)'][1] == '281.0 (280.0-282.0)'
   assert rows['| last value, empirical interval'][1] == '293.0'
+  assert '36 months of history (the naive interval\'s; the TFT reads the last 12)' in table
   assert '| Stallion TFT #3 | ' in table
   assert '| Stallion TFT ensemble of 2 #2 | ' in table
 

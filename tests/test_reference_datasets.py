@@ -78,7 +78,7 @@ def test_stallion_with_its_350_series(tmp_path_factory, run_pipeline):
   assert rows == {'train': 350 * 54, 'eval': 350 * 6, 'after_end': 0, 'spans': [0]}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   assert windows['series'] == 350
-  assert windows['windows'] == {'train': 350 * (54 - 42 + 1), 'eval': 350}
+  assert windows['windows'] == {'train': 350 * (54 - 18 + 1), 'eval': 350}
   keys = {w[SERIES_KEY].numpy()[0] for w in _windows(
       config, 'eval', {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string)})}
   assert len(keys) == 350 and b'Agency_01|SKU_01' in keys
