@@ -176,13 +176,26 @@ def test_quick_run_writes_complete_results(tmp_path):
     assert f'- {name}: quick smoke run (tiny data, a few steps) started ' in table
 
 
+def _stallion_months_before_test(series: int) -> pd.DataFrame:
+  """Volume of the first `series` Stallion series (rows) by month before the test period."""
+  frame = pd.read_csv(os.path.join(DATA_DIR, stallion.DATA_FILE), parse_dates=['date'])
+  frame = frame[frame['date'] < pd.Timestamp(stallion.SPLIT.test_start)]
+  frame['key'] = frame['agency'] + '|' + frame['sku']
+  keys = frame['key'].drop_duplicates().head(series)
+  return frame.pivot_table(index='key', columns='date', values='volume').loc[keys]
+
+
 @needs_data
 def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatch):
   asked = []
+  months = _stallion_months_before_test(6)
+  last = months.to_numpy()[:, -1]
 
   def stand_in(config, score_split):
     asked.append((config, score_split))
-    history = np.tile(np.arange(36.0), (6, 1))  # changes of k months are all k
+    # The windows' 12 months of history, in another order than the data file's.
+    order = np.arange(6)[::-1]
+    history = months.to_numpy(np.float32)[order, -config.dataset.encoder_steps:]
     actual = np.full((6, 6), 40.0)
     offset = float(len(asked))  # run 1 is off by 1 at the median, run 2 by 2
     forecasts = {0.1: actual - 2.0, 0.5: actual - offset, 0.9: actual + 1.0}
@@ -190,7 +203,8 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
         seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
         window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[[2.0, 1.0]],
         blessed=True, scored=pipeline_run.ScoredWindows(
-            series=np.arange(6), history=history, actual=actual, forecasts=forecasts))
+            series=months.index.to_numpy()[order].astype(bytes), history=history,
+            actual=actual, forecasts=forecasts))
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
   result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2, ensemble_sizes=(1, 3)),
@@ -204,7 +218,7 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert len({config.pipeline_root for config, _ in asked}) == 4
   for config, split in asked:
     assert split == 'test'
-    assert (config.dataset.encoder_steps, config.dataset.horizon) == (36, 6)
+    assert (config.dataset.encoder_steps, config.dataset.horizon) == (12, 6)
     assert (config.time_split.eval_start, config.time_split.test_start) == (
         '2017-01-01', '2017-07-01')
     assert config.strides == {'train': 1, 'eval': 6, 'test': 6}
@@ -215,11 +229,25 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
       'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
       'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0})
   assert second['model']['mae'] == pytest.approx(2.0)
-  # Naive: every quantile is the last value 35, 5 below every actual.
-  assert result['naive_last_value'] == pytest.approx({
-      'mae': 5.0, 'q_risk_p50': 2 * 0.5 * 5 / 40, 'q_risk_p90': 2 * 0.9 * 5 / 40,
-      'coverage_p10_p90': 0.0})
+  # Naive: the last value of each series, its interval from the protocol's 36 months.
+  naive = result['naive_last_value']
+  assert naive['mae'] == pytest.approx(np.abs(40.0 - last).mean())
+  assert naive['q_risk_p50'] == pytest.approx(np.abs(40.0 - last).sum() / (6 * 40.0))
+  assert result['protocol']['history_months'] == 36
+  assert result['protocol']['encoder_months'] == 12
   assert first['training']['epochs_run'] == 2 and first['training']['best_epoch'] == 2
+
+
+@needs_data
+def test_stallion_naive_history_refuses_windows_that_do_not_end_before_the_test():
+  months = _stallion_months_before_test(2)
+  keys = months.index.to_numpy().astype(bytes)
+  data_file = os.path.join(DATA_DIR, stallion.DATA_FILE)
+  np.testing.assert_array_equal(
+      stallion._protocol_history(data_file, keys, months.to_numpy()[:, -1]),
+      months.to_numpy(np.float32)[:, -stallion.NAIVE_HISTORY:])
+  with pytest.raises(RuntimeError, match='do not end where the data file says'):
+    stallion._protocol_history(data_file, keys, months.to_numpy()[:, -2])
 
 
 def test_stallion_table_shows_the_mean_and_range_of_the_runs():
