@@ -109,4 +109,3 @@ def describe(report: Dict[str, object]) -> str:
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
                  f'after calibration (factor {factor:+.3f})')
   return '; '.join(parts)
-
