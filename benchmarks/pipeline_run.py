@@ -131,14 +131,14 @@ def _run_here(config: PipelineConfig, score_split: Optional[str]) -> Dict[str, A
   scored = None
   if score_split:
     model_dir = path_utils.serving_model_path(summary.model_uri)
-    scored = _score(model_dir, _split_files(config, score_split),
+    scored = score_windows(model_dir, _split_files(config, score_split),
                     config.model_config.quantiles)
   with open(_only(config, 'Windowing', 'windows', '*', WINDOW_REPORT_FILE)) as f:
     window_counts = json.load(f)['windows']
   return {'seconds': seconds,
           'components': {c.node_id: c.seconds for c in summary.components},
           'window_counts': window_counts,
-          'validation_losses': _validation_losses(_only(config, 'Trainer', 'model_run', '*')),
+          'validation_losses': validation_losses(_only(config, 'Trainer', 'model_run', '*')),
           'blessed': summary.blessed, 'scored': scored}
 
 
@@ -152,7 +152,7 @@ def _split_files(config: PipelineConfig, split: str) -> List[str]:
                                 f'Split-{split}', '*.gz'))
 
 
-def _score(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
+def score_windows(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
   """The model's forecasts for every window in `files`."""
   parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
              TARGET_HISTORY: tf.io.VarLenFeature(tf.float32),
@@ -172,7 +172,7 @@ def _score(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
       forecasts={q: np.concatenate([f[q] for f in parts['forecasts']]) for q in quantiles})
 
 
-def _validation_losses(model_run_dir: str) -> List[List[float]]:
+def validation_losses(model_run_dir: str) -> List[List[float]]:
   """The per-epoch validation loss of each TFT from the Trainer's TensorBoard logs: in
   `model_run_dir` for one, in a directory per member for an ensemble."""
   members = sorted(os.path.dirname(path) for path in

@@ -1,0 +1,93 @@
+"""Stallion tuning: the Trainer alone on one pipeline run's windows, one model setting.
+
+  .venv/bin/python -m benchmarks.stallion_tuning \\
+      --run-root runs/benchmarks/stallion/stallion/e1-run-1/pipeline_root \\
+      --overrides '{"hidden_size": 32, "num_heads": 4, "dropout": 0.2}' --seeds 1 2 3
+
+Trains `train.run_fn` on the run's Windowing output and Transform graph (no other
+component runs; a pipeline run of `benchmarks.stallion` made them) with the benchmark's
+plan plus `--overrides`, once per seed, and prints for each: the eval MAE and the best
+validation loss (what a setting is chosen on), then the test figures of
+`benchmarks.stallion` and the test coverage by horizon step (read afterwards). With the
+same seed it repeats the pipeline run's training.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+from typing import List, Optional
+
+import numpy as np
+from tfx.components.trainer.fn_args_utils import FnArgs
+
+from benchmarks import metrics, pipeline_run, stallion
+from schema.datasets import get_dataset
+from trainer_module import train
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--run-root', required=True,
+                      help='pipeline root of a Stallion benchmark run (its windows)')
+  parser.add_argument('--overrides', default='{}',
+                      help='TFTConfig fields over the benchmark plan, as JSON')
+  parser.add_argument('--seeds', type=int, nargs='+', default=[1, 2, 3])
+  parser.add_argument('--steps', type=int, default=stallion.FULL.train_steps)
+  parser.add_argument('--work-dir', default='runs/stallion-tuning',
+                      help='models and logs, one directory per seed')
+  return parser.parse_args(argv)
+
+
+def train_and_score(run_root: str, overrides: dict, seed: int, steps: int,
+                    work_dir: str) -> dict:
+  """One seed's figures: eval MAE, best validation loss, test errors and coverage by step."""
+  [windows] = glob.glob(os.path.join(run_root, 'Windowing', 'windows', '*'))
+  [transform_graph] = glob.glob(os.path.join(run_root, 'Transform', 'transform_graph', '*'))
+  spec = get_dataset('stallion').spec
+  model_dir = os.path.join(work_dir, 'serving')
+  model_config = {'preset': 'local', 'overrides': overrides}
+  train.run_fn(FnArgs(
+      train_files=[os.path.join(windows, 'Split-train', '*')],
+      eval_files=[os.path.join(windows, 'Split-eval', '*')], train_steps=steps,
+      transform_graph_path=transform_graph, serving_model_dir=model_dir,
+      model_run_dir=os.path.join(work_dir, 'model_run'), base_model=None,
+      custom_config={'dataset_spec': spec.to_json(),
+                     'model_config': model_config,
+                     'training': {'warm_start': False, 'seed': seed}}))
+  quantiles = train.model_config_from(model_config).quantiles
+  scored = {split: pipeline_run.score_windows(
+      model_dir, glob.glob(os.path.join(windows, f'Split-{split}', '*.gz')), quantiles)
+            for split in ('eval', 'test')}
+  errors = {split: metrics.quantile_errors(split_windows.forecasts, split_windows.actual)
+            for split, split_windows in scored.items()}
+  test = scored['test']
+  low, high = test.forecasts[min(quantiles)], test.forecasts[max(quantiles)]
+  losses = pipeline_run.validation_losses(os.path.join(work_dir, 'model_run'))
+  return {'seed': seed, 'eval_mae': errors['eval']['mae'],
+          'best_validation_loss': float(min(losses[0])), 'epochs_run': len(losses[0]),
+          'test': errors['test'],
+          'test_coverage_by_step': ((test.actual >= low) & (test.actual <= high)).mean(
+              axis=0).round(3).tolist()}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  overrides = {**get_dataset('stallion').model_overrides, **stallion.FULL.model_overrides,
+               **json.loads(args.overrides)}
+  results = []
+  for seed in args.seeds:
+    result = train_and_score(args.run_root, overrides, seed, args.steps,
+                             os.path.join(args.work_dir, f'seed-{seed}'))
+    results.append(result)
+    print(json.dumps(result), flush=True)
+  print(f'mean of {len(results)} seeds: eval MAE '
+        f'{np.mean([r["eval_mae"] for r in results]):.1f}, best validation loss '
+        f'{np.mean([r["best_validation_loss"] for r in results]):.1f}; test MAE '
+        f'{np.mean([r["test"]["mae"] for r in results]):.1f}', flush=True)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
