@@ -19,11 +19,11 @@ import dataclasses
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 
-from benchmarks import tft_throughput
+from benchmarks import readme_tables, tft_throughput
+from benchmarks.host import cpu_model
 from trainer_module import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,14 +50,6 @@ def measure_peer(peer_python: str, steps: int, warmup: int) -> dict:
   if completed.returncode:
     raise SystemExit(f'the peer benchmark failed:\n{completed.stderr[-3000:]}')
   return json.loads(completed.stdout.strip().splitlines()[-1])
-
-
-def cpu_model() -> str:
-  with open('/proc/cpuinfo') as f:
-    for line in f:
-      if line.startswith('model name'):
-        return line.split(':', 1)[1].strip()
-  return platform.processor()
 
 
 def main():
@@ -102,6 +94,7 @@ def main():
   with open(args.output, 'w') as f:
     json.dump(report, f, indent=2)
   print(f'[peer] wrote {args.output}')
+  readme_tables.after_writing(args.output)
 
 
 if __name__ == '__main__':

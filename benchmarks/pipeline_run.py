@@ -63,6 +63,8 @@ class RunResult:
     validation_losses: the Trainer's validation loss after each epoch it ran, one list
       per TFT it trained (one, or each ensemble member's).
     blessed: whether the Evaluator blessed the model.
+    eval_metrics: the Evaluator's overall metrics of the eval split (original units),
+      the naive forecasts' MAEs among them.
     scored: the scored split, if one was asked for.
   """
   seconds: float
@@ -71,6 +73,7 @@ class RunResult:
   window_counts: Dict[str, int]
   validation_losses: List[List[float]]
   blessed: Optional[bool]
+  eval_metrics: Dict[str, float]
   scored: Optional[ScoredWindows]
 
   def training(self, config: PipelineConfig) -> Dict[str, Any]:
@@ -92,7 +95,7 @@ class RunResult:
     return {'seconds': round(self.seconds, 1),
             'components': {name: round(s, 1) for name, s in self.components.items()},
             'peak_rss_mib': self.peak_rss_mib, 'window_counts': self.window_counts,
-            'blessed': self.blessed}
+            'blessed': self.blessed, 'eval_metrics': self.eval_metrics}
 
 
 def new_config(run_dir: str, data_file: str, **fields) -> PipelineConfig:
@@ -139,7 +142,7 @@ def _run_here(config: PipelineConfig, score_split: Optional[str]) -> Dict[str, A
           'components': {c.node_id: c.seconds for c in summary.components},
           'window_counts': window_counts,
           'validation_losses': validation_losses(_only(config, 'Trainer', 'model_run', '*')),
-          'blessed': summary.blessed, 'scored': scored}
+          'blessed': summary.blessed, 'eval_metrics': summary.metrics, 'scored': scored}
 
 
 def _only(config: PipelineConfig, *parts: str) -> str:

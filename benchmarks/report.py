@@ -1,9 +1,17 @@
-"""The Markdown tables of the benchmark results (the JSON files `run_all` writes)."""
+"""The Markdown tables of the benchmark results (the JSON files in `benchmarks/results`).
 
-from typing import Any, Dict, List, Tuple
+Each table has one function here; `results.md` (`markdown`) and the tables of
+`benchmarks/README.md` (`benchmarks.readme_tables`) both come from them.
+"""
 
-_STALLION_METRICS = ('mae', 'q_risk_p50', 'q_risk_p90', 'coverage_p10_p90')
-_NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h'}
+from typing import Any, Callable, Dict, List, Tuple
+
+from evaluation.metrics import NAIVE_MAE_PREFIX
+
+Results = Dict[str, Dict[str, Any]]  # benchmark name (JSON file stem) -> its JSON
+_STALLION_METRICS = (('mae', 1), ('q_risk_p50', 3), ('q_risk_p90', 3), ('coverage_p10_p90', 2))
+_NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h',
+                'seasonal_168': 'seasonal naive, 168 h'}
 _LINEAR_NAME = 'NLinear, least squares on the train windows'
 # ETTh1 runs by (setting, lookback, horizon, ensemble size).
 _Configurations = Dict[Tuple[str, int, int, int], List[Dict[str, Any]]]
@@ -11,21 +19,30 @@ _Configurations = Dict[Tuple[str, int, int, int], List[Dict[str, Any]]]
 _COMPONENT_COLUMNS = {'TimeSeriesExampleGen': 'ExampleGen', 'StatisticsGen': 'StatisticsGen',
                       'Transform': 'Transform', 'Windowing': 'Windowing',
                       'Trainer': 'Trainer', 'Evaluator': 'Evaluator'}
+_PEER_WIDTHS = {160: 'pytorch-forecasting, real inputs embedded at 160 '
+                     '(`hidden_continuous_size=160`)',
+                8: 'pytorch-forecasting, its default `hidden_continuous_size=8` '
+                   '(a smaller model)'}
 
 
-def markdown(results: Dict[str, Dict[str, Any]]) -> str:
-  """All tables for `results` (benchmark name -> its JSON), in a fixed order."""
+def markdown(results: Results) -> str:
+  """All sections for `results`, in a fixed order."""
   # Benchmarks may be rerun one at a time (`--only`): each says when and on what it ran.
   lines = ['# Benchmark results', '']
-  lines += [f'- {name}: {_machine_line(result)}' for name, result in results.items()]
+  lines += [f'- {name}: {_machine_line(result)}' for name, result in results.items()
+            if 'machine' in result]
   lines.append('')
   if 'etth1' in results:
-    lines += _etth1(results['etth1'])
+    lines += _etth1_section(results['etth1'])
   if 'stallion' in results:
-    lines += _stallion(results['stallion'])
-  lines += _pipeline_times(results)
-  if 'speed' in results:
-    lines += _throughput(results['speed'])
+    lines += _stallion_section(results)
+  for heading, table in (('## Local pipeline: wall time per component (s) and peak memory',
+                          pipeline_times_table),
+                         ('## Training throughput and peak memory of the training step',
+                          throughput_table)):
+    rows = table(results)
+    if rows:
+      lines += [heading, ''] + rows + ['']
   return '\n'.join(lines)
 
 
@@ -43,7 +60,7 @@ def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
   return lines + ['| ' + ' | '.join(str(cell) for cell in row) + ' |' for row in rows]
 
 
-def _etth1(result: Dict[str, Any]) -> List[str]:
+def _etth1_section(result: Dict[str, Any]) -> List[str]:
   protocol = result['protocol']
   lines = ['## ETTh1: test MSE and MAE of the z-scored OT', '',
            f'Every stride-1 window of the {protocol["test_rows"]} test rows; z-score of the '
@@ -53,28 +70,8 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
            f'every {result["eval_stride"]} h); a TFT ensemble trains each member on this budget, '
            'one after the other, and forecasts their mean; a configuration run several '
            'times shows the mean, and the range in brackets.', '']
-  rows = []
-  configurations: _Configurations = _grouped(result['runs'], 'setting', 'lookback',
-                                             'horizon', 'ensemble_size')
-  for horizon in sorted({key[2] for key in configurations}, reverse=True):
-    of_horizon = _of_horizon(configurations, horizon)
-    for (setting, lookback, _, ensemble_size), runs in of_horizon.items():
-      rows.append([horizon, f'{forecaster(ensemble_size)}, {setting}', lookback,
-                   runs[0]['test_windows'],
-                   _spread(_errors(runs, 'mse')), _spread(_errors(runs, 'mae')),
-                   _training(runs)])
-    first = next(iter(of_horizon.values()))[0]  # the naive forecasts are the same in all
-    for name, errors in first['naive'].items():
-      rows.append([horizon, _NAIVE_NAMES.get(name, name), '', first['test_windows'],
-                   f'{errors["mse"]:.4f}', f'{errors["mae"]:.4f}', ''])
-    for lookback, run in _linear_by_lookback(of_horizon).items():
-      rows.append([horizon, _LINEAR_NAME, lookback, run['test_windows'],
-                   f'{run["linear"]["mse"]:.4f}', f'{run["linear"]["mae"]:.4f}', ''])
-    for name, errors in result['published'].get(str(horizon), {}).items():
-      rows.append([horizon, f'{name} (published)', 336, '', f'{errors["mse"]:.3f}',
-                   f'{errors["mae"]:.3f}', ''])
-  lines += _table(['horizon', 'forecast', 'lookback', 'test windows', 'MSE', 'MAE',
-                   'training'], rows)
+  lines += etth1_table({'etth1': result})
+  configurations = _configurations(result)
   of_target_horizons = {horizon: _of_horizon(configurations, int(horizon))
                         for horizon in result['target_mse']}
   targets = [f'h{horizon} <= {target}: best TFT {_best_mse(of_target_horizons[horizon])}'
@@ -84,6 +81,47 @@ def _etth1(result: Dict[str, Any]) -> List[str]:
     lines += ['', 'Targets (test MSE of a configuration, the mean where it ran several '
               'times): ' + ', '.join(targets) + '.']
   return lines + ['']
+
+
+def etth1_table(results: Results) -> List[str]:
+  """Each configuration's TFT runs, then the naive, linear and published figures."""
+  result = results['etth1']
+  rows = []
+  configurations = _configurations(result)
+  for horizon in sorted({key[2] for key in configurations}, reverse=True):
+    of_horizon = _of_horizon(configurations, horizon)
+    for (setting, lookback, _, ensemble_size), runs in of_horizon.items():
+      rows.append([horizon, _runs_name(f'{forecaster(ensemble_size)}, {setting}', runs),
+                   lookback, _spread(_errors(runs, 'mse')), _spread(_errors(runs, 'mae')),
+                   '; '.join(_steps_trained(run['training']) for run in runs)])
+    first = next(iter(of_horizon.values()))[0]  # the naive forecasts are the same in all
+    for name, errors in first['naive'].items():
+      rows.append([horizon, _NAIVE_NAMES.get(name, name), '', f'{errors["mse"]:.4f}',
+                   f'{errors["mae"]:.4f}', ''])
+    for lookback, run in _linear_by_lookback(of_horizon).items():
+      rows.append([horizon, _LINEAR_NAME, lookback, f'{run["linear"]["mse"]:.4f}',
+                   f'{run["linear"]["mae"]:.4f}', ''])
+    for name, errors in result['published'].get(str(horizon), {}).items():
+      rows.append([horizon, f'{name} (published)', 336, f'{errors["mse"]:.3f}',
+                   f'{errors["mae"]:.3f}', ''])
+  return _table(['horizon', 'forecast', 'lookback', 'MSE', 'MAE',
+                 'steps trained (best epoch)'], rows)
+
+
+def _configurations(result: Dict[str, Any]) -> _Configurations:
+  return _grouped(result['runs'], 'setting', 'lookback', 'horizon', 'ensemble_size')
+
+
+def _runs_name(name: str, runs: List[Dict[str, Any]]) -> str:
+  """'TFT, univariate', or 'TFT, univariate, 3 runs'."""
+  return name if len(runs) == 1 else f'{name}, {len(runs)} runs'
+
+
+def _steps_trained(training: Dict[str, Any]) -> str:
+  """'1050 (11)', or each member's for an ensemble: '1100, 800, 1050 (12, 6, 11)'."""
+  members = training.get('members', [training])
+  return (', '.join(str(member['steps_run']) for member in members) + ' (' +
+          ', '.join(str(member['best_epoch']) for member in members) + ')')
 
 
 def _linear_by_lookback(configurations: _Configurations) -> Dict[int, Dict[str, Any]]:
@@ -121,11 +159,6 @@ def _spread(values: List[float], digits: int = 4) -> str:
       f'{mean} ({min(values):.{digits}f}-{max(values):.{digits}f})')
 
 
-def _digits(metric: str) -> int:
-  """Decimals of a Stallion metric: one for the MAE (volume units), four otherwise."""
-  return 1 if metric == 'mae' else 4
-
-
 def _training(runs: List[Dict[str, Any]]) -> str:
   """Steps, epochs and Trainer time of each run."""
   return '; '.join(f'{training_used(run["training"])}, Trainer '
@@ -150,7 +183,8 @@ def _best_mse(configurations: _Configurations) -> str:
   return _spread(min((_errors(runs, 'mse') for runs in configurations.values()), key=_mean))
 
 
-def _stallion(result: Dict[str, Any]) -> List[str]:
+def _stallion_section(results: Results) -> List[str]:
+  result = results['stallion']
   protocol = result['protocol']
   by_size = _grouped(result['runs'], 'ensemble_size')
   training = [f'{forecaster(size)}: {_training(runs)}.' for (size,), runs in by_size.items()]
@@ -162,27 +196,41 @@ def _stallion(result: Dict[str, Any]) -> List[str]:
            f'{result["train_steps"]} steps (each ensemble member\'s), early stopping on the '
            '6 months before; the mean of the pipeline runs and, for several, their range '
            f'in brackets. Training: {" ".join(training)}', '']
-  rows = [[f'{forecaster(size)} ({len(runs)} runs)'] + [
-      _spread([run['model'][key] for run in runs], _digits(key)) for key in _STALLION_METRICS]
-          for (size,), runs in by_size.items()]
-  rows.append(['last value, empirical interval'] + [
-      _spread([result['naive_last_value'][key]], _digits(key)) for key in _STALLION_METRICS])
-  return lines + _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90',
-                         'P10-P90 coverage'], rows) + ['']
+  return lines + stallion_table(results) + ['']
 
 
-def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
+def stallion_table(results: Results) -> List[str]:
+  """The TFT runs by ensemble size, LightGBM (`stallion_gbm`) when it ran, the last value."""
+  result = results['stallion']
+  rows = [[_runs_name(forecaster(size), runs)] + [
+      _spread([run['model'][key] for run in runs], digits) for key, digits in _STALLION_METRICS]
+          for (size,), runs in _grouped(result['runs'], 'ensemble_size').items()]
+  if 'stallion_gbm' in results:
+    rows.append(['LightGBM, global, quantile objectives'] + _stallion_cells(
+        results['stallion_gbm']['model']))
+  rows.append(['last value, empirical interval'] + _stallion_cells(result['naive_last_value']))
+  return _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90', 'P10-P90 coverage'], rows)
+
+
+def _stallion_cells(figures: Dict[str, float]) -> List[str]:
+  return [f'{figures[key]:.{digits}f}' for key, digits in _STALLION_METRICS]
+
+
+def pipeline_times_table(results: Results) -> List[str]:
+  """Per component, the default data's run and the first run of each benchmark
+  configuration."""
   runs = []
-  if 'speed' in results and 'synthetic_pipeline' in results['speed']:
+  if 'synthetic_pipeline' in results.get('speed', {}):
     synthetic = results['speed']['synthetic_pipeline']
-    runs.append((f'synthetic default ({synthetic["rows"]} rows, {synthetic["train_steps"]} '
+    runs.append((f'default data ({synthetic["rows"]:,} rows, {synthetic["train_steps"]} '
                  'steps)', synthetic))
-  for run in results.get('etth1', {}).get('runs', []):
-    runs.append((f'ETTh1 {forecaster(run["ensemble_size"])} {run["setting"]} '
-                 f'L{run["lookback"]} h{run["horizon"]} #{run["repeat"]}', run['pipeline']))
-  for run in results.get('stallion', {}).get('runs', []):
-    runs.append((f'Stallion {forecaster(run["ensemble_size"])} #{run["repeat"]}',
-                 run['pipeline']))
+  configurations = _configurations(results['etth1']) if 'etth1' in results else {}
+  for (setting, lookback, horizon, size), of_configuration in configurations.items():
+    runs.append((_first_of(f'ETTh1 {forecaster(size)}, {setting}, {lookback}, h{horizon}',
+                           of_configuration), of_configuration[0]['pipeline']))
+  stallion = results.get('stallion', {'runs': []})['runs']
+  for (size,), of_size in _grouped(stallion, 'ensemble_size').items():
+    runs.append((_first_of(f'Stallion {forecaster(size)}', of_size), of_size[0]['pipeline']))
   if not runs:
     return []
   rows = []
@@ -191,21 +239,108 @@ def _pipeline_times(results: Dict[str, Dict[str, Any]]) -> List[str]:
     named = [components.get(node, 0.0) for node in _COMPONENT_COLUMNS]
     other = sum(components.values()) - sum(named)
     rows.append([name] + [f'{s:.0f}' for s in named + [other, pipeline['seconds']]] +
-                [f'{pipeline["peak_rss_mib"]:.0f}'])
-  return ['## Local pipeline: wall time per component (s) and peak memory', '',
-          'LocalDagRunner, Beam DirectRunner in memory; component times from the metadata '
-          'store; peak resident memory of the whole run\'s process.', ''] + _table(
-              ['run'] + list(_COMPONENT_COLUMNS.values()) +
-              ['other', 'total', 'peak RSS (MiB)'], rows) + ['']
+                [_gib(pipeline['peak_rss_mib'])])
+  return _table(['run'] + list(_COMPONENT_COLUMNS.values()) + ['other', 'total', 'peak RSS'],
+                rows)
 
 
-def _throughput(result: Dict[str, Any]) -> List[str]:
+def _first_of(name: str, runs: List[Dict[str, Any]]) -> str:
+  return name if len(runs) == 1 else f'{name} (first of {len(runs)} runs)'
+
+
+def _gib(mib: float) -> str:
+  return f'{mib / 1024:.1f} GiB'
+
+
+def throughput_table(results: Results) -> List[str]:
+  """Windows per second and peak memory of each model `speed` measured."""
+  measured = results.get('speed', {}).get('throughput', {})
   rows = [[name, f'{figures["parameter_count"]:,}', figures['batch_size'],
-           figures['windows_per_second'], f'{figures["seconds_per_step"]:.3f}',
-           f'{figures["warmup_seconds"]:.0f}', f'{figures["peak_rss_mib"]:.0f}']
-          for name, figures in result['throughput'].items()]
-  return ['## Training throughput and peak memory of the training step', '',
-          '`benchmarks/tft_throughput.py`\'s measurement without XLA, each model in a '
-          'process that does nothing else (TensorFlow\'s runtime included).', ''] + _table(
-              ['model', 'parameters', 'batch', 'windows/s', 's/step', 'warm-up (s)',
-               'peak RSS (MiB)'], rows) + ['']
+           figures['windows_per_second'], _gib(figures['peak_rss_mib'])]
+          for name, figures in measured.items()]
+  return _table(['model', 'parameters', 'batch', 'windows/s', 'peak RSS'], rows) if rows else []
+
+
+def peer_table(results: Results) -> List[str]:
+  """The project's windows per second beside the peer's, and their ratio."""
+  result = results['peer_throughput']
+  ours = result['project']
+  rows = [[f'project, every input embedded at the hidden size '
+           f'({result["size"]["hidden_size"]}), as in the paper',
+           f'{ours["parameter_count"]:,}', ours['windows_per_second'], '']]
+  for run in result['peer']['runs']:
+    width = run['hidden_continuous_size']
+    rows.append([_PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size='
+                                         f'{width}`'),
+                 f'{run["parameter_count"]:,}', run['windows_per_second'],
+                 f"{result['ratio_project_over_peer'][f'hidden_continuous_size_{width}']:.2f}"])
+  return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows)
+
+
+def headline_table(results: Results) -> List[str]:
+  """A few lines for README.md: each data set's best single TFT (and ensemble), the
+  strongest simple model, the best naive forecast."""
+  rows = []
+  etth1 = results['etth1']
+  configurations = _configurations(etth1)
+  for horizon in sorted({key[2] for key in configurations}, reverse=True):
+    singles = {key: runs for key, runs in _of_horizon(configurations, horizon).items()
+               if key[3] == 1}
+    (setting, _, _, _), runs = min(singles.items(),
+                                          key=lambda item: _mean(_errors(item[1], 'mse')))
+    linear = min(run['linear']['mse'] for run in _linear_by_lookback(singles).values())
+    naive = min(runs[0]['naive'].items(), key=lambda item: item[1]['mse'])
+    rows.append([f'ETTh1, {setting}, h{horizon} (MSE)', f'{_mean(_errors(runs, "mse")):.4f}',
+                 f'NLinear, least squares: {linear:.4f}',
+                 f'{_NAIVE_NAMES.get(naive[0], naive[0])}: {naive[1]["mse"]:.4f}'])
+  stallion = results['stallion']
+  tft = '; '.join(
+      f'{"" if size == 1 else forecaster(size).replace("TFT ", "") + ": "}'
+      f'{_mean(_errors(runs, "mae")):.1f}'
+      for (size,), runs in _grouped(stallion['runs'], 'ensemble_size').items())
+  rows.append([f'Stallion, {stallion["test_windows"]} series, '
+               f'{stallion["protocol"]["horizon_months"]} months (MAE)', tft,
+               f'LightGBM, global: {results["stallion_gbm"]["model"]["mae"]:.1f}',
+               f'last value: {stallion["naive_last_value"]["mae"]:.1f}'])
+  synthetic = results.get('speed', {}).get('synthetic_pipeline', {})
+  if 'eval_metrics' in synthetic:  # the speed benchmark's run of the default data
+    metrics = synthetic['eval_metrics']
+    naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
+             if name.startswith(NAIVE_MAE_PREFIX)}
+    best = min(naive, key=naive.get)
+    rows.append(['default data, eval (MAE)', f'{metrics["mean_absolute_error"]:.2f}', '',
+                 f'{_NAIVE_NAMES.get(best, best)}: {naive[best]:.2f}'])
+  return _table(['data', 'TFT', 'strongest simple model', 'naive'], rows)
+
+
+def dev_loop_table(results: Results) -> List[str]:
+  """The wall time of each command of the developer's loop in a fresh clone, and what it
+  reported."""
+  result = results['dev_loop']
+  rows = []
+  for name, step in result['steps'].items():
+    reported = []
+    if 'tests' in step:
+      reported.append(f'{step["tests"]} (pytest {_minutes(step["pytest_seconds"])})')
+    if 'eval_mae' in step:
+      reported.append(f'eval MAE {step["eval_mae"]} against the best naive '
+                      f'({step["best_naive"]}) {step["best_naive_mae"]}')
+    rows.append([f'`{name}`', _minutes(step['seconds']), '; '.join(reported)])
+  host = result['host']
+  return _table(['command, in a fresh clone', 'wall time', 'what it reported'], rows) + [
+      '', f'Measured {result["measured"]} at commit {result["commit"]} on {host["cpu_model"]} '
+      f'({host["cpu_count"]} CPUs) by `python -m benchmarks.dev_loop'
+      f'{" --full" if "make test" in result["steps"] else ""}`.']
+
+
+def _minutes(seconds: float) -> str:
+  """'2 min 26 s', or '46 s'."""
+  minutes, rest = divmod(round(seconds), 60)
+  return f'{minutes} min {rest} s' if minutes else f'{rest} s'
+
+
+# Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
+TABLES: Dict[str, Callable[[Results], List[str]]] = {
+    'etth1': etth1_table, 'stallion': stallion_table, 'pipeline_times': pipeline_times_table,
+    'throughput': throughput_table, 'peer': peer_table,
+    'headline': headline_table, 'dev_loop': dev_loop_table}

@@ -6,7 +6,8 @@
 
 Benchmarks: `etth1` and `stallion` (accuracy, through the product's pipeline, see their
 modules) and `speed` (throughput, memory, the pipeline on the default data). Results go
-to `<results-dir>/<benchmark>.json`; `results.md` is rebuilt from every JSON there.
+to `<results-dir>/<benchmark>.json`; `results.md` is rebuilt from every JSON there, and
+the README tables from `benchmarks/results` (`benchmarks.readme_tables`).
 Pipeline runs and their logs go under `--work-dir`, one fresh directory per run.
 """
 
@@ -21,7 +22,8 @@ from typing import Any, Dict, List, Optional
 
 import tensorflow as tf
 
-from benchmarks import etth1, report, speed, stallion
+from benchmarks import etth1, readme_tables, report, speed, stallion
+from benchmarks.host import cpu_model
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ('etth1', 'stallion', 'speed')
@@ -62,13 +64,11 @@ def run_benchmark(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
 def machine_facts() -> Dict[str, Any]:
   """The machine and code a run measured."""
-  with open('/proc/cpuinfo') as f:
-    models = [line.split(':', 1)[1].strip() for line in f if line.startswith('model name')]
   commit = subprocess.run(['git', '-C', PROJECT_ROOT, 'describe', '--always', '--dirty'],
                           capture_output=True, text=True, check=False).stdout.strip()
   return {
       'started': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
-      'cpu_count': os.cpu_count(), 'cpu_model': models[0] if models else 'unknown',
+      'cpu_count': os.cpu_count(), 'cpu_model': cpu_model(),
       'memory_gib': round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30),
       'load_average': os.getloadavg()[0], 'commit': commit or 'unknown',
       'tensorflow': tf.__version__}
@@ -76,15 +76,9 @@ def machine_facts() -> Dict[str, Any]:
 
 def write_report(results_dir: str) -> str:
   """Rebuilds the Markdown tables from every benchmark JSON in `results_dir`."""
-  results = {}
-  for name in BENCHMARKS:
-    path = os.path.join(results_dir, f'{name}.json')
-    if os.path.exists(path):
-      with open(path) as f:
-        results[name] = json.load(f)
   path = os.path.join(results_dir, REPORT_FILE)
   with open(path, 'w') as f:
-    f.write(report.markdown(results) + '\n')
+    f.write(report.markdown(readme_tables.load_results(results_dir)) + '\n')
   return path
 
 
@@ -101,8 +95,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     result = run_benchmark(name, args)
     result.update(quick=args.quick, machine=machine,
                   wall_seconds=round(time.monotonic() - started, 1))
-    with open(os.path.join(args.results_dir, f'{name}.json'), 'w') as f:
+    results_file = os.path.join(args.results_dir, f'{name}.json')
+    with open(results_file, 'w') as f:
       json.dump(result, f, indent=2)
+    readme_tables.after_writing(results_file)
     print(f'[{name}] done in {result["wall_seconds"]:.0f} s', flush=True)
   print(f'[benchmarks] results in {write_report(args.results_dir)}', flush=True)
   return 0

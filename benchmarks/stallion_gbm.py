@@ -29,7 +29,7 @@ import lightgbm
 import numpy as np
 import pandas as pd
 
-from benchmarks import metrics
+from benchmarks import metrics, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.stallion import KEYS, NAIVE_HISTORY, SPLIT
 
@@ -173,6 +173,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         f'{result["seconds"]:.0f} s')
   with open(args.results, 'w') as f:
     json.dump(result, f, indent=2)
+  readme_tables.after_writing(args.results)
   return 0
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, report,
-                        run_all, stallion, window_mixing)
+from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, run_all,
+                        stallion, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from trainer_module.hparams import TFTConfig
 
@@ -101,50 +101,6 @@ def test_least_squares_nlinear_recovers_a_linear_recurrence():
   assert np.abs(histories[:, -1:] - futures).max() > 1.0
 
 
-_ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
-_TWO_MEMBERS = {'members': [{'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1},
-                            {'steps_run': 150, 'epochs_run': 3, 'best_epoch': 2}]}
-
-
-def _etth1_run(setting, horizon, repeat, mse, ensemble_size=1):
-  used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
-  return {'setting': setting, 'lookback': 336, 'horizon': horizon, 'repeat': repeat,
-          'ensemble_size': ensemble_size, 'test_windows': 10,
-          'model': {'mse': mse, 'mae': 2 * mse},
-          'naive': {'repeat_last': {'mse': 0.07, 'mae': 0.2}},
-          'linear': {'mse': 0.0531, 'mae': 0.17},
-          'training': {'batch_size': 64, 'trainer_seconds': 5.0, **used},
-          'pipeline': {'components': {'Trainer': 5.0}, 'seconds': 9.0,
-                       'peak_rss_mib': 100.0}}
-
-
-def test_etth1_table_shows_the_mean_and_range_of_repeated_runs():
-  result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
-                        'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
-                        'tensorflow': '2.16.2'}, 'quick': False,
-            'protocol': {'test_rows': 2880, 'train_rows': 8640, 'target_mean': 17.0,
-                         'target_std': 9.0},
-            'train_steps': 100, 'eval_stride': 4, 'published': {}, 'target_mse': {'96': 0.053},
-            'runs': [_etth1_run('univariate', 96, 1, 0.050), _etth1_run('univariate', 96, 2, 0.058),
-                     _etth1_run('multivariate', 96, 1, 0.053),
-                     _etth1_run('univariate', 96, 1, 0.0525, ensemble_size=2)]}
-  table = report.markdown({'etth1': result})
-
-  rows = {line.split(' | ')[1]: line.split(' | ') for line in table.splitlines()
-          if line.startswith('| 96 |')}
-  assert rows['TFT, univariate'][4:6] == ['0.0540 (0.0500-0.0580)', '0.1080 (0.1000-0.1160)']
-  assert rows['TFT, multivariate'][4] == '0.0530'
-  assert rows['TFT ensemble of 2, univariate'][4] == '0.0525'
-  assert rows['TFT ensemble of 2, univariate'][6].startswith(
-      'members: 100 steps x 64 (epochs 2, best 1), 150 steps x 64 (epochs 3, best 2)')
-  assert rows['repeat last value'][4] == '0.0700'
-  assert rows['NLinear, least squares on the train windows'][2:5] == ['336', '10', '0.0531']
-  # The target is judged on a configuration's mean, not on its luckiest run.
-  assert 'h96 <= 0.053: best TFT 0.0525.' in table
-  assert '| ETTh1 TFT univariate L336 h96 #2 | ' in table
-  assert '| ETTh1 TFT ensemble of 2 univariate L336 h96 #1 | ' in table
-
-
 @needs_data
 def test_quick_run_writes_complete_results(tmp_path):
   results_dir = tmp_path / 'results'
@@ -202,7 +158,7 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
     return pipeline_run.RunResult(
         seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
         window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[[2.0, 1.0]],
-        blessed=True, scored=pipeline_run.ScoredWindows(
+        blessed=True, eval_metrics={}, scored=pipeline_run.ScoredWindows(
             series=months.index.to_numpy()[order].astype(bytes), history=history,
             actual=actual, forecasts=forecasts))
 
@@ -248,38 +204,6 @@ def test_stallion_naive_history_refuses_windows_that_do_not_end_before_the_test(
       months.to_numpy(np.float32)[:, -stallion.NAIVE_HISTORY:])
   with pytest.raises(RuntimeError, match='do not end where the data file says'):
     stallion._protocol_history(data_file, keys, months.to_numpy()[:, -2])
-
-
-def test_stallion_table_shows_the_mean_and_range_of_the_runs():
-  def run(repeat, mae, ensemble_size=1):
-    used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
-    return {'repeat': repeat, 'ensemble_size': ensemble_size,
-            'model': {'mae': mae, 'q_risk_p50': 0.18, 'q_risk_p90': 0.09,
-                      'coverage_p10_p90': 0.7},
-            'training': {'batch_size': 64, 'trainer_seconds': 70.0, **used},
-            'pipeline': {'components': {'Trainer': 70.0}, 'seconds': 150.0,
-                         'peak_rss_mib': 2600.0}}
-
-  result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
-                        'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
-                        'tensorflow': '2.16.2'}, 'quick': False,
-            'protocol': {'series': 350, 'history_months': 36, 'encoder_months': 12,
-                         'horizon_months': 6},
-            'test_windows': 350, 'train_steps': 1200,
-            'naive_last_value': {'mae': 293.0, 'q_risk_p50': 0.187, 'q_risk_p90': 0.093,
-                                 'coverage_p10_p90': 0.745},
-            'runs': [run(1, 277.3), run(2, 310.5), run(3, 284.5), run(1, 280.0, 2),
-                     run(2, 282.0, 2)]}
-  table = report.markdown({'stallion': result})
-
-  rows = {line.split(' | ')[0]: line.split(' | ') for line in table.splitlines()
-          if line.startswith('| TFT') or line.startswith('| last value')}
-  assert rows['| TFT (3 runs)'][1:3] == ['290.8 (277.3-310.5)', '0.1800 (0.1800-0.1800)']
-  assert rows['| TFT ensemble of 2 (2 runs)'][1] == '281.0 (280.0-282.0)'
-  assert rows['| last value, empirical interval'][1] == '293.0'
-  assert '36 months of history (the naive interval\'s; the TFT reads the last 12)' in table
-  assert '| Stallion TFT #3 | ' in table
-  assert '| Stallion TFT ensemble of 2 #2 | ' in table
 
 
 @needs_data
@@ -349,7 +273,8 @@ def test_training_figures_are_given_per_member_for_an_ensemble():
   def training(validation_losses):
     return pipeline_run.RunResult(
         seconds=1.0, components={'Trainer': 4.0}, peak_rss_mib=1.0, window_counts={},
-        validation_losses=validation_losses, blessed=True, scored=None).training(config)
+        validation_losses=validation_losses, blessed=True, eval_metrics={},
+        scored=None).training(config)
 
   one = training([[3.0, 1.0, 2.0]])
   two = training([[3.0, 1.0, 2.0], [2.0, 1.5]])

@@ -1,0 +1,139 @@
+"""The benchmark results' Markdown tables, and the README blocks written from them."""
+
+import re
+
+import pytest
+
+from benchmarks import readme_tables, report
+
+
+_ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
+_TWO_MEMBERS = {'members': [{'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1},
+                            {'steps_run': 150, 'epochs_run': 3, 'best_epoch': 2}]}
+
+
+def _etth1_run(setting, horizon, repeat, mse, ensemble_size=1):
+  used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
+  return {'setting': setting, 'lookback': 336, 'horizon': horizon, 'repeat': repeat,
+          'ensemble_size': ensemble_size, 'test_windows': 10,
+          'model': {'mse': mse, 'mae': 2 * mse},
+          'naive': {'repeat_last': {'mse': 0.07, 'mae': 0.2}},
+          'linear': {'mse': 0.0531, 'mae': 0.17},
+          'training': {'batch_size': 64, 'trainer_seconds': 5.0, **used},
+          'pipeline': {'components': {'Trainer': 5.0}, 'seconds': 9.0,
+                       'peak_rss_mib': 100.0}}
+
+
+def test_etth1_table_shows_the_mean_and_range_of_repeated_runs():
+  result = {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
+                        'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
+                        'tensorflow': '2.16.2'}, 'quick': False,
+            'protocol': {'test_rows': 2880, 'train_rows': 8640, 'target_mean': 17.0,
+                         'target_std': 9.0},
+            'train_steps': 100, 'eval_stride': 4, 'published': {}, 'target_mse': {'96': 0.053},
+            'runs': [_etth1_run('univariate', 96, 1, 0.050), _etth1_run('univariate', 96, 2, 0.058),
+                     _etth1_run('multivariate', 96, 1, 0.053),
+                     _etth1_run('univariate', 96, 1, 0.0525, ensemble_size=2)]}
+  table = report.markdown({'etth1': result})
+
+  rows = {line.split(' | ')[1]: line.split(' | ') for line in table.splitlines()
+          if line.startswith('| 96 |')}
+  assert rows['TFT, univariate, 2 runs'][3:6] == ['0.0540 (0.0500-0.0580)',
+                                                  '0.1080 (0.1000-0.1160)', '100 (1); 100 (1) |']
+  assert rows['TFT, multivariate'][3] == '0.0530'
+  assert rows['TFT ensemble of 2, univariate'][3] == '0.0525'
+  assert rows['TFT ensemble of 2, univariate'][5] == '100, 150 (1, 2) |'
+  assert rows['repeat last value'][3] == '0.0700'
+  assert rows['NLinear, least squares on the train windows'][2:4] == ['336', '0.0531']
+  # The target is judged on a configuration's mean, not on its luckiest run.
+  assert 'h96 <= 0.053: best TFT 0.0525.' in table
+  assert '| ETTh1 TFT, univariate, 336, h96 (first of 2 runs) | ' in table
+  assert '| ETTh1 TFT ensemble of 2, univariate, 336, h96 | ' in table
+
+  # The README's line: the best single TFT's mean beside the best linear and naive figures.
+  headline = report.headline_table({'etth1': result, 'stallion': _stallion_result(),
+                                    'stallion_gbm': {'model': {'mae': 251.0}}})
+  assert headline[2] == ('| ETTh1, multivariate, h96 (MSE) | 0.0530 | NLinear, least squares: '
+                         '0.0531 | repeat last value: 0.0700 |')
+  assert headline[3] == ('| Stallion, 350 series, 6 months (MAE) | 290.8; ensemble of 2: 281.0 '
+                         '| LightGBM, global: 251.0 | last value: 293.0 |')
+
+
+def _stallion_result():
+  def run(repeat, mae, ensemble_size=1):
+    used = _ONE_TFT if ensemble_size == 1 else _TWO_MEMBERS
+    return {'repeat': repeat, 'ensemble_size': ensemble_size,
+            'model': {'mae': mae, 'q_risk_p50': 0.18, 'q_risk_p90': 0.09,
+                      'coverage_p10_p90': 0.7},
+            'training': {'batch_size': 64, 'trainer_seconds': 70.0, **used},
+            'pipeline': {'components': {'Trainer': 70.0}, 'seconds': 150.0,
+                         'peak_rss_mib': 2600.0}}
+
+  return {'machine': {'started': 'now', 'cpu_count': 2, 'cpu_model': 'cpu',
+                      'memory_gib': 24, 'load_average': 0.0, 'commit': 'abc',
+                      'tensorflow': '2.16.2'}, 'quick': False,
+          'protocol': {'series': 350, 'history_months': 36, 'encoder_months': 12,
+                       'horizon_months': 6},
+          'test_windows': 350, 'train_steps': 1200,
+          'naive_last_value': {'mae': 293.0, 'q_risk_p50': 0.187, 'q_risk_p90': 0.093,
+                               'coverage_p10_p90': 0.745},
+          'runs': [run(1, 277.3), run(2, 310.5), run(3, 284.5), run(1, 280.0, 2),
+                   run(2, 282.0, 2)]}
+
+
+def test_stallion_table_shows_the_mean_and_range_of_the_runs():
+  gbm = {'model': {'mae': 250.7, 'q_risk_p50': 0.1601, 'q_risk_p90': 0.0903,
+                   'coverage_p10_p90': 0.749}}
+  table = report.markdown({'stallion': _stallion_result(), 'stallion_gbm': gbm})
+
+  rows = {line.split(' | ')[0]: line.split(' | ') for line in table.splitlines()
+          if line.startswith('| TFT') or line.startswith('| L') or line.startswith('| last')}
+  assert rows['| TFT, 3 runs'][1:3] == ['290.8 (277.3-310.5)', '0.180 (0.180-0.180)']
+  assert rows['| TFT ensemble of 2, 2 runs'][1] == '281.0 (280.0-282.0)'
+  assert rows['| LightGBM, global, quantile objectives'][1:] == ['250.7', '0.160', '0.090',
+                                                                  '0.75 |']
+  assert rows['| last value, empirical interval'][1] == '293.0'
+  assert '36 months of history (the naive interval\'s; the TFT reads the last 12)' in table
+  assert '| Stallion TFT (first of 3 runs) | ' in table
+  assert '| Stallion TFT ensemble of 2 (first of 2 runs) | ' in table
+
+
+_BLOCK = ('<!-- table {name}: python -m benchmarks.readme_tables writes it -->\n{body}'
+          '<!-- end of table -->\n')
+
+
+def test_readme_blocks_are_rewritten_from_the_results():
+  speed = {'synthetic_pipeline': {
+      'rows': 100, 'train_steps': 10, 'seconds': 9.0, 'peak_rss_mib': 2048.0,
+      'components': {'Trainer': 5.0, 'Pusher': 1.0},
+      'eval_metrics': {'mean_absolute_error': 2.1, 'naive_mae_repeat_last': 25.9,
+                       'naive_mae_seasonal_168': 2.84}}}
+  text = 'Intro.\n\n' + _BLOCK.format(name='headline', body='| stale |\n') + 'After.\n'
+  results = {'etth1': {'runs': [_etth1_run('univariate', 96, 1, 0.050)], 'published': {}},
+             'stallion': _stallion_result(), 'stallion_gbm': {'model': {'mae': 251.0}},
+             'speed': speed}
+
+  rendered = readme_tables.render(text, results)
+  assert rendered.startswith('Intro.\n\n<!-- table headline: ')
+  assert rendered.endswith('| default data, eval (MAE) | 2.10 |  | seasonal naive, 168 h: 2.84 |\n'
+                           '<!-- end of table -->\nAfter.\n')
+  assert '| stale |' not in rendered
+  assert readme_tables.render(rendered, results) == rendered
+
+  times = readme_tables.render(_BLOCK.format(name='pipeline_times', body=''), results)
+  assert '| default data (100 rows, 10 steps) | 0 | 0 | 0 | 0 | 5 | 0 | 1 | 9 | 2.0 GiB |' in times
+
+
+@pytest.mark.parametrize('text, message', [
+    (_BLOCK.format(name='nonesuch', body=''), "unknown table 'nonesuch'"),
+    (_BLOCK.format(name='peer', body=''), 'needs results/peer_throughput.json'),
+    ('<!-- table peer: no end -->\n| a |\n', 'has no "<!-- end of table -->"'),
+])
+def test_readme_blocks_that_cannot_be_written_are_refused(text, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    readme_tables.render(text, {}, source='README.md')
+
+
+def test_the_readme_tables_match_the_committed_results():
+  assert readme_tables.update(check=True) == [], (
+      'a README table differs from benchmarks/results: run python -m benchmarks.readme_tables')
