@@ -115,6 +115,44 @@ def test_variable_selection_weights_sum_to_one(shape):
   _assert_config_round_trip(vsn, inputs, context=context)
 
 
+@pytest.mark.parametrize('shape, real_positions', [
+    ((B, T), (0, 2, 3)),  # a categorical among the reals, as in the history
+    ((B,), (0, 1, 2, 3)),  # reals only, as the electricity data's history
+])
+def test_variable_selection_folds_real_embeddings_into_the_same_function(shape,
+                                                                          real_positions):
+  embedding = InputEmbedding((5,) * (V - len(real_positions)), len(real_positions), D)
+  categorical = tf.zeros(shape + (V - len(real_positions),), tf.int32) + 2
+  real = _normal(*shape, len(real_positions))
+  order = [*[p for p in range(V) if p not in real_positions], *real_positions]
+  context = _normal(B, D, seed=1)
+  vsn = VariableSelectionNetwork(V, D, real_positions=real_positions)
+
+  with tf.GradientTape(persistent=True) as tape:
+    vectors = embedding((categorical, real))  # categoricals first
+    reals = embedding.real_inputs(real)
+    vectors = tf.gather(vectors, np.argsort(order), axis=-2)  # reals at their positions
+    plain = vsn(vectors, context=context)
+    folded = vsn(vectors, context=context, reals=reals)
+  for plain_output, folded_output in zip(plain, folded):
+    np.testing.assert_allclose(folded_output, plain_output, rtol=1e-5, atol=1e-5)
+  # The same gradients reach the embedding's and the GRNs' weights.
+  weights = embedding.trainable_variables + vsn.trainable_variables
+  for plain_gradient, folded_gradient in zip(
+      tape.gradient(plain[0], weights), tape.gradient(folded[0], weights)):
+    assert (plain_gradient is None) == (folded_gradient is None)
+    if plain_gradient is None:  # a variable GRN's context map: it gets no context
+      continue
+    np.testing.assert_allclose(tf.convert_to_tensor(folded_gradient),
+                               tf.convert_to_tensor(plain_gradient), rtol=1e-4, atol=1e-5)
+  _assert_config_round_trip(vsn, vectors, context=context, reals=reals)
+
+
+def test_variable_selection_rejects_bad_real_positions():
+  with pytest.raises(ValueError, match=r'distinct positions in \[0, 4\), got \[1, 4\]'):
+    VariableSelectionNetwork(V, D, real_positions=(1, 4))
+
+
 def test_variable_selection_rejects_wrong_variable_count():
   with pytest.raises(ValueError, match=r'\[B, T, V=3, D\]'):
     VariableSelectionNetwork(3, D)(_normal(B, T, V, D))

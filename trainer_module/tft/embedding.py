@@ -1,9 +1,28 @@
 """Input embedding: every variable of an input group becomes a D-vector."""
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import tensorflow as tf
 import tf_keras as keras
+
+
+class RealInputs(NamedTuple):
+  """Real variables by their embedding x_j w_j + b_j, without the D-wide vectors.
+
+  Attributes:
+    values: x [..., Vr].
+    kernel: w [Vr, D].
+    bias: b [Vr, D].
+  """
+  values: tf.Tensor
+  kernel: tf.Tensor
+  bias: tf.Tensor
+
+  def __add__(self, other: 'RealInputs') -> 'RealInputs':
+    """These reals, then `other`'s (same leading axes)."""
+    return RealInputs(*[tf.concat([mine, theirs], axis=-1 if index == 0 else 0)
+                        for index, (mine, theirs) in enumerate(zip(self, other))])
 
 
 @keras.utils.register_keras_serializable(package='tft')
@@ -64,6 +83,10 @@ class InputEmbedding(keras.layers.Layer):
     reals = real[..., tf.newaxis] * self.real_kernel + self.real_bias
     stacked = [tf.stack(embedded, axis=-2)] if embedded else []
     return tf.concat(stacked + [reals], axis=-2)
+
+  def real_inputs(self, real) -> RealInputs:
+    """The reals of `real` [..., Vr] with this layer's kernel and bias."""
+    return RealInputs(real, self.real_kernel, self.real_bias)
 
   def get_config(self):
     return {**super().get_config(), 'cardinalities': self.cardinalities,

@@ -36,6 +36,11 @@ class GatedResidualNetwork(keras.layers.Layer):
 
   def build(self, input_shape):
     self.projects_skip = input_shape[-1] != self.units
+    # Built now rather than on their first call: a variable selection network reads
+    # their kernels to fold a real input's linear embedding into them.
+    for dense in [self.hidden_dense] + ([self.skip_dense] if self.projects_skip else []):
+      with tf.name_scope(dense.name):
+        dense.build(input_shape)
     super().build(input_shape)
 
   def call(self, inputs, context=None, training=None):
@@ -49,14 +54,27 @@ class GatedResidualNetwork(keras.layers.Layer):
     Returns:
       [B, ..., units].
     """
-    hidden = self.hidden_dense(inputs)
+    skip = self.skip_dense(inputs) if self.projects_skip else inputs
+    return self.from_projections(self.hidden_dense(inputs), skip, context, training)
+
+  def from_projections(self, hidden, skip, context=None, training=None):
+    """The GRN given the two linear maps of its input: hidden = W2 a + b2 and skip(a).
+
+    Args:
+      hidden: [B, ..., hidden_size].
+      skip: [B, ..., units].
+      context: Optional c [B, C], broadcast over the middle axes.
+      training: Whether dropout is active.
+
+    Returns:
+      [B, ..., units].
+    """
     if context is not None:
       context = self.context_dense(tf.cast(context, self.compute_dtype))
       # [B, hidden] -> [B, 1, ..., 1, hidden] to broadcast over time.
-      middle_axes = [1] * (inputs.shape.rank - 2)
+      middle_axes = [1] * (hidden.shape.rank - 2)
       hidden += tf.reshape(context, [-1, *middle_axes, self.hidden_size])
     hidden = self.output_dense(tf.nn.elu(hidden))
-    skip = self.skip_dense(inputs) if self.projects_skip else inputs
     return self.gate_add_norm((hidden, skip), training=training)
 
   def get_config(self):

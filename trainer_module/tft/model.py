@@ -9,6 +9,7 @@ static_categorical int [B, Sc], static_real [B, Sr], known_categorical int
 """
 
 import dataclasses
+from typing import NamedTuple
 
 import tensorflow as tf
 import tf_keras as keras
@@ -17,6 +18,7 @@ from trainer_module.hparams import TFTConfig
 from trainer_module.tft import inputs as tft_inputs
 from trainer_module.tft.attention import InterpretableMultiHeadAttention
 from trainer_module.tft.embedding import InputEmbedding
+from trainer_module.tft.embedding import RealInputs
 from trainer_module.tft.gating import GateAddNorm
 from trainer_module.tft.grn import GatedResidualNetwork
 from trainer_module.tft.highway import HistoryHighway
@@ -35,6 +37,12 @@ STATIC_WEIGHTS = 'static_weights'
 HISTORY_WEIGHTS = 'history_weights'
 FUTURE_WEIGHTS = 'future_weights'
 ATTENTION = 'attention'
+
+
+class Embedded(NamedTuple):
+  """One input group's variables: embeddings [..., V, D] and the reals among them."""
+  vectors: tf.Tensor
+  reals: RealInputs
 
 
 class TemporalFusionTransformer(keras.Model):
@@ -63,17 +71,28 @@ class TemporalFusionTransformer(keras.Model):
     self.observed_embedding = InputEmbedding(
         (), 1 + layout.observed_real_count, size, name='observed_embedding')
 
+    static_categoricals = len(layout.static_cardinalities)
+    known_categoricals = len(layout.known_cardinalities)
+    observed_reals = 1 + layout.observed_real_count  # the target history leads
     self.static_vsn = VariableSelectionNetwork(
-        layout.static_variable_count, size, dropout, name='static_vsn')
+        layout.static_variable_count, size, dropout,
+        real_positions=range(static_categoricals, layout.static_variable_count),
+        name='static_vsn')
     self.static_encoder = StaticCovariateEncoder(size, dropout,
                                                  name='static_encoder')
 
+    # History variables: the observed reals, then the known inputs.
     self.history_vsn = VariableSelectionNetwork(
-        layout.history_variable_count, size, dropout, name='history_vsn')
+        layout.history_variable_count, size, dropout,
+        real_positions=[*range(observed_reals), *range(
+            observed_reals + known_categoricals, layout.history_variable_count)],
+        name='history_vsn')
     # Without known inputs the decoder LSTM runs on its state alone.
     self.future_vsn = (
-        VariableSelectionNetwork(layout.future_variable_count, size, dropout,
-                                 name='future_vsn')
+        VariableSelectionNetwork(
+            layout.future_variable_count, size, dropout,
+            real_positions=range(known_categoricals, layout.future_variable_count),
+            name='future_vsn')
         if layout.future_variable_count else None)
     self.lstm = LSTMEncoderDecoder(size, unroll=config.lstm_unroll,
                                    name='lstm')
@@ -122,19 +141,21 @@ class TemporalFusionTransformer(keras.Model):
     }
 
   def _embed(self, inputs, scaled_target):
-    """Returns static [B, Vs, D], history [B, E, Vh, D], future [B, H, Vf, D]."""
+    """Returns the `Embedded` static [B, Vs, D], history [B, E, Vh, D] and future
+    [B, H, Vf, D] variables."""
     encoder_steps = self.layout.encoder_steps
+    static_real = inputs[tft_inputs.STATIC_REAL]
     static = self.static_embedding((
-        tf.cast(inputs[tft_inputs.STATIC_CATEGORICAL], tf.int32),
-        inputs[tft_inputs.STATIC_REAL]))
+        tf.cast(inputs[tft_inputs.STATIC_CATEGORICAL], tf.int32), static_real))
     known_categorical = tf.cast(inputs[tft_inputs.KNOWN_CATEGORICAL], tf.int32)
     known_real = inputs[tft_inputs.KNOWN_REAL]
     # Slicing the raw inputs, not their embeddings, keeps big tensors out of
     # the slice gradients; both halves share the known embedding.
+    known_history_real = known_real[:, :encoder_steps]
+    future_real = known_real[:, encoder_steps:]
     known_history = self.known_embedding((
-        known_categorical[:, :encoder_steps], known_real[:, :encoder_steps]))
-    future = self.known_embedding((
-        known_categorical[:, encoder_steps:], known_real[:, encoder_steps:]))
+        known_categorical[:, :encoder_steps], known_history_real))
+    future = self.known_embedding((known_categorical[:, encoder_steps:], future_real))
     # The target history is an observed real too; it leads the history.
     observed_reals = tf.concat([
         scaled_target[..., tf.newaxis],
@@ -142,15 +163,20 @@ class TemporalFusionTransformer(keras.Model):
     observed = self.observed_embedding((
         tf.zeros_like(observed_reals[..., :0], tf.int32), observed_reals))
     history = tf.concat([observed, known_history], axis=2)
-    return static, history, future
+    return (
+        Embedded(static, self.static_embedding.real_inputs(static_real)),
+        Embedded(history, self.observed_embedding.real_inputs(observed_reals) +
+                 self.known_embedding.real_inputs(known_history_real)),
+        Embedded(future, self.known_embedding.real_inputs(future_real)))
 
-  def _encode_static(self, static, training):
+  def _encode_static(self, static: Embedded, training):
     """Returns static weights [B, Vs] and the four `StaticContexts`."""
-    selected, weights = self.static_vsn(static, training=training)
+    selected, weights = self.static_vsn(static.vectors, reals=static.reals,
+                                        training=training)
     return weights, self.static_encoder(selected, training=training)
 
-  def _encode_temporal(self, history, future, contexts: StaticContexts,
-                       training):
+  def _encode_temporal(self, history: Embedded, future: Embedded,
+                       contexts: StaticContexts, training):
     """Selects variables and runs the LSTMs.
 
     Returns:
@@ -158,15 +184,17 @@ class TemporalFusionTransformer(keras.Model):
        history weights [B, E, Vh], future weights [B, H, Vf]).
     """
     history_selected, history_weights = self.history_vsn(
-        history, context=contexts.selection, training=training)
+        history.vectors, context=contexts.selection, reals=history.reals,
+        training=training)
     if self.future_vsn is None:
       future_selected = tf.zeros(
-          [tf.shape(history)[0], self.layout.horizon, self.config.hidden_size],
+          [tf.shape(history.vectors)[0], self.layout.horizon, self.config.hidden_size],
           history_selected.dtype)
-      future_weights = tf.zeros([tf.shape(history)[0], self.layout.horizon, 0])
+      future_weights = tf.zeros([tf.shape(history.vectors)[0], self.layout.horizon, 0])
     else:
       future_selected, future_weights = self.future_vsn(
-          future, context=contexts.selection, training=training)
+          future.vectors, context=contexts.selection, reals=future.reals,
+          training=training)
     lstm_outputs = self.lstm(
         (history_selected, future_selected, contexts.state_h, contexts.state_c),
         training=training)
