@@ -339,8 +339,40 @@ def _minutes(seconds: float) -> str:
   return f'{minutes} min {rest} s' if minutes else f'{rest} s'
 
 
+def step_profile_table(results: Results, least_share: float = 0.01) -> List[str]:
+  """Op time per training step of each block in each profile (`benchmarks.step_profile`),
+  blocks below `least_share` of every profile's op time summed into one row."""
+  profiles = results['step_profile']['profiles']
+  first = next(iter(profiles.values()))['blocks_op_ms']
+  names = sorted({name for profile in profiles.values() for name in profile['blocks_op_ms']},
+                 key=lambda name: -first.get(name, 0.0))
+  shown = [name for name in names if any(
+      profile['blocks_op_ms'].get(name, 0.0) >= least_share * profile['op_ms_per_step']
+      for profile in profiles.values())]
+
+  def cells(pick) -> List[str]:
+    return [_share(pick(profile), profile['op_ms_per_step']) for profile in profiles.values()]
+
+  rows = [[name] + cells(lambda profile, name=name: profile['blocks_op_ms'].get(name, 0.0))
+          for name in shown]
+  rows.append(['the other blocks'] + cells(lambda profile: sum(
+      ms for name, ms in profile['blocks_op_ms'].items() if name not in shown)))
+  rows.append(['**all ops** (summed over threads)'] + cells(
+      lambda profile: profile['op_ms_per_step']))
+  rows.append(['**wall time per step**'] + [f'{profile["wall_ms_per_step"]:.0f}'
+                                             for profile in profiles.values()])
+  header = ['block'] + [f'{label} (ms, share): {profile["commit"]}'
+                        for label, profile in profiles.items()]
+  return _table(header, rows)
+
+
+def _share(ms: float, total: float) -> str:
+  return f'{ms:.0f} ({100 * ms / total:.0f}%)'
+
+
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table, 'pipeline_times': pipeline_times_table,
     'throughput': throughput_table, 'peer': peer_table,
-    'headline': headline_table, 'dev_loop': dev_loop_table}
+    'headline': headline_table, 'dev_loop': dev_loop_table,
+    'step_profile': step_profile_table}

@@ -29,7 +29,7 @@ ELECTRICITY_LAYOUT = InputLayout(
     known_real_count=3, observed_real_count=7)
 
 
-def _synthetic_batch(layout: InputLayout, batch_size: int, seed: int = 0):
+def synthetic_batch(layout: InputLayout, batch_size: int, seed: int = 0):
   """Returns (features, labels) for one batch of random windows."""
   rng = np.random.default_rng(seed)
   features = {}
@@ -47,7 +47,7 @@ def measure(layout: InputLayout, config: hparams.TFTConfig, steps: int,
   """Times `steps` training steps after `warmup` steps; returns the figures."""
   model = build_tft_model(layout, config)
   compile_tft_model(model, config)
-  batch = _synthetic_batch(layout, config.batch_size)
+  batch = synthetic_batch(layout, config.batch_size)
   iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
   train_step = model.make_train_function()
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from benchmarks import readme_tables, report
+from benchmarks import readme_tables, report, step_profile
 
 
 _ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
@@ -137,3 +137,39 @@ def test_readme_blocks_that_cannot_be_written_are_refused(text, message):
 def test_the_readme_tables_match_the_committed_results():
   assert readme_tables.update(check=True) == [], (
       'a README table differs from benchmarks/results: run python -m benchmarks.readme_tables')
+
+
+def test_step_profile_table_compares_the_profiles_block_by_block():
+  def profile(commit, blocks, wall):
+    return {'commit': commit, 'wall_ms_per_step': wall, 'blocks_op_ms': blocks,
+            'op_ms_per_step': sum(blocks.values())}
+  results = {'step_profile': {'profiles': {
+      'before': profile('aaa', {'history_vsn: selection GRN': 300.0, 'lstm': 100.0,
+                                'attention': 4.0, 'optimizer': 596.0}, 600.0),
+      'after': profile('bbb', {'history_vsn: selection GRN': 100.0, 'lstm': 100.0,
+                               'attention': 3.0, 'optimizer': 597.0}, 450.0)}}}
+
+  table = report.step_profile_table(results)
+  assert table[0] == '| block | before (ms, share): aaa | after (ms, share): bbb |'
+  rows = [line.split(' | ')[0][2:] for line in table[2:]]
+  # Largest first in the first profile; blocks under 1% of every profile summed.
+  assert rows == ['optimizer', 'history_vsn: selection GRN', 'lstm', 'the other blocks',
+                  '**all ops** (summed over threads)', '**wall time per step**']
+  assert table[3] == '| history_vsn: selection GRN | 300 (30%) | 100 (12%) |'
+  assert table[5] == '| the other blocks | 4 (0%) | 3 (0%) |'
+  assert table[-1] == '| **wall time per step** | 600 | 450 |'
+
+
+@pytest.mark.parametrize('op_name, block', [
+    ('tft/history_vsn/variable_grn_3/output_dense/MatMul', 'history_vsn: one GRN per variable'),
+    ('gradient_tape/tft/history_vsn/selection_grn/MatMul', 'history_vsn: selection GRN'),
+    ('tft/history_vsn/unstack', 'history_vsn: the rest'),
+    ('tft/observed_embedding/mul', 'input embeddings'),
+    ('gradient_tape/tft/lstm/encoder/while', 'lstm'),
+    ('tft/strided_slice_6/stack', 'slices and concatenations between blocks'),
+    ('Adam/sub_384/ReadVariableOp', 'optimizer'),
+    ('quantile_loss/Mean', 'loss, metrics and the rest'),
+])
+def test_profiled_ops_are_attributed_to_their_block(op_name, block):
+  layers = {'history_vsn', 'observed_embedding', 'lstm'}
+  assert step_profile.block_of(op_name, 'tft', layers) == block
