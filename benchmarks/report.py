@@ -273,8 +273,17 @@ def peer_table(results: Results) -> List[str]:
     rows.append([_PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size='
                                          f'{width}`'),
                  f'{run["parameter_count"]:,}', run['windows_per_second'],
-                 f"{result['ratio_project_over_peer'][f'hidden_continuous_size_{width}']:.2f}"])
+                 _ratio_cell(result, f'hidden_continuous_size_{width}')])
   return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows)
+
+
+def _ratio_cell(result: Dict[str, Any], key: str) -> str:
+  """'2.10', or with several rounds '2.10 (rounds: 2.02, 2.10, 2.44)'."""
+  ratio = f'{result["ratio_project_over_peer"][key]:.2f}'
+  rounds = result.get('rounds', [])
+  if len(rounds) < 2:
+    return ratio
+  return f'{ratio} (rounds: {", ".join(f"{r[key]:.2f}" for r in rounds)})'
 
 
 def headline_table(results: Results) -> List[str]:
