@@ -32,6 +32,7 @@ import pandas as pd
 from benchmarks import metrics, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.stallion import KEYS, NAIVE_HISTORY, SPLIT
+from schema.time_split import TimeSplit
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUANTILES = (0.1, 0.5, 0.9)
@@ -119,16 +120,20 @@ def windows(rows: pd.DataFrame, values: np.ndarray) -> np.ndarray:
 
 
 def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
-        max_rounds: int = MAX_ROUNDS) -> Dict[str, Any]:
+        max_rounds: int = MAX_ROUNDS, split: TimeSplit = SPLIT) -> Dict[str, Any]:
   """Tunes on the eval period, scores the test windows; returns JSON-ready results."""
   grid = grid or GRID
   started = time.monotonic()
   frame = load(data_file)
   month = lambda text: pd.Timestamp(text).year * 12 + pd.Timestamp(text).month - 1
-  eval_start, test_start = month(SPLIT.eval_start), month(SPLIT.test_start)
+  eval_start, test_start = month(split.eval_start), month(split.test_start)
   all_rows = examples(frame, origins=range(frame['month'].min(), test_start))
   train = all_rows[all_rows['target_month'] < eval_start]
-  evaluation = all_rows[all_rows['month'] == eval_start - 1]
+  # The eval forecasts: every H months from the eval period's start, as the TFT's eval
+  # windows (one per series for a 6-month period, two for a year).
+  evaluation = all_rows[(all_rows['month'] >= eval_start - 1) &
+                        ((all_rows['month'] - eval_start + 1) % HORIZON == 0) &
+                        (all_rows['month'] + HORIZON < test_start)]
   test = examples(frame, origins=[test_start - 1])
   eval_actual = (evaluation['volume'] * evaluation['level']).to_numpy()
   trials = []
@@ -150,8 +155,8 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   model = metrics.quantile_errors(forecasts, actual)
   return {'benchmark': 'stallion_gbm', 'lightgbm': lightgbm.__version__, 'seed': SEED,
           'protocol': {'data': os.path.basename(data_file), 'test_windows': len(actual),
-                       'split': {'eval_start': SPLIT.eval_start,
-                                 'test_start': SPLIT.test_start}},
+                       'split': {'eval_start': split.eval_start,
+                                 'test_start': split.test_start}},
           'training_rows': len(train), 'eval_rows': len(evaluation), 'tuning': trials,
           'chosen': best, 'rounds': {str(q): m.best_iteration for q, m in models.items()},
           'model': model, 'naive_last_value': naive,
@@ -164,8 +169,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                      'stallion.csv'))
   parser.add_argument('--results', default=os.path.join(PROJECT_ROOT, 'benchmarks',
                                                         'results', 'stallion_gbm.json'))
+  parser.add_argument('--eval-start', default=SPLIT.eval_start,
+                      help='first month of the eval period (default: %(default)s)')
   args = parser.parse_args(argv)
-  result = run(args.data)
+  result = run(args.data, split=TimeSplit(eval_start=args.eval_start,
+                                          test_start=SPLIT.test_start))
   model, naive = result['model'], result['naive_last_value']
   print(f'Stallion, LightGBM ({result["chosen"]["params"]}): MAE {model["mae"]:.1f} '
         f'(last value {naive["mae"]:.1f}), q-risk P50 {model["q_risk_p50"]:.3f}, '

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import stallion_gbm
+from schema.time_split import TimeSplit
 
 
 def _frame(months=30):
@@ -62,3 +63,11 @@ def test_a_run_on_some_series_scores_one_test_window_per_series(tmp_path):
                                                               'learning_rate': 0.1}]
   for scores in (result['model'], result['naive_last_value']):
     assert all(np.isfinite(value) for value in scores.values())
+  assert result['eval_rows'] == 20 * 6  # the forecast from 2016-12, 6 steps a series
+
+  # A year-long eval period: the forecasts from 2016-06 and 2016-12, as the TFT's windows;
+  # training ends six months earlier.
+  year = stallion_gbm.run(str(subset), grid={'num_leaves': (7,), 'learning_rate': (0.1,)},
+                          max_rounds=30, split=TimeSplit('2016-07-01', '2017-07-01'))
+  assert year['eval_rows'] == 20 * 2 * 6
+  assert year['training_rows'] == result['training_rows'] - 20 * 6 * 6
