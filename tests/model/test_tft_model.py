@@ -81,6 +81,22 @@ def test_outputs_have_the_contract_shapes_and_dtypes(full_model):
   assert all(value.dtype == tf.float32 for value in outputs.values())
 
 
+def test_each_groups_reals_are_the_embeddings_at_their_vsns_positions(full_model):
+  """What the variable selection networks fold must be the reals they also receive as
+  embeddings, in the same order."""
+  inputs, _ = _windows(FULL_LAYOUT)
+  inputs = {key: tf.constant(value) for key, value in inputs.items()}
+  scaled_target, _, _ = full_model.target_scaler(inputs['target_history'])
+  groups = full_model._embed(inputs, scaled_target)
+  vsns = (full_model.static_vsn, full_model.history_vsn, full_model.future_vsn)
+  assert [len(vsn.real_positions) for vsn in vsns] == [1, 1 + 2 + 2, 2]
+  for group, vsn in zip(groups, vsns):
+    reals = group.reals
+    rebuilt = reals.values[..., tf.newaxis] * reals.kernel + reals.bias
+    np.testing.assert_allclose(
+        tf.gather(group.vectors, vsn.real_positions, axis=-2), rebuilt, rtol=1e-6)
+
+
 def test_interpretation_weights_are_distributions(full_model):
   outputs = full_model(_windows(FULL_LAYOUT)[0])
   for key in ('static_weights', 'history_weights', 'future_weights',

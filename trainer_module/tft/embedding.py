@@ -19,7 +19,7 @@ class RealInputs(NamedTuple):
   kernel: tf.Tensor
   bias: tf.Tensor
 
-  def __add__(self, other: 'RealInputs') -> 'RealInputs':
+  def followed_by(self, other: 'RealInputs') -> 'RealInputs':
     """These reals, then `other`'s (same leading axes)."""
     return RealInputs(*[tf.concat([mine, theirs], axis=-1 if index == 0 else 0)
                         for index, (mine, theirs) in enumerate(zip(self, other))])

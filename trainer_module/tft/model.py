@@ -165,8 +165,8 @@ class TemporalFusionTransformer(keras.Model):
     history = tf.concat([observed, known_history], axis=2)
     return (
         Embedded(static, self.static_embedding.real_inputs(static_real)),
-        Embedded(history, self.observed_embedding.real_inputs(observed_reals) +
-                 self.known_embedding.real_inputs(known_history_real)),
+        Embedded(history, self.observed_embedding.real_inputs(observed_reals).followed_by(
+            self.known_embedding.real_inputs(known_history_real))),
         Embedded(future, self.known_embedding.real_inputs(future_real)))
 
   def _encode_static(self, static: Embedded, training):
