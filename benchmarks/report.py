@@ -379,9 +379,30 @@ def _share(ms: float, total: float) -> str:
   return f'{ms:.0f} ({100 * ms / total:.0f}%)'
 
 
+def scale_table(results: Results) -> List[str]:
+  """Per scale of the default data (`benchmarks.scale`): each data component's seconds and
+  rows per second, the run's peak memory, the artifacts' bytes against the CSV's."""
+  rows = []
+  for run in results['scale']['runs']:
+    components = run['components']
+    cells = [f'{figures["seconds"]:.0f} s ({figures["rows_per_second"] or 0:,}/s)'
+             for name, figures in components.items() if name != 'Trainer']
+    artifacts = {name: figures['artifact_bytes'] / run['csv_bytes']
+                 for name, figures in components.items()}
+    rows.append([f'{run["scale"]}x: {run["series"]} x {run["days"]} days',
+                 f'{run["rows"]:,}'] + cells + [
+                     f'{components["Trainer"]["seconds"]:.0f} s', _gib(run['peak_rss_mib']),
+                     f'{run["csv_bytes"] / 2**20:.1f} MiB',
+                     f'{artifacts["TimeSeriesExampleGen"]:.1f} / {artifacts["Transform"]:.1f} / '
+                     f'{artifacts["Windowing"]:.1f}'])
+  return _table(['data', 'rows', 'ExampleGen', 'StatisticsGen', 'Transform', 'Windowing',
+                 f'Trainer ({results["scale"]["runs"][0]["train_steps"]} steps)',
+                 'peak RSS', 'CSV', 'examples / transformed / windows, x CSV'], rows)
+
+
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table, 'pipeline_times': pipeline_times_table,
     'throughput': throughput_table, 'peer': peer_table,
     'headline': headline_table, 'dev_loop': dev_loop_table,
-    'step_profile': step_profile_table}
+    'step_profile': step_profile_table, 'scale': scale_table}

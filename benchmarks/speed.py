@@ -88,6 +88,17 @@ def run(plan: Plan, work_dir: str) -> Dict[str, Any]:
 def _synthetic_pipeline(series: int, days: int, train_steps: int,
                         work_dir: str) -> Dict[str, Any]:
   """The default data set and settings of `make run`, timed per component."""
+  config, rows = default_data_run(series, days, train_steps, work_dir)
+  result = pipeline_run.run(config)
+  print(f'  synthetic pipeline ({rows} rows): {result.seconds:.0f} s', flush=True)
+  return {'rows': rows, 'series': series, 'days': days, 'train_steps': train_steps,
+          **result.summary()}
+
+
+def default_data_run(series: int, days: int, train_steps: int, work_dir: str
+                     ) -> Tuple[PipelineConfig, int]:
+  """Generates the default data set at `series` x `days` under `work_dir` and returns the
+  config of a fresh run on it with `make run`'s settings, and its rows."""
   dataset = get_dataset('synthetic')
   data_file = os.path.join(work_dir, 'data', 'synthetic.csv')
   rows = default_data.generate(data_file, num_series=series, days=days)
@@ -96,7 +107,4 @@ def _synthetic_pipeline(series: int, days: int, train_steps: int,
       time_split=dataset.split, blessing=dataset.blessing,
       strides=default_strides(dataset.spec, dataset.split), train_steps=train_steps,
       schema_file=curated_schema_path('synthetic'))
-  result = pipeline_run.run(config)
-  print(f'  synthetic pipeline ({rows} rows): {result.seconds:.0f} s', flush=True)
-  return {'rows': rows, 'series': series, 'days': days, 'train_steps': train_steps,
-          **result.summary()}
+  return config, rows

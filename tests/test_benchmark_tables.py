@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from benchmarks import readme_tables, report, step_profile
+from benchmarks import readme_tables, report, scale, step_profile
 
 
 _ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
@@ -173,3 +173,29 @@ def test_step_profile_table_compares_the_profiles_block_by_block():
 def test_profiled_ops_are_attributed_to_their_block(op_name, block):
   layers = {'history_vsn', 'observed_embedding', 'lstm'}
   assert step_profile.block_of(op_name, 'tft', layers) == block
+
+
+def test_scale_table_gives_rows_per_second_and_bytes_against_the_csv():
+  def component(seconds, rows_per_second, artifact_bytes):
+    return {'seconds': seconds, 'rows_per_second': rows_per_second,
+            'artifact_bytes': artifact_bytes}
+  run = {'scale': 10, 'series': 60, 'days': 200, 'rows': 288000, 'csv_bytes': 2 * 2**20,
+         'train_steps': 20, 'peak_rss_mib': 5120.0,
+         'components': {'TimeSeriesExampleGen': component(61.0, 4721, 6 * 2**20),
+                        'StatisticsGen': component(10.0, 28800, 1000),
+                        'Transform': component(26.0, 11077, 8 * 2**20),
+                        'Windowing': component(111.0, 2595, 30 * 2**20),
+                        'Trainer': component(40.0, 7200, 5000)}}
+
+  [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
+  assert row == ('| 10x: 60 x 200 days | 288,000 | 61 s (4,721/s) | 10 s (28,800/s) | '
+                 '26 s (11,077/s) | 111 s (2,595/s) | 40 s | 5.0 GiB | 2.0 MiB | '
+                 '3.0 / 4.0 / 15.0 |')
+
+
+def test_directory_bytes_counts_every_file_below(tmp_path):
+  (tmp_path / 'a' / 'b').mkdir(parents=True)
+  (tmp_path / 'a' / 'one').write_bytes(b'x' * 3)
+  (tmp_path / 'a' / 'b' / 'two').write_bytes(b'y' * 4)
+  assert scale.directory_bytes(str(tmp_path / 'a')) == 7
+  assert scale.directory_bytes(str(tmp_path / 'missing')) == 0

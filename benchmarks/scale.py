@@ -1,0 +1,81 @@
+"""Cost as the data grows: the default generator at several multiples of its rows.
+
+Each scale is a fresh pipeline run (`benchmarks.pipeline_run`, its own process) on the
+default data set with more series and more days and a short training (`--train-steps`),
+and reports per component its wall time and rows per second (rows of the CSV over the
+component's time), the peak resident memory of the run's process, and the bytes of each
+component's artifacts against the CSV's.
+
+  .venv/bin/python -m benchmarks.scale                  # 1x, 10x, 30x: results/scale.json
+  .venv/bin/python -m benchmarks.scale --scales 1 10    # a subset
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional
+
+from benchmarks import pipeline_run, readme_tables, speed
+from benchmarks.host import cpu_model
+
+RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'scale.json')
+# Multiples of the default rows (12 series x 100 days of hours): (series, days).
+SCALES = {1: (12, 100), 10: (60, 200), 30: (120, 300)}
+# The components whose cost grows with the rows, and whose artifacts are measured.
+DATA_COMPONENTS = ('TimeSeriesExampleGen', 'StatisticsGen', 'Transform', 'Windowing')
+TRAIN_STEPS = 20
+
+
+def directory_bytes(path: str) -> int:
+  """Bytes of every file under `path` (0 if it does not exist)."""
+  return sum(os.path.getsize(os.path.join(root, name))
+             for root, _, names in os.walk(path) for name in names)
+
+
+def run_scale(scale: int, train_steps: int, work_dir: str) -> Dict[str, Any]:
+  """One pipeline run at `scale` times the default rows; JSON-ready figures."""
+  series, days = SCALES[scale]
+  config, rows = speed.default_data_run(series, days, train_steps,
+                                        os.path.join(work_dir, f'{scale}x'))
+  result = pipeline_run.run(config)
+  csv_bytes = os.path.getsize(os.path.join(config.data_root, config.input_pattern))
+  components = {name: {'seconds': round(result.components.get(name, 0.0), 1),
+                       'artifact_bytes': directory_bytes(
+                           os.path.join(config.pipeline_root, name))}
+                for name in DATA_COMPONENTS + ('Trainer',)}
+  for figures in components.values():
+    figures['rows_per_second'] = round(rows / figures['seconds']) if figures['seconds'] else None
+  print(f'  {scale}x ({rows:,} rows): {result.seconds:.0f} s, peak RSS '
+        f'{result.peak_rss_mib:.0f} MiB; ' + ', '.join(
+            f'{name} {figures["seconds"]:.0f} s' for name, figures in components.items()),
+        flush=True)
+  return {'scale': scale, 'series': series, 'days': days, 'rows': rows,
+          'csv_bytes': csv_bytes, 'train_steps': train_steps, 'components': components,
+          'window_counts': result.window_counts, 'seconds': round(result.seconds, 1),
+          'peak_rss_mib': result.peak_rss_mib}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--scales', type=int, nargs='+', choices=sorted(SCALES),
+                      default=sorted(SCALES))
+  parser.add_argument('--train-steps', type=int, default=TRAIN_STEPS)
+  parser.add_argument('--work-dir', default=os.path.join(readme_tables.PROJECT_ROOT, 'runs',
+                                                         'benchmarks', 'scale'))
+  parser.add_argument('--output', default=RESULTS)
+  args = parser.parse_args(argv)
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # for the child processes
+  runs = [run_scale(scale, args.train_steps, args.work_dir) for scale in args.scales]
+  result = {'measured': datetime.date.today().isoformat(),
+            'host': {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()}, 'runs': runs}
+  with open(args.output, 'w') as f:
+    json.dump(result, f, indent=2)
+  print(f'[scale] wrote {args.output}')
+  readme_tables.after_writing(args.output)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
