@@ -334,7 +334,9 @@ def dev_loop_table(results: Results) -> List[str]:
     if 'eval_mae' in step:
       reported.append(f'eval MAE {step["eval_mae"]} against the best naive '
                       f'({step["best_naive"]}) {step["best_naive_mae"]}')
-    rows.append([f'`{name}`', _minutes(step['seconds']), '; '.join(reported)])
+    command = f'`{step["command"]}`'
+    rows.append([command if step['command'] == name else f'{name}: {command}',
+                 _minutes(step['seconds']), '; '.join(reported)])
   host = result['host']
   return _table(['command, in a fresh clone', 'wall time', 'what it reported'], rows) + [
       '', f'Measured {result["measured"]} at commit {result["commit"]} on {host["cpu_model"]} '

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from benchmarks import readme_tables, report, scale, step_profile
+from benchmarks import dev_loop, readme_tables, report, scale, step_profile
 
 
 _ONE_TFT = {'steps_run': 100, 'epochs_run': 2, 'best_epoch': 1}
@@ -199,3 +199,27 @@ def test_directory_bytes_counts_every_file_below(tmp_path):
   (tmp_path / 'a' / 'b' / 'two').write_bytes(b'y' * 4)
   assert scale.directory_bytes(str(tmp_path / 'a')) == 7
   assert scale.directory_bytes(str(tmp_path / 'missing')) == 0
+
+
+def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatch):
+  output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n  MAE beside the naive '
+            'forecasts: model 2.243 | repeat_last 25.89 | seasonal_168 2.843 (best naive)')
+  monkeypatch.setattr(dev_loop, 'STEPS', {'make run': ['bash', '-c', f'printf "{output}"'],
+                                          'broken': ['bash', '-c', 'echo oops; exit 3']})
+  step = dev_loop.run_step('make run', str(tmp_path), str(tmp_path))
+  assert step['tests'] == '481 passed, 2 skipped' and step['pytest_seconds'] == 53.81
+  assert (step['eval_mae'], step['best_naive'], step['best_naive_mae']) == (
+      2.243, 'seasonal_168', 2.843)
+  with pytest.raises(SystemExit, match='broken failed \\(exit 3\\)'):
+    dev_loop.run_step('broken', str(tmp_path), str(tmp_path))
+
+  table = report.dev_loop_table({'dev_loop': {
+      'measured': '2026-11-26', 'commit': 'abc', 'host': {'cpu_model': 'cpu', 'cpu_count': 2},
+      'steps': {'make run': step, 'make test': {'command': 'bash .ci/run', 'seconds': 804.0,
+                                                'tests': '582 passed',
+                                                'pytest_seconds': 793.0}}}})
+  assert table[2].endswith(' | 481 passed, 2 skipped (pytest 54 s); eval MAE 2.243 against the '
+                           'best naive (seasonal_168) 2.843 |')
+  assert table[3] == ('| make test: `bash .ci/run` | 13 min 24 s | 582 passed (pytest 13 min '
+                      '13 s) |')
+  assert table[-1].endswith('by `python -m benchmarks.dev_loop --full`.')
