@@ -395,11 +395,10 @@ def scale_table(results: Results) -> List[str]:
                  f'{run["rows"]:,}'] + cells + [
                      f'{components["Trainer"]["seconds"]:.0f} s', _gib(run['peak_rss_mib']),
                      f'{run["csv_bytes"] / 2**20:.1f} MiB',
-                     f'{artifacts["TimeSeriesExampleGen"]:.1f} / {artifacts["Transform"]:.1f} / '
-                     f'{artifacts["Windowing"]:.1f}'])
+                     f'{artifacts["TimeSeriesExampleGen"]:.1f} / {artifacts["Windowing"]:.1f}'])
   return _table(['data', 'rows', 'ExampleGen', 'StatisticsGen', 'Transform', 'Windowing',
                  f'Trainer ({results["scale"]["runs"][0]["train_steps"]} steps)',
-                 'peak RSS', 'CSV', 'examples / transformed / windows, x CSV'], rows)
+                 'peak RSS', 'CSV', 'examples / windows, x CSV'], rows)
 
 
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).

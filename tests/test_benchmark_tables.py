@@ -190,7 +190,7 @@ def test_scale_table_gives_rows_per_second_and_bytes_against_the_csv():
   [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
   assert row == ('| 10x: 60 x 200 days | 288,000 | 61 s (4,721/s) | 10 s (28,800/s) | '
                  '26 s (11,077/s) | 111 s (2,595/s) | 40 s | 5.0 GiB | 2.0 MiB | '
-                 '3.0 / 4.0 / 15.0 |')
+                 '3.0 / 15.0 |')
 
 
 def test_directory_bytes_counts_every_file_below(tmp_path):
