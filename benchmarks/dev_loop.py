@@ -12,7 +12,6 @@ the downloads to the set-up.
 
 import argparse
 import datetime
-import json
 import os
 import re
 import shutil
@@ -21,8 +20,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional
 
-from benchmarks import readme_tables
-from benchmarks.host import cpu_model
+from benchmarks import host, readme_tables
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'dev_loop.json')
@@ -71,9 +69,8 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parser.parse_args(argv)
   if os.path.exists(args.clone):
     raise SystemExit(f'{args.clone} exists: remove it or pass another --clone')
-  commit = subprocess.run(['git', '-C', PROJECT_ROOT, 'rev-parse', '--short', 'HEAD'],
-                          capture_output=True, text=True, check=True).stdout.strip()
   subprocess.run(['git', 'clone', '--quiet', PROJECT_ROOT, args.clone], check=True)
+  commit = host.commit(args.clone)
   log_dir = os.path.join(PROJECT_ROOT, 'runs', 'dev_loop')
   os.makedirs(log_dir, exist_ok=True)
   names = [name for name in STEPS if args.full or name != 'make test']
@@ -81,12 +78,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     steps = {name: run_step(name, args.clone, log_dir) for name in names}
   finally:
     shutil.rmtree(args.clone, ignore_errors=True)
-  result = {'measured': datetime.date.today().isoformat(), 'commit': commit,
-            'host': {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()}, 'steps': steps}
-  with open(args.output, 'w') as f:
-    json.dump(result, f, indent=2)
-  print(f'[dev-loop] wrote {args.output}')
-  readme_tables.after_writing(args.output)
+  readme_tables.write_results(args.output, {
+      'measured': datetime.date.today().isoformat(), 'commit': commit,
+      'host': host.description(), 'steps': steps})
   return 0
 
 

@@ -1,7 +1,11 @@
-"""The host a benchmark ran on."""
+"""The host and the code a benchmark ran on."""
 
 import os
 import platform
+import subprocess
+from typing import Dict, Union
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cpu_model() -> str:
@@ -12,3 +16,15 @@ def cpu_model() -> str:
         if line.startswith('model name'):
           return line.split(':', 1)[1].strip()
   return platform.processor() or 'unknown'
+
+
+def description() -> Dict[str, Union[str, int]]:
+  """{'cpu_model': ..., 'cpu_count': ...}, as the results files record the host."""
+  return {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()}
+
+
+def commit(checkout: str = PROJECT_ROOT) -> str:
+  """The commit of the checkout at `checkout` (`git describe --always --dirty`)."""
+  described = subprocess.run(['git', '-C', checkout, 'describe', '--always', '--dirty'],
+                             capture_output=True, text=True, check=False).stdout.strip()
+  return described or 'unknown'

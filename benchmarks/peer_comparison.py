@@ -23,8 +23,7 @@ import os
 import subprocess
 import sys
 
-from benchmarks import readme_tables, tft_throughput
-from benchmarks.host import cpu_model
+from benchmarks import host, readme_tables, tft_throughput
 from trainer_module import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +96,7 @@ def main():
       len(rounds) // 2]
   report = {
       'measured': datetime.date.today().isoformat(),
-      'host': {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()},
+      'host': host.description(),
       'size': {'encoder_steps': 168, 'horizon': 24, 'hidden_size': config.hidden_size,
                'heads': config.num_heads, 'batch_size': config.batch_size},
       'project': {**median['project'], 'python': sys.version.split()[0]},
@@ -107,10 +106,7 @@ def main():
   }
   print(f'[peer] median of {len(rounds)} rounds: project / peer = '
         f'{report["ratio_project_over_peer"]}', flush=True)
-  with open(args.output, 'w') as f:
-    json.dump(report, f, indent=2)
-  print(f'[peer] wrote {args.output}')
-  readme_tables.after_writing(args.output)
+  readme_tables.write_results(args.output, report)
 
 
 if __name__ == '__main__':

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import sys
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from benchmarks import report
 
@@ -83,8 +83,11 @@ def update(paths=READMES, results_dir: str = RESULTS_DIR, check: bool = False) -
   return stale
 
 
-def after_writing(results_file: str) -> None:
-  """Rewrites the README tables if `results_file` went to `benchmarks/results`."""
+def write_results(results_file: str, result: Dict[str, Any]) -> None:
+  """Writes a benchmark's JSON, then the README tables if it went to `benchmarks/results`."""
+  with open(results_file, 'w') as f:
+    json.dump(result, f, indent=2)
+  print(f'[benchmarks] wrote {results_file}', flush=True)
   if os.path.dirname(os.path.abspath(results_file)) == RESULTS_DIR:
     for path in update():
       print(f'[benchmarks] tables rewritten in {os.path.relpath(path, PROJECT_ROOT)}')

@@ -13,17 +13,14 @@ Pipeline runs and their logs go under `--work-dir`, one fresh directory per run.
 
 import argparse
 import datetime
-import json
 import os
-import subprocess
 import sys
 import time
 from typing import Any, Dict, List, Optional
 
 import tensorflow as tf
 
-from benchmarks import etth1, readme_tables, report, speed, stallion
-from benchmarks.host import cpu_model
+from benchmarks import etth1, host, readme_tables, report, speed, stallion
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ('etth1', 'stallion', 'speed')
@@ -64,13 +61,11 @@ def run_benchmark(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
 def machine_facts() -> Dict[str, Any]:
   """The machine and code a run measured."""
-  commit = subprocess.run(['git', '-C', PROJECT_ROOT, 'describe', '--always', '--dirty'],
-                          capture_output=True, text=True, check=False).stdout.strip()
   return {
       'started': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
-      'cpu_count': os.cpu_count(), 'cpu_model': cpu_model(),
+      **host.description(),
       'memory_gib': round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30),
-      'load_average': os.getloadavg()[0], 'commit': commit or 'unknown',
+      'load_average': os.getloadavg()[0], 'commit': host.commit(),
       'tensorflow': tf.__version__}
 
 
@@ -96,9 +91,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     result.update(quick=args.quick, machine=machine,
                   wall_seconds=round(time.monotonic() - started, 1))
     results_file = os.path.join(args.results_dir, f'{name}.json')
-    with open(results_file, 'w') as f:
-      json.dump(result, f, indent=2)
-    readme_tables.after_writing(results_file)
+    readme_tables.write_results(results_file, result)
     print(f'[{name}] done in {result["wall_seconds"]:.0f} s', flush=True)
   print(f'[benchmarks] results in {write_report(args.results_dir)}', flush=True)
   return 0

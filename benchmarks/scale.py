@@ -12,13 +12,11 @@ component's artifacts against the CSV's.
 
 import argparse
 import datetime
-import json
 import os
 import sys
 from typing import Any, Dict, List, Optional
 
-from benchmarks import pipeline_run, readme_tables, speed
-from benchmarks.host import cpu_model
+from benchmarks import host, pipeline_run, readme_tables, speed
 
 RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'scale.json')
 # Multiples of the default rows (12 series x 100 days of hours): (series, days).
@@ -68,12 +66,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parser.parse_args(argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # for the child processes
   runs = [run_scale(scale, args.train_steps, args.work_dir) for scale in args.scales]
-  result = {'measured': datetime.date.today().isoformat(),
-            'host': {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()}, 'runs': runs}
-  with open(args.output, 'w') as f:
-    json.dump(result, f, indent=2)
-  print(f'[scale] wrote {args.output}')
-  readme_tables.after_writing(args.output)
+  readme_tables.write_results(args.output, {
+      'measured': datetime.date.today().isoformat(), 'host': host.description(),
+      'runs': runs})
   return 0
 
 

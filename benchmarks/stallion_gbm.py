@@ -19,7 +19,6 @@ code, beside the same naive forecast.
 
 import argparse
 import itertools
-import json
 import os
 import sys
 import time
@@ -179,9 +178,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         f'(last value {naive["mae"]:.1f}), q-risk P50 {model["q_risk_p50"]:.3f}, '
         f'P90 {model["q_risk_p90"]:.3f}, P10-P90 coverage {model["coverage_p10_p90"]:.2f}; '
         f'{result["seconds"]:.0f} s')
-  with open(args.results, 'w') as f:
-    json.dump(result, f, indent=2)
-  readme_tables.after_writing(args.results)
+  readme_tables.write_results(args.results, result)
   return 0
 
 

@@ -17,7 +17,6 @@ import datetime
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +25,7 @@ from typing import Dict, List, Optional, Set
 import tensorflow as tf
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-from benchmarks import readme_tables
-from benchmarks.host import cpu_model
+from benchmarks import host, readme_tables
 from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, synthetic_batch
 from trainer_module import hparams
 from trainer_module.tft.model import build_tft_model, compile_tft_model
@@ -114,23 +112,18 @@ def main(argv: Optional[List[str]] = None) -> int:
   parser.add_argument('--output', default=RESULTS)
   args = parser.parse_args(argv)
   figures = profile(args.steps, args.warmup)
-  commit = subprocess.run(['git', 'describe', '--always', '--dirty'], capture_output=True,
-                          text=True, check=False,
-                          cwd=readme_tables.PROJECT_ROOT).stdout.strip()
-  figures.update(measured=datetime.date.today().isoformat(), commit=commit,
-                 host={'cpu_model': cpu_model(), 'cpu_count': os.cpu_count()})
+  figures.update(measured=datetime.date.today().isoformat(), commit=host.commit(),
+                 host=host.description())
   results = {'profiles': {}}
   if os.path.exists(args.output):
     with open(args.output) as f:
       results = json.load(f)
   results['profiles'][args.label] = figures
-  with open(args.output, 'w') as f:
-    json.dump(results, f, indent=2)
+  readme_tables.write_results(args.output, results)
   print(f'{args.label}: {figures["wall_ms_per_step"]} ms per step (wall), '
         f'{figures["op_ms_per_step"]} ms of ops')
   for name, ms in figures['blocks_op_ms'].items():
     print(f'  {ms:8.1f} ms  {100 * ms / figures["op_ms_per_step"]:4.1f}%  {name}')
-  readme_tables.after_writing(args.output)
   return 0
 
 
