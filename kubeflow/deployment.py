@@ -37,6 +37,7 @@ Trainer builds (`trainer_module.distribution`); `kubeflow.machines` checks the m
        TPU v5e VM type with its one-VM `tpu_topology` ('ct5lp-hightpu-4t', '2x2').
   gpu  a machine type with an NVIDIA accelerator_type and count ('n1-standard-8', T4 x 1).
   cpu  a machine type without accelerator.
+`replicas` (gpu, cpu) runs that many such machines as one MultiWorkerMirroredStrategy.
 """
 
 import dataclasses
@@ -90,16 +91,23 @@ class TrainingHardware:
     accelerator_type: a Vertex AcceleratorType name ('TPU_V3', 'NVIDIA_TESLA_T4').
     accelerator_count: accelerators on the machine (TPU cores for 'cloud-tpu').
     tpu_topology: the TPU slice shape of TPU VM machine types ('2x2').
+    replicas: machines of this kind that train as one (MultiWorkerMirroredStrategy over
+      a chief and `replicas - 1` workers); 'gpu' and 'cpu' only.
   """
   hardware: Hardware
   machine_type: Text
   accelerator_type: Optional[Text] = None
   accelerator_count: Annotated[StrictInt, Field(ge=0)] = 0
   tpu_topology: Optional[Text] = None
+  replicas: Count = 1
 
   def __post_init__(self):
     machines.check_training_machine(self.hardware, self.machine_type, self.accelerator_type,
                                     self.accelerator_count, self.tpu_topology)
+    if self.replicas > 1 and self.hardware == 'tpu':
+      raise ValueError(f'training.replicas is {self.replicas}, but TPU training runs on one '
+                       "host; use a larger TPU (tpu_topology), or hardware 'gpu' or 'cpu' "
+                       'for several machines')
 
   def machine_spec(self) -> Dict[str, Any]:
     """The Vertex MachineSpec, with only the fields that are set."""

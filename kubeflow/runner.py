@@ -38,7 +38,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
           project=deployment.project, region=deployment.region,
           image=deployment.training_image,
           machine_spec=training.machine_spec(), distribution=training.hardware,
-          service_account=deployment.service_account),
+          service_account=deployment.service_account, replicas=training.replicas),
       vertex_serving=None if endpoint is None else ModelVersions(
           project=deployment.project, region=deployment.region, model_name=deployment.name,
           endpoint_name=endpoint.name, serving_image=endpoint.serving_image,

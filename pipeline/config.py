@@ -31,6 +31,9 @@ class VertexTraining:
     distribution: the strategy `trainer_module.distribution` builds on that machine
       ('tpu', 'gpu', 'cpu').
     service_account: the job runs as this account; None: Vertex's default.
+    replicas: machines that train as one: Vertex runs a chief pool of one and, beyond
+      it, a worker pool of `replicas - 1`, and sets TF_CONFIG on each, from which the
+      Trainer builds MultiWorkerMirroredStrategy.
   """
   project: str
   region: str
@@ -38,14 +41,16 @@ class VertexTraining:
   machine_spec: Mapping[str, Any]
   distribution: str
   service_account: Optional[str] = None
+  replicas: int = 1
 
   def training_args(self) -> Dict[str, Any]:
     """The CustomJob for the Vertex Trainer extension (its TRAINING_ARGS_KEY)."""
+    pools = [1] if self.replicas == 1 else [1, self.replicas - 1]
     job_spec: Dict[str, Any] = {'worker_pool_specs': [{
         'machine_spec': dict(self.machine_spec),
-        'replica_count': 1,
+        'replica_count': count,
         'container_spec': {'image_uri': self.image},
-    }]}
+    } for count in pools]}
     if self.service_account:
       job_spec['service_account'] = self.service_account
     return {'project': self.project, 'job_spec': job_spec}

@@ -14,6 +14,13 @@ Accepted values of the requested distribution (`DISTRIBUTIONS`):
                 `tf.config.set_logical_device_configuration` before TensorFlow
                 initialised; tests use it to run multi-replica code on a CPU.
 
+Several workers: when TF_CONFIG lists more than one training worker (`cluster.worker_count`,
+as Vertex AI sets it for a worker pool of several replicas), 'auto', 'gpu' and 'cpu' give
+MultiWorkerMirroredStrategy over the workers: each worker's GPUs ('auto', 'gpu'; 'gpu'
+raises `HardwareNotFoundError` without one) or its CPU ('cpu', and 'auto' without GPUs).
+'tpu' and 'cpu:mirrored' train on one machine and raise ValueError then. The strategy
+must be built before TensorFlow initialises its runtime (before any op runs).
+
 TPU address: `tpu_address` names the TPU (a name or grpc:// address, as in
 `TPU_NAME`); without one the TPU is taken to be attached to this machine, i.e.
 a TPU VM, addressed as 'local'. A TPU counts as found once the resolver was
@@ -31,6 +38,8 @@ import os
 
 import tensorflow as tf
 
+from trainer_module import cluster
+
 DISTRIBUTIONS = ('auto', 'tpu', 'gpu', 'cpu', 'cpu:mirrored')
 CONFIG_KEY = 'distribution'
 DISTRIBUTION_ENV = 'TFT_DISTRIBUTION'
@@ -44,6 +53,8 @@ TPUInitializer = Callable[
 TPUStrategyFactory = Callable[
     [tf.distribute.cluster_resolver.ClusterResolver], tf.distribute.Strategy]
 DeviceLister = Callable[[str], Sequence[tf.config.LogicalDevice]]
+MultiWorkerStrategyFactory = Callable[
+    [tf.distribute.cluster_resolver.ClusterResolver], tf.distribute.Strategy]
 
 # TPU failures differ by environment: the resolver raises ValueError or
 # RuntimeError for an unknown name, initialisation raises NotFoundError
@@ -67,6 +78,8 @@ def make_strategy(
     tpu_initializer: TPUInitializer | None = None,
     tpu_strategy_factory: TPUStrategyFactory | None = None,
     list_devices: DeviceLister | None = None,
+    environ: Mapping[str, str] | None = None,
+    multi_worker_strategy_factory: MultiWorkerStrategyFactory | None = None,
 ) -> tf.distribute.Strategy:
   """Returns the distribution strategy for `requested` (see module docstring).
 
@@ -85,19 +98,28 @@ def make_strategy(
       default `tf.distribute.TPUStrategy`.
     list_devices: Lists logical devices of a type ('GPU', 'CPU', 'TPU');
       default `tf.config.list_logical_devices`.
+    environ: Environment variables, for TF_CONFIG; default `os.environ`.
+    multi_worker_strategy_factory: Builds the strategy over several workers from their
+      cluster resolver; default `tf.distribute.MultiWorkerMirroredStrategy`.
 
   Raises:
-    ValueError: `requested` is not one of `DISTRIBUTIONS`.
+    ValueError: `requested` is not one of `DISTRIBUTIONS`, or trains on one machine
+      while there are several workers.
     HardwareNotFoundError: 'tpu' or 'gpu' was requested but none was found.
   """
   name = _checked_name(requested, source='requested distribution')
+  list_devices = list_devices or tf.config.list_logical_devices
+  environ = os.environ if environ is None else environ
+  if cluster.worker_count(environ) > 1:
+    return _multi_worker_strategy(
+        name, environ, list_devices,
+        multi_worker_strategy_factory or _multi_worker_mirrored_strategy)
   address = tpu_address or LOCAL_TPU
   cluster_resolver_factory = (
       cluster_resolver_factory
       or tf.distribute.cluster_resolver.TPUClusterResolver)
   tpu_initializer = tpu_initializer or connect_and_initialize_tpu
   tpu_strategy_factory = tpu_strategy_factory or tf.distribute.TPUStrategy
-  list_devices = list_devices or tf.config.list_logical_devices
 
   # 'auto' falls through TPU, then GPU, then CPU.
   if name in ('tpu', 'auto'):
@@ -175,7 +197,50 @@ def strategy_from_config(
   name = _checked_name(requested, source)
   logging.info('Distribution %r from %s.', name, source)
   return make_strategy(name, tpu_address=environ.get(TPU_NAME_ENV) or None,
-                       **make_strategy_overrides)
+                       environ=environ, **make_strategy_overrides)
+
+
+def _multi_worker_strategy(name: str, environ: Mapping[str, str],
+                           list_devices: DeviceLister,
+                           factory: MultiWorkerStrategyFactory) -> tf.distribute.Strategy:
+  """MultiWorkerMirroredStrategy over the TF_CONFIG cluster, on GPUs or the CPU."""
+  workers = cluster.worker_count(environ)
+  if name in ('tpu', 'cpu:mirrored'):
+    raise ValueError(
+        f'distribution {name!r} trains on one machine, but {cluster.TF_CONFIG_ENV} lists '
+        f'{workers} training workers; request auto, gpu or cpu (MultiWorkerMirroredStrategy '
+        'over the workers), or run the Trainer as a single replica.')
+  gpus = list_devices('GPU') if name in ('auto', 'gpu') else []
+  if name == 'gpu' and not gpus:
+    raise HardwareNotFoundError(
+        "distribution 'gpu' was requested but this worker has no visible GPU. Visible "
+        f'devices: {_visible_devices(list_devices)}. Check the worker pool\'s machine '
+        f'spec, or {_REQUEST_ANOTHER}')
+  config = cluster.tf_config(environ)
+  task_type, index = cluster.task(environ, as_named=True)
+  # The resolver names the accelerators: MultiWorkerMirroredStrategy would otherwise use
+  # every GPU it finds, also for 'cpu'.
+  resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+      tf.train.ClusterSpec(config['cluster']), task_type=task_type, task_id=index,
+      rpc_layer=config.get('rpc_layer') or 'grpc',
+      num_accelerators={'GPU': len(gpus)} if gpus else {})
+  logging.info('Distribution %r over %d workers (%s): MultiWorkerMirroredStrategy on '
+               "each worker's %s; this is %s %d.", name, workers, cluster.TF_CONFIG_ENV,
+               f'{len(gpus)} GPUs' if gpus else 'CPU', task_type, index)
+  try:
+    return factory(resolver)
+  except RuntimeError as error:
+    if 'program startup' not in str(error):
+      raise
+    raise RuntimeError(
+        'MultiWorkerMirroredStrategy must be built before TensorFlow runs its first op, '
+        'but the runtime was already initialised in this process; build the strategy '
+        f'first in the training entry point ({error})') from error
+
+
+def _multi_worker_mirrored_strategy(
+    resolver: tf.distribute.cluster_resolver.ClusterResolver) -> tf.distribute.Strategy:
+  return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
 
 
 def connect_and_initialize_tpu(

@@ -16,6 +16,8 @@ windows) and the export's Transform layer stay on the host. Training resumes fro
 last finished epoch of an interrupted run with the same `model_run_dir`
 (`keras.callbacks.BackupAndRestore`); `fn_args.base_model` warm-starts the weights
 (`trainer_module.warm_start`). Only the chief writes the model (`trainer_module.cluster`).
+With several workers in TF_CONFIG, they train as one under MultiWorkerMirroredStrategy
+on the same global batches as one worker would (`_datasets`).
 With `TFTConfig.ensemble_size` above 1 the members are trained one after the other, each
 as above, and the model exported serves their mean (`tft.ensemble.TFTEnsemble`).
 """
@@ -25,6 +27,7 @@ import gc
 import logging
 import math
 import os
+import zlib
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -153,18 +156,36 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
 
 
 def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: TrainingConfig,
-              train_bytes: int, eval_bytes: int, eval_windows: int):
-  """The training and validation datasets (host input pipeline, already transformed)."""
+              train_bytes: int, eval_bytes: int, eval_windows: int, workers: int):
+  """The training and validation datasets (host input pipeline, already transformed).
+
+  With several workers, every worker reads every window in the same order and keeps its
+  replicas' share of each global batch (tf.data's DATA auto-sharding): the global
+  batches are those one worker would train on, whatever the number of window files.
+  """
+  seed = training.seed
+  if workers > 1 and seed is None:
+    seed = shared_shuffle_seed(fn_args.model_run_dir)
   train = window_inputs.make_dataset(
       fn_args.train_files, spec, plan.global_batch, shuffle=True, repeat=True,
       cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
-      shuffle_buffer=training.shuffle_buffer, seed=training.seed)
+      shuffle_buffer=training.shuffle_buffer, seed=seed)
   # The validation loss (early stopping) covers every eval window, as the Evaluator does.
   evaluation = window_inputs.make_dataset(
       fn_args.eval_files, spec, plan.eval_batch, shuffle=False,
       cache=window_inputs.should_cache(eval_bytes, training.cache_max_bytes, 'Evaluation'),
       record_count=eval_windows)
-  return train, evaluation
+  if workers == 1:
+    return train, evaluation
+  options = tf.data.Options()
+  options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+  return train.with_options(options), evaluation.with_options(options)
+
+
+def shared_shuffle_seed(model_run_dir: str) -> int:
+  """A shuffle seed all workers of one run agree on without talking: from the run's
+  directory, which they share and which differs from run to run."""
+  return zlib.crc32(model_run_dir.encode())
 
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
@@ -364,7 +385,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   if training.seed is not None:
     keras.utils.set_random_seed(training.seed)
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
-                                eval_windows)
+                                eval_windows, workers=cluster.worker_count())
   with strategy.scope():
     members = [_build_and_compile(layout, config, training, plan, name,
                                   distribution.is_tpu(strategy))
@@ -376,3 +397,12 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   calibration = (_calibrate(model, config, evaluation, eval_windows)
                  if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)
+  if cluster.worker_count() > 1:
+    _wait_for_every_worker(strategy)
+
+
+def _wait_for_every_worker(strategy: tf.distribute.Strategy) -> None:
+  """Returns once every worker has exported: a worker then finds the chief's model, as
+  TFX's Trainer checks when `run_fn` returns (a collective sum, as a barrier)."""
+  strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)),
+                  axis=None)

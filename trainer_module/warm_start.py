@@ -42,6 +42,11 @@ def architecture(layout: InputLayout, config: TFTConfig) -> Dict[str, Any]:
           'ensemble_size': config.ensemble_size}
 
 
+def checkpoint_path(saved_model_dir: str) -> str:
+  """The weights checkpoint's path (prefix) in a SavedModel directory."""
+  return os.path.join(saved_model_dir, WARM_START_DIR, _WEIGHTS_PREFIX)
+
+
 def weights_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
   """The model's layers by name, an ensemble's per member: their weights only, no
   optimizer state."""
@@ -61,8 +66,7 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
   """
   directory = os.path.join(saved_model_dir, WARM_START_DIR)
   tf.io.gfile.makedirs(directory)
-  path = weights_checkpoint(model).write(os.path.join(directory, _WEIGHTS_PREFIX),
-                                          options=options)
+  path = weights_checkpoint(model).write(checkpoint_path(saved_model_dir), options=options)
   with tf.io.gfile.GFile(os.path.join(directory, _ARCHITECTURE_FILE), 'w') as f:
     json.dump(architecture(layout, config), f, indent=2, sort_keys=True)
   return path
@@ -107,8 +111,7 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     return False
   fresh = model.get_weights()
   try:
-    status = weights_checkpoint(model).read(os.path.join(directory, _WEIGHTS_PREFIX),
-                                             options=options)
+    status = weights_checkpoint(model).read(checkpoint_path(base_model), options=options)
     status.assert_consumed()
   except (AssertionError, ValueError, tf.errors.OpError) as error:
     model.set_weights(fresh)

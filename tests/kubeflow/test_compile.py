@@ -315,3 +315,28 @@ def test_a_vertex_run_can_train_on_the_newest_spans(tmp_path):
   assert (values['train_spans'], values['input_pattern']) == (3, 'span-{SPAN}/*.csv')
   with pytest.raises(DeploymentConfigError, match=r'needs \{SPAN\} in the input pattern'):
     make_deployment(train_spans=2)
+
+
+def test_several_gpu_replicas_run_as_a_chief_pool_and_a_worker_pool():
+  """The CustomJob TFX's Vertex extension builds: Vertex sets TF_CONFIG from these pools
+  (chief, worker), from which every replica's Trainer builds MultiWorkerMirroredStrategy."""
+  from google.cloud.aiplatform_v1.types import custom_job as custom_job_types
+  from tfx.extensions.google_cloud_ai_platform import training_clients
+
+  hardware = deployment_lib.TrainingHardware('gpu', 'n1-standard-8', 'NVIDIA_TESLA_T4', 1,
+                                             replicas=3)
+  config = runner.make_pipeline_config(
+      make_deployment(training=hardware, trainer_image=GPU_TRAINER_IMAGE))
+  job_args = config.vertex_training.training_args()
+  job_args.pop('project')
+  client = training_clients.VertexJobClient.__new__(training_clients.VertexJobClient)
+  job = client.create_training_job({}, {}, {'custom_config': '{}'}, TFX_TRAINER, job_args,
+                                   None, None)
+  chief, workers = custom_job_types.CustomJob(job).job_spec.worker_pool_specs
+  assert (chief.replica_count, workers.replica_count) == (1, 2)
+  for pool in (chief, workers):
+    assert pool.machine_spec.accelerator_type.name == 'NVIDIA_TESLA_T4'
+    assert pool.container_spec.image_uri == GPU_TRAINER_IMAGE
+    assert list(pool.container_spec.command[:3]) == ['python', '-m',
+                                                     'tfx.scripts.run_executor']
+  assert config.vertex_training.distribution == 'gpu'

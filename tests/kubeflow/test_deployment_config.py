@@ -107,6 +107,13 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
      'training on tpu needs trainer_image: the image built from '
      'kubeflow/Dockerfile.trainer-tpu'),
     ({**BASE, 'trainer_image': 'img'}, 'set training (the machine) too'),
+    ({**BASE, 'trainer_image': 'img',
+      'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu', 'accelerator_type': 'TPU_V3',
+                   'accelerator_count': 8, 'replicas': 2}},
+     "training.replicas is 2, but TPU training runs on one host; use a larger TPU"),
+    ({**BASE, 'trainer_image': 'img',
+      'training': {'hardware': 'cpu', 'machine_type': 'n1-standard-8', 'replicas': 0}},
+     'replicas: Input should be greater than or equal to 1'),
     ({**BASE, 'platform': 'kubeflow', 'kfp_host': 'http://h',
       'pipeline_root': 'minio://b/root', 'dataflow': {}}, 'Dataflow needs a gs:// temp_location'),
     ({**BASE, 'train_steps': 0}, 'train_steps: Input should be greater than or equal to 1, got 0'),

@@ -1,5 +1,6 @@
 """Tests of the distribution-strategy factory, with simulated accelerators."""
 
+import json
 import logging
 import types
 
@@ -251,3 +252,80 @@ def test_models_under_a_tpu_strategy_are_built_in_bfloat16_by_default():
   config = hparams.TFTConfig()
   assert config.dtype_policy(distribution.is_tpu(tpu)) == 'mixed_bfloat16'
   assert config.dtype_policy(distribution.is_tpu(mirrored)) == 'float32'
+
+
+def _cluster_environ(task_type: str = 'worker', index: int = 0,
+                     cluster=None) -> dict:
+  """TF_CONFIG as Vertex AI sets it for a worker pool of a chief and two workers."""
+  cluster = cluster or {'chief': ['c:2222'], 'worker': ['w0:2222', 'w1:2222']}
+  return {'TF_CONFIG': json.dumps({'cluster': cluster,
+                                   'task': {'type': task_type, 'index': index}})}
+
+
+class FakeMultiWorker:
+  """Stands in for MultiWorkerMirroredStrategy and keeps the resolver it was given."""
+
+  def __init__(self, error: Exception | None = None):
+    self.error = error
+    self.resolver = None
+    self.strategy = object()
+
+  def __call__(self, resolver):
+    self.resolver = resolver
+    if self.error:
+      raise self.error
+    return self.strategy
+
+
+@pytest.mark.parametrize('requested, devices, gpus', [
+    ('auto', CPU_DEVICES, 0), ('cpu', CPU_DEVICES + GPU_DEVICES, 0),
+    ('gpu', CPU_DEVICES + GPU_DEVICES, 2), ('auto', CPU_DEVICES + GPU_DEVICES, 2)])
+def test_several_workers_train_under_multi_worker_mirrored_strategy(requested, devices,
+                                                                    gpus, caplog):
+  tpu, multi_worker = FakeTPU(available=True), FakeMultiWorker()
+
+  with caplog.at_level(logging.INFO):
+    strategy = distribution.strategy_from_config(
+        {'distribution': requested}, environ=_cluster_environ('worker', 1),
+        multi_worker_strategy_factory=multi_worker, **tpu.overrides(devices))
+
+  assert strategy is multi_worker.strategy
+  assert tpu.calls == []  # 'auto' does not look for a TPU
+  resolver = multi_worker.resolver
+  assert resolver.cluster_spec().as_dict() == {'chief': ['c:2222'],
+                                               'worker': ['w0:2222', 'w1:2222']}
+  assert (resolver.task_type, resolver.task_id, resolver.rpc_layer) == ('worker', 1, 'grpc')
+  assert resolver.num_accelerators() == ({'GPU': gpus} if gpus else {})
+  assert 'over 3 workers' in caplog.text and 'this is worker 1' in caplog.text
+
+
+@pytest.mark.parametrize('requested', ['tpu', 'cpu:mirrored'])
+def test_single_machine_distributions_refuse_several_workers(requested):
+  with pytest.raises(ValueError, match=f"'{requested}' trains on one machine.*TF_CONFIG "
+                                       'lists 3 training workers.*single replica'):
+    distribution.make_strategy(requested, environ=_cluster_environ(),
+                               multi_worker_strategy_factory=FakeMultiWorker(),
+                               **FakeTPU(available=True).overrides(CPU_DEVICES))
+
+
+def test_gpu_on_several_workers_without_a_gpu_says_so():
+  with pytest.raises(distribution.HardwareNotFoundError, match='no visible GPU.*worker pool'):
+    distribution.make_strategy('gpu', environ=_cluster_environ(),
+                               multi_worker_strategy_factory=FakeMultiWorker(),
+                               **FakeTPU(available=False).overrides(CPU_DEVICES))
+
+
+def test_a_cluster_of_one_worker_trains_alone():
+  environ = _cluster_environ('chief', 0, cluster={'chief': ['c:2222'],
+                                                  'evaluator': ['e:2222']})
+  strategy = distribution.make_strategy(
+      'cpu', environ=environ, multi_worker_strategy_factory=FakeMultiWorker())
+  assert isinstance(strategy, tf.distribute.OneDeviceStrategy)
+
+
+def test_multi_worker_strategy_after_runtime_start_says_to_build_it_first():
+  started = FakeMultiWorker(RuntimeError('Collective ops must be configured at program '
+                                         'startup'))
+  with pytest.raises(RuntimeError, match='before TensorFlow runs its first op'):
+    distribution.make_strategy('cpu', environ=_cluster_environ(),
+                               multi_worker_strategy_factory=started)

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import types
 
 import numpy as np
@@ -159,7 +160,11 @@ def test_chief_comes_from_tf_config(tf_config, chief):
   environ = {} if tf_config is None else {'TF_CONFIG': json.dumps(tf_config)}
   assert cluster.is_chief(environ) is chief
   written = cluster.write_dir('/models/serving', environ)
-  assert (written == '/models/serving') is chief
+  if chief:
+    assert written == '/models/serving'
+  else:  # one directory beside it, which the worker deletes after writing
+    assert os.path.dirname(written) == '/models'
+    assert os.path.basename(written).startswith('.scratch_')
 
 
 def test_malformed_tf_config_says_what_to_fix():
@@ -239,3 +244,22 @@ def test_a_non_finite_loss_stops_training_with_an_error_that_says_what_to_check(
                      r'\d; training stopped and no model is exported. Check the input data'):
     model.fit(inputs, targets, batch_size=4, epochs=1, verbose=0,
               callbacks=[train.StopOnNonFiniteLoss()])
+
+
+@pytest.mark.parametrize('tf_config, workers', [
+    (None, 1),
+    ({'cluster': {'chief': ['a:1'], 'worker': ['b:1', 'c:1'], 'evaluator': ['d:1'],
+                  'ps': ['e:1']}, 'task': {'type': 'chief', 'index': 0}}, 3),
+    ({'cluster': {'worker': ['a:1', 'b:1']}, 'task': {'type': 'worker', 'index': 1}}, 2),
+    ({'cluster': {'chief': ['a:1']}, 'task': {'type': 'chief', 'index': 0}}, 1),
+    ({'task': {'type': 'chief', 'index': 0}}, 1),
+])
+def test_worker_count_counts_the_training_tasks(tf_config, workers):
+  environ = {} if tf_config is None else {'TF_CONFIG': json.dumps(tf_config)}
+  assert cluster.worker_count(environ) == workers
+
+
+def test_workers_of_one_run_share_a_shuffle_seed_that_differs_by_run():
+  seed = train.shared_shuffle_seed('/runs/model_run/7')
+  assert seed == train.shared_shuffle_seed('/runs/model_run/7')
+  assert seed != train.shared_shuffle_seed('/runs/model_run/8')
