@@ -11,22 +11,25 @@ Rules:
   - within a split, windows start their forecast at grid steps divisible by the split's
     stride, so the same data always gives the same windows;
   - a split's sample rate keeps that share of its windows, chosen by a hash of series key
-    and forecast start: deterministic, and the same windows across runs.
+    and forecast start: deterministic, and the same windows across runs;
+  - the splits asked for as segments (training) are written as segments of 2T - 1 steps,
+    each with a mask of the windows it holds (`schema.window_layout`): a segment starts
+    every T steps of the series where one of its T windows is kept.
 """
 
 import collections
 import dataclasses
 import datetime
 import hashlib
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Collection, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
-from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
-                                  feature_length)
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
+                                  feature_length, segment_length, step_value_names)
 
 Counts = Dict[str, int]
 
@@ -46,15 +49,11 @@ def rows_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSp
   time_name = transformed_name(spec.time_column)
   count = len(batch[time_name])
   columns = {name: np.reshape(batch[name], (count, -1))[:, 0]
-             for name in [time_name, SERIES_KEY] + _value_feature_names(spec)}
+             for name in [time_name, SERIES_KEY] + step_value_names(spec)}
   return [(columns[SERIES_KEY][i].decode(),
            Row(seconds=int(columns[time_name][i]), split=split,
-               values={name: columns[name][i].item() for name in _value_feature_names(spec)}))
+               values={name: columns[name][i].item() for name in step_value_names(spec)}))
           for i in range(count)]
-
-
-def _value_feature_names(spec: DatasetSpec) -> List[str]:
-  return [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
 
 
 def sample_unit(series_key: str, forecast_seconds: int) -> float:
@@ -64,7 +63,8 @@ def sample_unit(series_key: str, forecast_seconds: int) -> float:
 
 
 def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
-                  strides: Mapping[str, int], sample_rates: Mapping[str, float] = None
+                  strides: Mapping[str, int], sample_rates: Mapping[str, float] = None,
+                  segment_splits: Collection[str] = ()
                   ) -> Tuple[List[Tuple[str, bytes]], Counts]:
   """The serialized windows of one series, each with its split, and what was counted.
 
@@ -75,9 +75,11 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
     strides: forecast-start stride per split name, in grid steps; splits not named get
       no windows.
     sample_rates: share of windows to keep per split name (default 1.0).
+    segment_splits: splits whose windows are written as segments (training).
 
   Returns:
-    A list of (split name, serialized tf.Example) and a dict of counts.
+    A list of (split name, serialized tf.Example: a window, or a segment for
+    `segment_splits`), in time order per split, and a dict of counts.
 
   Raises:
     ValueError: if a row is off the time grid or two rows fall on the same step.
@@ -111,13 +113,14 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   # over it are counted as gaps in the right split.
   split_at = np.array([row.split for row in rows], dtype=object)[
       np.searchsorted(position, np.arange(length), side='right') - 1]
-  columns = {name: np.full(length, np.nan) for name in _value_feature_names(spec)}
+  columns = {name: np.full(length, np.nan) for name in step_value_names(spec)}
   for name, column in columns.items():
     column[position] = [row.values[name] for row in rows]
   seconds_at = np.zeros(length, dtype=np.int64)
   seconds_at[position] = [row.seconds for row in rows]
 
   windows = []
+  segment_starts = collections.defaultdict(list)  # split -> kept window starts
   for start in range(length - window + 1):
     forecast = start + spec.encoder_steps
     split = split_at[forecast]
@@ -133,9 +136,38 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
       counts['windows_sampled_out'] += 1
     else:
       counts[f'windows_{split}'] += 1
-      example = _window_example(series_key, columns, start, int(seconds_at[forecast]), spec)
-      windows.append((split, example.SerializeToString()))
+      if split in segment_splits:
+        segment_starts[split].append(start)
+      else:
+        example = _window_example(series_key, columns, start, int(seconds_at[forecast]),
+                                  spec)
+        windows.append((split, example.SerializeToString()))
+  for split, starts in segment_starts.items():
+    segments = _segment_examples(series_key, columns, starts, spec)
+    counts[f'segments_{split}'] += len(segments)
+    windows.extend((split, segment.SerializeToString()) for segment in segments)
   return windows, dict(counts)
+
+
+def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
+                      starts: Sequence[int], spec: DatasetSpec) -> List[tf.train.Example]:
+  """The segments holding the windows that start at `starts` (ascending positions)."""
+  window = spec.window_length
+  categorical = {f.name for f in model_features(spec) if f.group.is_categorical}
+  starts = np.asarray(starts)
+  segments = []
+  for first in np.unique(starts // window) * window:
+    mask = np.zeros(window, dtype=np.int64)
+    mask[starts[(starts >= first) & (starts < first + window)] - first] = 1
+    features = {SERIES_KEY: _bytes([series_key.encode()]), WINDOW_MASK: _ints(mask)}
+    for name, column in columns.items():
+      values = np.zeros(segment_length(spec))
+      stretch = column[first:first + segment_length(spec)]
+      values[:len(stretch)] = np.nan_to_num(stretch)  # gaps lie in masked windows only
+      features[name] = (_ints(values.astype(np.int64)) if name in categorical
+                        else _floats(values))
+    segments.append(tf.train.Example(features=tf.train.Features(feature=features)))
+  return segments
 
 
 def _check_static_columns(series_key: str, rows: Sequence[Row], spec: DatasetSpec) -> None:

@@ -5,11 +5,12 @@ not materialize: it cannot write one output per input span, tensorflow/tfx#2889)
 groups them by series key, `window_builder` cuts each series into windows, and
 `window_files` writes them per split as gzipped TFRecords of tf.Examples laid out as in
 `schema.window_layout`, in an order that depends on the data alone, so a seeded Trainer
-sees the same batches in a rerun: the training split with every series spread over all
-shards in a fixed mixed order (a shuffle buffer smaller than the split still mixes
-series), the other splits in series key and time order.
-`window_report.json` in the output artifact counts series, rows, windows per split and
-windows skipped, by reason.
+sees the same batches in a rerun: the training split as segments (each row stored about
+twice instead of once per window over it; the Trainer cuts the windows out) with every
+series spread over all shards in a fixed mixed order (a shuffle buffer smaller than the
+split still mixes series), the other splits as windows in series key and time order.
+`window_report.json` in the output artifact counts series, rows, windows per split,
+training segments and windows skipped, by reason.
 
 With several spans (ExampleGen's `train_spans`), older spans' rows arrive in the training
 split and are windowed with the newest span's, so windows may reach back across span
@@ -85,9 +86,10 @@ def cut_series(item: Tuple[str, Iterable[window_builder.Row]], spec: DatasetSpec
                strides: Dict[str, int], sample_rates: Dict[str, float]
                ) -> Tuple[List[Tuple[str, window_files.SeriesWindows]], Dict[str, int]]:
   """One series' windows as (split, (series key, windows in time order)) per split,
-  and the counts of `window_builder.build_windows`."""
+  and the counts of `window_builder.build_windows`; training windows come as segments."""
   key, rows = item
-  windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates)
+  windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates,
+                                                 segment_splits=(TRAINING_SPLIT,))
   by_split = collections.defaultdict(list)
   for split, serialized in windows:
     by_split[split].append(serialized)

@@ -1,21 +1,31 @@
-"""The layout of one window example, as written by windowing and parsed by the trainer.
+"""The layout of window and segment examples, as written by windowing and parsed by the
+trainer.
 
 A window covers T = E + H consecutive steps of one series. Static features hold one
 value, known features T values, observed features E values; the target is split into its
 history (E values, model input) and its future (H values, the label). All values except
-the target are Transform outputs; the target is in original units.
+the target are Transform outputs; the target is in original units. Evaluation splits are
+stored as windows.
+
+Training windows are stored as segments, so that each row is stored about twice rather
+than T times: a segment holds 2T - 1 consecutive steps of one series, every feature and
+the target at every step, and `WINDOW_MASK` [T] marks which of the T windows starting at
+its first T steps are training windows (0: a gap, another split, the stride, sampled out,
+or past the series' end, where values are 0). The trainer cuts the windows out
+(`trainer_module.window_inputs.make_training_dataset`).
 """
 
-from typing import Dict
+from typing import Dict, List
 
 import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec
-from schema.features import SERIES_KEY, Group, model_features
+from schema.features import SERIES_KEY, Group, model_features, transformed_name
 
 TARGET_HISTORY = 'target_history'
 TARGET_FUTURE = 'target_future'
 FORECAST_START = 'forecast_start'  # epoch seconds of the first forecast step
+WINDOW_MASK = 'window_mask'  # segments: 1 for each of its T windows that is a training window
 
 
 def feature_length(group: Group, spec: DatasetSpec) -> int:
@@ -39,4 +49,26 @@ def window_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
     dtype = tf.int64 if feature.group.is_categorical else tf.float32
     parsing[feature.name] = tf.io.FixedLenFeature([feature_length(feature.group, spec)],
                                                   dtype)
+  return parsing
+
+
+def segment_length(spec: DatasetSpec) -> int:
+  """Steps in a segment: its T windows' starts and the last one's T steps."""
+  return 2 * spec.window_length - 1
+
+
+def step_value_names(spec: DatasetSpec) -> List[str]:
+  """The values of a series at each step, as windowing reads them from Transform and a
+  segment stores them: the target, then each model feature."""
+  return [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
+
+
+def segment_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
+  """The parsing spec of a serialized training segment."""
+  categorical = {f.name for f in model_features(spec) if f.group.is_categorical}
+  parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
+             WINDOW_MASK: tf.io.FixedLenFeature([spec.window_length], tf.int64)}
+  for name in step_value_names(spec):
+    parsing[name] = tf.io.FixedLenFeature(
+        [segment_length(spec)], tf.int64 if name in categorical else tf.float32)
   return parsing

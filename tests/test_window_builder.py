@@ -9,8 +9,8 @@ from components.window_builder import Row, build_windows
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, transformed_name
 from schema.frequency import Frequency
-from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
-                                  window_feature_spec)
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
+                                  segment_feature_spec, window_feature_spec)
 
 SPEC = DatasetSpec(
     name='hand', frequency=Frequency.HOURLY, encoder_steps=3, horizon=2,
@@ -142,3 +142,20 @@ def test_a_static_value_that_changes_within_a_series_names_the_series_and_column
   with pytest.raises(ValueError, match=r"series 'a': static column 'size' changes value at "
                      r'2024-01-01 02:00'):
     build_windows('a', rows, SPEC, {'train': 1})
+
+
+def test_training_segments_store_each_row_about_twice_with_a_mask_of_their_windows():
+  window = SPEC.window_length  # 5
+  segments, counts = build_windows('a', _rows(range(100)), SPEC, {'train': 1},
+                                   segment_splits=('train',))
+  assert counts['windows_train'] == 96  # starts 0 .. 95
+  assert counts['segments_train'] == len(segments) == 20  # one per 5 starts
+  parsed = [tf.io.parse_single_example(serialized, segment_feature_spec(SPEC))
+            for _, serialized in segments]
+  assert sum(len(p[transformed_name('y')]) for p in parsed) <= 2 * 100
+  first, last = parsed[0], parsed[-1]
+  assert first[WINDOW_MASK].numpy().tolist() == [1] * window
+  assert first[transformed_name('y')].numpy().tolist() == [100.0 + h for h in range(9)]
+  # The last segment starts at 95: one window, then steps past the series' end hold 0.
+  assert last[WINDOW_MASK].numpy().tolist() == [1, 0, 0, 0, 0]
+  assert last[transformed_name('y')].numpy().tolist() == [195, 196, 197, 198, 199, 0, 0, 0, 0]

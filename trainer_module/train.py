@@ -166,8 +166,8 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: Trainin
   seed = training.seed
   if workers > 1 and seed is None:
     seed = shared_shuffle_seed(fn_args.model_run_dir)
-  train = window_inputs.make_dataset(
-      fn_args.train_files, spec, plan.global_batch, shuffle=True, repeat=True,
+  train = window_inputs.make_training_dataset(
+      fn_args.train_files, spec, plan.global_batch,
       cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
       shuffle_buffer=training.shuffle_buffer, seed=seed)
   # The validation loss (early stopping) covers every eval window, as the Evaluator does.
@@ -369,7 +369,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   transform_output = tft.TFTransformOutput(transform_graph)
   layout = window_inputs.input_layout(spec, transform_output)
 
-  train_windows, train_bytes = window_inputs.record_stats(fn_args.train_files)
+  train_windows, train_bytes = window_inputs.training_window_stats(fn_args.train_files)
   eval_windows, eval_bytes = window_inputs.record_stats(fn_args.eval_files)
   if eval_windows == 0:
     raise ValueError('no evaluation windows; move the eval split boundary earlier')

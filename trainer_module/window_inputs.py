@@ -4,11 +4,12 @@ The groups and their shapes are those of `trainer_module.tft.inputs.InputLayout`
 static_categorical [B, Sc], static_real [B, Sr], known_categorical [B, T, Kc],
 known_real [B, T, Kr], observed_real [B, E, Or], target_history [B, E].
 
-Two sources give the same window features (the layout of `schema.window_layout`):
-serialized window examples, as the windowing component writes them (training, the
-Evaluator), and transformed rows of whole windows [B, T], as the raw-example serving
-signature computes them (`window_features_from_steps`). `model_inputs` turns either into
-the model's input groups, so training and serving cannot drift apart.
+Three sources give the same window features (the layout of `schema.window_layout`):
+serialized window examples, as the windowing component writes the evaluation splits
+(`make_dataset`, the Evaluator); transformed values at every step of whole windows
+[B, T], as the raw-example serving signature computes them (`window_features_from_steps`);
+and training segments, cut into such windows (`make_training_dataset`). `model_inputs`
+turns them into the model's input groups, so training and serving cannot drift apart.
 """
 
 import logging
@@ -20,7 +21,8 @@ import tensorflow_transform as tft
 
 from schema.dataset_spec import DatasetSpec
 from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
-from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY, feature_length, window_feature_spec
+from schema.window_layout import (TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK, feature_length,
+                                  segment_feature_spec, step_value_names, window_feature_spec)
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 
@@ -163,6 +165,77 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
                         num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=not shuffle or seed is not None)
   return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: int,
+                          cache: bool = False,
+                          shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+                          seed: Optional[int] = None) -> tf.data.Dataset:
+  """Shuffled, endlessly repeated batches of training windows cut from segments, shaped
+  as `make_dataset`'s.
+
+  Segments (`schema.window_layout`) are shuffled, parsed a few at a time, cut into their
+  T windows each, of which those their mask keeps go through a shuffle buffer of
+  `shuffle_buffer` windows into whole batches.
+
+  Args:
+    file_patterns: gzipped TFRecord files of serialized segments.
+    spec: the dataset spec.
+    batch_size: windows per batch (the global batch under a distribution strategy).
+    cache: keep the serialized segments in memory after the first pass.
+    shuffle_buffer: windows in the shuffle buffer.
+    seed: shuffle seed; with a seed, batches also come out in a fixed order.
+  """
+  dataset = read_records(file_patterns)
+  if cache:
+    dataset = dataset.cache()
+  # Each pass over the windows is a whole permutation of them, as `make_dataset`'s.
+  dataset = (dataset.shuffle(_SEGMENT_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
+             .batch(_SEGMENTS_PER_PARSE)
+             .map(lambda serialized: _segment_windows(serialized, spec),
+                  num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
+             .unbatch()
+             .shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+             .repeat()
+             .batch(batch_size, drop_remainder=True)
+             .map(lambda steps: _with_label_dict(*_window_inputs_and_label(steps, spec)),
+                  num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None))
+  return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+_SEGMENT_SHUFFLE_BUFFER = 256  # segments; a segment holds up to T windows
+_SEGMENTS_PER_PARSE = 16
+
+
+def _segment_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Dict[str, tf.Tensor]:
+  """The kept windows of a batch of serialized segments [S]: each step value [W, T]."""
+  parsed = tf.io.parse_example(serialized, segment_feature_spec(spec))
+  window = spec.window_length
+  # Window k of a segment covers its steps k .. k + T - 1.
+  positions = tf.range(window)[:, tf.newaxis] + tf.range(window)[tf.newaxis, :]
+  kept = tf.cast(parsed[WINDOW_MASK], tf.bool)
+  return {name: tf.boolean_mask(tf.gather(parsed[name], positions, axis=1), kept)
+          for name in step_value_names(spec)}
+
+
+def _window_inputs_and_label(steps: Dict[str, tf.Tensor], spec: DatasetSpec):
+  """Model inputs and the label [B, H] from step values [B, T]."""
+  label = tf.cast(steps[transformed_name(spec.target_column)][:, spec.encoder_steps:],
+                  tf.float32)
+  return model_inputs(window_features_from_steps(steps, spec), spec), label
+
+
+def training_window_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
+  """(training windows, serialized bytes) of gzipped TFRecords of segments."""
+  count, size = read_records(file_patterns).map(
+      lambda record: (
+          tf.reduce_sum(tf.io.parse_single_example(record, {
+              WINDOW_MASK: tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)
+          })[WINDOW_MASK]),
+          tf.cast(tf.strings.length(record), tf.int64))
+  ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
+           lambda total, record: (total[0] + record[0], total[1] + record[1]))
+  return int(count), int(size)
 
 
 def read_records(file_patterns: Sequence[str]) -> tf.data.Dataset:

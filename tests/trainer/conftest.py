@@ -2,8 +2,8 @@
 
 Rows come from the project's data generator (2 stations, 5 days), are parsed as the
 ExampleGen parses them, split by time, transformed by the real `preprocessing_fn` under
-tft_beam (analyzers on train only) and cut into windows by `window_builder` with the
-synthetic spec shrunk to E=12, H=4. Built once per session.
+tft_beam (analyzers on train only) and cut into windows (training: segments) by
+`window_builder` with the synthetic spec shrunk to E=12, H=4. Built once per session.
 """
 
 import collections
@@ -96,9 +96,12 @@ def tiny(tmp_path_factory):
     batch = {feature: np.array([row[feature] for row in rows]) for feature in rows[0]}
     for key, parsed in window_builder.rows_from_transformed_batch(batch, SPEC, name):
       series_rows[key].append(parsed)
-  windows = collections.defaultdict(list)
+  windows = collections.defaultdict(list)  # training: segments
+  train_window_count = 0
   for key, rows in sorted(series_rows.items()):
-    built, _ = window_builder.build_windows(key, rows, SPEC, STRIDES)
+    built, counts = window_builder.build_windows(key, rows, SPEC, STRIDES,
+                                                 segment_splits=('train',))
+    train_window_count += counts['windows_train']
     for name, serialized in built:
       windows[name].append(serialized)
   files = {}
@@ -114,7 +117,7 @@ def tiny(tmp_path_factory):
   return types.SimpleNamespace(
       spec=SPEC, transform_dir=transform_dir, train_files=files['train'],
       eval_files=files['eval'], eval_windows=windows['eval'],
-      train_window_count=len(windows['train']), raw_by_series=dict(raw_by_series))
+      train_window_count=train_window_count, raw_by_series=dict(raw_by_series))
 
 
 def make_fn_args(tiny, run_dir, train_steps=6, overrides=None, training=None,

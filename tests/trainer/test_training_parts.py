@@ -14,7 +14,7 @@ from components import window_builder
 from schema import datasets
 from schema.dataset_spec import Role
 from schema.features import model_features, transformed_name
-from schema.window_layout import window_feature_spec
+from schema.window_layout import step_value_names, window_feature_spec
 from trainer_module import cluster, hparams, train, window_inputs
 from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.training_config import TrainingConfig
@@ -77,18 +77,17 @@ def test_interval_calibration_counts_each_eval_window_once(tiny):
 
 
 def test_cached_shuffled_training_data_repeats_every_window(tiny):
-  count, size = window_inputs.record_stats(tiny.train_files)
+  count, size = window_inputs.training_window_stats(tiny.train_files)
   assert count == tiny.train_window_count and size > 0
-  dataset = window_inputs.make_dataset(tiny.train_files, tiny.spec, count, shuffle=True,
-                                       repeat=True, cache=True)
+  dataset = window_inputs.make_training_dataset(tiny.train_files, tiny.spec, count,
+                                                cache=True)
   first, second = (np.sort(labels[window_inputs.QUANTILES_OUTPUT].numpy(), axis=0)
                    for _, labels in dataset.take(2))
   np.testing.assert_array_equal(first, second)
 
 
 def _shuffled_labels(tiny, seed):
-  dataset = window_inputs.make_dataset(tiny.train_files, tiny.spec, 4, shuffle=True,
-                                       repeat=True, seed=seed)
+  dataset = window_inputs.make_training_dataset(tiny.train_files, tiny.spec, 4, seed=seed)
   return np.concatenate([labels[window_inputs.QUANTILES_OUTPUT].numpy()
                          for _, labels in dataset.take(3)])
 
@@ -128,6 +127,50 @@ def test_windows_from_transformed_steps_match_the_window_builder():
   assert sorted(from_steps) == sorted(from_builder)
   for key, tensor in from_builder.items():
     np.testing.assert_array_equal(from_steps[key].numpy(), tensor.numpy(), err_msg=key)
+
+
+def test_training_segments_hold_exactly_the_windows_the_builder_cuts(tmp_path):
+  """Cut from segments, the training windows are those written as windows: with a gap, a
+  split boundary, a stride and sampling, so that masks matter."""
+  spec = datasets.SYNTHETIC.with_window(3, 2)
+  names = step_value_names(spec)
+  static = {transformed_name(c.name) for c in spec.columns_with(Role.STATIC)}
+  hours = [hour for hour in range(60) if hour not in (17, 18)]
+  rows = [window_builder.Row(seconds=3600 * hour, split='train' if hour < 45 else 'eval',
+                             values={name: 100.0 * i + hour * (name not in static)
+                                     for i, name in enumerate(names)})
+          for hour in hours]
+  options = dict(strides={'train': 2, 'eval': 1}, sample_rates={'train': 0.8})
+  as_windows, counts = window_builder.build_windows('a', rows, spec, **options)
+  as_segments, segment_counts = window_builder.build_windows(
+      'a', rows, spec, segment_splits=('train',), **options)
+
+  assert counts == {name: count for name, count in segment_counts.items()
+                    if not name.startswith('segments_')}
+  assert counts['windows_skipped_gap'] and counts['windows_sampled_out']
+  assert ([tf.train.Example.FromString(w) for split, w in as_windows if split == 'eval']
+          == [tf.train.Example.FromString(w) for split, w in as_segments if split == 'eval'])
+  windows = [w for split, w in as_windows if split == 'train']
+  segments = [w for split, w in as_segments if split == 'train']
+  assert segment_counts['segments_train'] == len(segments) < len(windows)
+  path = str(tmp_path / 'segments.gz')
+  with tf.io.TFRecordWriter(path, options='GZIP') as writer:
+    for segment in segments:
+      writer.write(segment)
+  assert window_inputs.training_window_stats([path])[0] == len(windows)
+
+  inputs, labels = next(iter(window_inputs.make_training_dataset(
+      [path], spec, len(windows), seed=1)))
+  expected_inputs, expected_labels = window_inputs.parse_windows(tf.constant(windows), spec)
+
+  order = np.argsort(inputs['target_history'][:, 0])  # the window's first hour
+  expected_order = np.argsort(expected_inputs['target_history'][:, 0])
+  np.testing.assert_array_equal(labels[window_inputs.QUANTILES_OUTPUT].numpy()[order],
+                                expected_labels.numpy()[expected_order])
+  assert sorted(inputs) == sorted(expected_inputs)
+  for key, tensor in expected_inputs.items():
+    np.testing.assert_array_equal(inputs[key].numpy()[order], tensor.numpy()[expected_order],
+                                  err_msg=key)
 
 
 def test_training_config_defaults_and_checks():
