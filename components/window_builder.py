@@ -21,7 +21,7 @@ import collections
 import dataclasses
 import datetime
 import hashlib
-from typing import Collection, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Collection, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -42,18 +42,48 @@ class Row:
   values: Mapping[str, float]  # transformed feature name -> value
 
 
-def rows_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSpec,
-                                split: str) -> List[Tuple[str, Row]]:
-  """(series key, Row) for every row of a batch of Transform outputs (one array per
-  feature, one value per row)."""
+@dataclasses.dataclass(frozen=True)
+class RowChunk:
+  """Transformed rows of one series by column, as Windowing groups them: arrays of one
+  value per row."""
+  seconds: np.ndarray  # int64 epoch seconds
+  splits: np.ndarray  # split names (object)
+  values: Mapping[str, np.ndarray]  # transformed feature name -> values
+
+  @classmethod
+  def of(cls, rows: Iterable[Union[Row, 'RowChunk']]) -> 'RowChunk':
+    """The rows and chunks given, as one chunk."""
+    chunks = [item if isinstance(item, RowChunk) else cls(
+        np.array([item.seconds], np.int64), np.array([item.split], object),
+        {name: np.array([value]) for name, value in item.values.items()}) for item in rows]
+    return cls(np.concatenate([chunk.seconds for chunk in chunks]),
+               np.concatenate([chunk.splits for chunk in chunks]),
+               {name: np.concatenate([chunk.values[name] for chunk in chunks])
+                for name in chunks[0].values})
+
+  def sorted_by_time(self) -> 'RowChunk':
+    order = np.argsort(self.seconds, kind='stable')
+    return RowChunk(self.seconds[order], self.splits[order],
+                    {name: values[order] for name, values in self.values.items()})
+
+
+def series_chunks_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSpec,
+                                         split: str) -> List[Tuple[str, RowChunk]]:
+  """(series key, its rows) for every series in a batch of Transform outputs (one array
+  per feature, one value per row)."""
   time_name = transformed_name(spec.time_column)
   count = len(batch[time_name])
   columns = {name: np.reshape(batch[name], (count, -1))[:, 0]
              for name in [time_name, SERIES_KEY] + step_value_names(spec)}
-  return [(columns[SERIES_KEY][i].decode(),
-           Row(seconds=int(columns[time_name][i]), split=split,
-               values={name: columns[name][i].item() for name in step_value_names(spec)}))
-          for i in range(count)]
+  keys, series_of_row = np.unique(columns[SERIES_KEY], return_inverse=True)
+  by_series = np.argsort(series_of_row, kind='stable')
+  ends = np.cumsum(np.bincount(series_of_row, minlength=len(keys)))
+  chunks = []
+  for key, rows in zip(keys, np.split(by_series, ends[:-1])):
+    chunks.append((key.decode(), RowChunk(
+        columns[time_name][rows].astype(np.int64), np.full(len(rows), split, dtype=object),
+        {name: columns[name][rows] for name in step_value_names(spec)})))
+  return chunks
 
 
 def sample_unit(series_key: str, forecast_seconds: int) -> float:
@@ -62,7 +92,7 @@ def sample_unit(series_key: str, forecast_seconds: int) -> float:
   return int.from_bytes(digest[:8], 'big') / 2.0**64
 
 
-def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
+def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: DatasetSpec,
                   strides: Mapping[str, int], sample_rates: Mapping[str, float] = None,
                   segment_splits: Collection[str] = ()
                   ) -> Tuple[List[Tuple[str, bytes]], Counts]:
@@ -70,7 +100,7 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
 
   Args:
     series_key: the composite series key.
-    rows: the series' rows, in any order.
+    rows: the series' rows, in any order, one by one or in chunks.
     spec: the dataset spec; gives the window shape and the time grid.
     strides: forecast-start stride per split name, in grid steps; splits not named get
       no windows.
@@ -84,15 +114,15 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   Raises:
     ValueError: if a row is off the time grid or two rows fall on the same step.
   """
-  rows = sorted(rows, key=lambda row: row.seconds)
-  counts = collections.Counter(series=1, rows=len(rows))
+  rows = RowChunk.of(rows).sorted_by_time()
+  counts = collections.Counter(series=1, rows=len(rows.seconds))
   try:
-    steps = np.array([spec.frequency.step_of(row.seconds) for row in rows])
+    steps = np.array([spec.frequency.step_of(seconds) for seconds in rows.seconds])
   except ValueError as error:
     raise ValueError(f"series '{series_key}': {error}") from None
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
-    moment = datetime.datetime.fromtimestamp(rows[duplicated[0]].seconds,
+    moment = datetime.datetime.fromtimestamp(rows.seconds[duplicated[0]],
                                              tz=datetime.timezone.utc)
     raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
                      f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
@@ -102,7 +132,7 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   length = int(steps[-1]) - first + 1
   window = spec.window_length
   if length < window:
-    counts.update(series_too_short=1, rows_in_short_series=len(rows))
+    counts.update(series_too_short=1, rows_in_short_series=len(rows.seconds))
     return [], dict(counts)
 
   position = steps - first
@@ -111,13 +141,12 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
   complete_before = np.concatenate([[0], np.cumsum(present)])
   # A missing step takes the split of the step before it (splits follow time), so windows
   # over it are counted as gaps in the right split.
-  split_at = np.array([row.split for row in rows], dtype=object)[
-      np.searchsorted(position, np.arange(length), side='right') - 1]
+  split_at = rows.splits[np.searchsorted(position, np.arange(length), side='right') - 1]
   columns = {name: np.full(length, np.nan) for name in step_value_names(spec)}
   for name, column in columns.items():
-    column[position] = [row.values[name] for row in rows]
+    column[position] = rows.values[name]
   seconds_at = np.zeros(length, dtype=np.int64)
-  seconds_at[position] = [row.seconds for row in rows]
+  seconds_at[position] = rows.seconds
 
   windows = []
   segment_starts = collections.defaultdict(list)  # split -> kept window starts
@@ -131,8 +160,8 @@ def build_windows(series_key: str, rows: Iterable[Row], spec: DatasetSpec,
       counts['windows_skipped_gap'] += 1
     elif split_at[start + window - 1] != split:
       counts['windows_skipped_crossing_split'] += 1
-    elif sample_unit(series_key, int(seconds_at[forecast])) >= (sample_rates or {}).get(
-        split, 1.0):
+    elif (sample_rates or {}).get(split, 1.0) < 1.0 and sample_unit(
+        series_key, int(seconds_at[forecast])) >= sample_rates[split]:
       counts['windows_sampled_out'] += 1
     else:
       counts[f'windows_{split}'] += 1
@@ -170,14 +199,13 @@ def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
   return segments
 
 
-def _check_static_columns(series_key: str, rows: Sequence[Row], spec: DatasetSpec) -> None:
+def _check_static_columns(series_key: str, rows: RowChunk, spec: DatasetSpec) -> None:
   """Raises ValueError naming a static column whose value changes within the series."""
   for column in spec.columns_with(Role.STATIC):
-    name = transformed_name(column.name)
-    values = np.array([row.values[name] for row in rows])
+    values = rows.values[transformed_name(column.name)]
     changed = np.nonzero(values != values[0])[0]
     if changed.size:
-      moment = datetime.datetime.fromtimestamp(rows[changed[0]].seconds,
+      moment = datetime.datetime.fromtimestamp(rows.seconds[changed[0]],
                                                tz=datetime.timezone.utc)
       raise ValueError(
           f"series '{series_key}': static column '{column.name}' changes value at "

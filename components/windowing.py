@@ -53,7 +53,8 @@ class WindowingSpec(types.ComponentSpec):
 
 
 class _TransformRows(beam.DoFn):
-  """Applies Transform's graph to batches of raw serialized rows: (series key, Row)s."""
+  """Applies Transform's graph to batches of raw serialized rows: (series key, RowChunk)
+  for each series in a batch."""
 
   def __init__(self, transform_graph_uri: str, spec: DatasetSpec, split: str):
     self._uri = transform_graph_uri
@@ -68,7 +69,8 @@ class _TransformRows(beam.DoFn):
   def process(self, serialized_batch: List[bytes]):
     raw = tf.io.parse_example(tf.constant(serialized_batch), self._raw_feature_spec)
     transformed = {name: value.numpy() for name, value in self._transform(raw).items()}
-    yield from window_builder.rows_from_transformed_batch(transformed, self._spec, self._split)
+    yield from window_builder.series_chunks_from_transformed_batch(transformed, self._spec,
+                                                                   self._split)
 
 
 def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: str,
@@ -82,7 +84,7 @@ def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: st
           | f'Transform{step}' >> beam.ParDo(_TransformRows(transform_graph_uri, spec, split)))
 
 
-def cut_series(item: Tuple[str, Iterable[window_builder.Row]], spec: DatasetSpec,
+def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: DatasetSpec,
                strides: Dict[str, int], sample_rates: Dict[str, float]
                ) -> Tuple[List[Tuple[str, window_files.SeriesWindows]], Dict[str, int]]:
   """One series' windows as (split, (series key, windows in time order)) per split,

@@ -94,8 +94,8 @@ def tiny(tmp_path_factory):
   series_rows = collections.defaultdict(list)
   for name, rows in transformed.items():
     batch = {feature: np.array([row[feature] for row in rows]) for feature in rows[0]}
-    for key, parsed in window_builder.rows_from_transformed_batch(batch, SPEC, name):
-      series_rows[key].append(parsed)
+    for key, chunk in window_builder.series_chunks_from_transformed_batch(batch, SPEC, name):
+      series_rows[key].append(chunk)
   windows = collections.defaultdict(list)  # training: segments
   train_window_count = 0
   for key, rows in sorted(series_rows.items()):
