@@ -5,7 +5,10 @@ TFRecords of tf.Examples (`.tfrecord`, `.tfrecord.gz`, `.gz`; one feature per co
 the time as an ISO 8601 string or as int64 epoch seconds); both go through the same
 checks. Values are read by the rules of `schema.csv_values`: a missing value is left out
 of the example where the spec allows missing values, and is an error naming the file,
-line and column where it does not.
+line and column where it does not. CSV rows are typed and encoded `CHUNK_ROWS` at a time
+(`components.csv_chunks`); a chunk with a bad value is read row by row (`parse_row`),
+which names the first bad one. The pipeline passes chunks of (epoch seconds, serialized
+examples) until the splits are written.
 
 TFX's own ExampleGens split rows by hash, which leaks the future into training for time
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
@@ -23,11 +26,13 @@ from the metadata store is what lets a compiled Vertex AI pipeline do the same.
 
 import csv
 import datetime
+import itertools
 import json
 import os
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
+import numpy as np
 import tensorflow as tf
 from google.protobuf import any_pb2, json_format, struct_pb2
 from tfx.components.example_gen import base_example_gen_executor
@@ -38,7 +43,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-from components import span_files
+from components import csv_chunks, span_files
 from schema.csv_values import clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
@@ -52,6 +57,7 @@ _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
 _TRAIN_SPANS_KEY = 'train_spans'
 _PATTERN_KEY = 'input_pattern'  # as given: TFX's driver puts the resolved span into it
+CHUNK_ROWS = 10_000  # rows typed and encoded at once
 
 
 def _pack_custom_config(spec: DatasetSpec, split: TimeSplit, train_spans: int,
@@ -147,18 +153,57 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
 
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
+  """The rows of CSV file `path` as typed tf.Examples, one by one (`parse_row`)."""
+  for chunk in _csv_line_chunks(path, spec):
+    yield from _parsed_rows(chunk, spec)
+
+
+def read_csv_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
+  """The rows of CSV file `path` as chunks of (epoch seconds, serialized tf.Examples),
+  typed as `read_csv_examples` types them, and with its errors."""
+  for chunk in _csv_line_chunks(path, spec):
+    encoded = csv_chunks.encode_rows([fields for _, fields, _ in chunk], chunk[0][2], spec)
+    if encoded is None:  # a bad value: reading row by row names it
+      encoded = _encoded(_parsed_rows(chunk, spec), spec)
+    yield encoded
+
+
+def _csv_line_chunks(path: str, spec: DatasetSpec
+                     ) -> Iterator[List[Tuple[str, List[str], List[str]]]]:
+  """(where, fields, header) of the data rows, in lists of up to CHUNK_ROWS.
+
+  Raises:
+    ValueError: a missing column, a row with the wrong field count, or no rows.
+  """
   header = read_header(path, spec)
   shown = shown_path(path)
+  chunk = []
   rows = 0
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
     next(reader)
-    for line_number, row in data_rows(reader, header, shown):
+    for line_number, fields in data_rows(reader, header, shown):
       rows += 1
-      yield parse_row(dict(zip(header, row)), spec, f'{shown}, line {line_number}')
+      chunk.append((f'{shown}, line {line_number}', fields, header))
+      if len(chunk) == CHUNK_ROWS:
+        yield chunk
+        chunk = []
+  if chunk:
+    yield chunk
   if not rows:
     raise ValueError(f'{shown} has a header and no rows; put the data under the header, or '
                      'remove the file from the input directory')
+
+
+def _parsed_rows(chunk, spec: DatasetSpec) -> Iterator[tf.train.Example]:
+  for where, fields, header in chunk:
+    yield parse_row(dict(zip(header, fields)), spec, where)
+
+
+def _encoded(examples: Iterable[tf.train.Example], spec: DatasetSpec) -> csv_chunks.Encoded:
+  examples = list(examples)
+  return (np.array([example_time(example, spec) for example in examples], dtype=np.int64),
+          [example.SerializeToString() for example in examples])
 
 
 def read_tfrecord_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
@@ -187,12 +232,15 @@ def _as_text(example: tf.train.Example, spec: DatasetSpec, where: str) -> Dict[s
   return values
 
 
-def read_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
-  """Rows of a CSV or TFRecord file as typed tf.Examples, chosen by the file name."""
+def read_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
+  """Rows of a CSV or TFRecord file as chunks of (epoch seconds, serialized typed
+  tf.Examples), the format chosen by the file name."""
   if path.endswith('.csv'):
-    return read_csv_examples(path, spec)
+    return read_csv_chunks(path, spec)
   if path.endswith(TFRECORD_SUFFIXES):
-    return read_tfrecord_examples(path, spec)
+    examples = read_tfrecord_examples(path, spec)
+    return (_encoded(chunk, spec) for chunk in iter(
+        lambda: list(itertools.islice(examples, CHUNK_ROWS)), []))
   raise ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
                    f'named {TFRECORD_SUFFIXES}')
 
@@ -211,11 +259,27 @@ def resolve_boundary(boundary, time_range: Tuple[int, int]) -> int:
 
 def split_index(example, spec: DatasetSpec, split: TimeSplit, time_range) -> int:
   """Index into `split.split_names`, or len(split_names) for rows at or after the end."""
-  seconds = example_time(example, spec)
-  if split.end is not None and seconds >= resolve_boundary(split.end, time_range):
-    return len(split.split_names)
+  return int(split_indices(np.array([example_time(example, spec)]), split, time_range)[0])
+
+
+def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarray:
+  """`split_index` of rows at epoch `seconds`."""
   starts = [split.eval_start] + ([split.test_start] if split.test_start is not None else [])
-  return sum(seconds >= resolve_boundary(b, time_range) for b in starts)
+  indices = sum((seconds >= resolve_boundary(b, time_range)).astype(np.int64)
+                for b in starts)
+  if split.end is not None:
+    indices[seconds >= resolve_boundary(split.end, time_range)] = len(split.split_names)
+  return indices
+
+
+def _split_chunk(chunk: csv_chunks.Encoded, split: TimeSplit, time_range
+                 ) -> Iterator[beam.pvalue.TaggedOutput]:
+  """A chunk's rows as one chunk per split they fall in, tagged with the split's index."""
+  seconds, serialized = chunk
+  indices = split_indices(seconds, split, time_range)
+  for index in np.unique(indices):
+    rows = np.nonzero(indices == index)[0]
+    yield beam.pvalue.TaggedOutput(str(index), (seconds[rows], [serialized[i] for i in rows]))
 
 
 class _MinMax(beam.CombineFn):
@@ -274,37 +338,38 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
                               input_config)
     read = self.GetInputSourceToExamplePTransform()
-    examples = pipeline | 'ReadCsv' >> read(exec_properties, input_config.splits[0].pattern)
+    chunks = pipeline | 'ReadCsv' >> read(exec_properties, input_config.splits[0].pattern)
     time_range = beam.pvalue.AsSingleton(
-        examples | 'Time' >> beam.Map(example_time, spec)
+        chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
-    partitions = examples | 'SplitByTime' >> beam.Partition(
-        lambda example, count, range_: split_index(example, spec, split, range_),
-        len(split.split_names) + 1, time_range)
+    names = split.split_names + (AFTER_END,)
+    partitions = chunks | 'SplitByTime' >> beam.FlatMap(
+        _split_chunk, split, time_range).with_outputs(*map(str, range(len(names))))
     older = older_spans(exec_properties)
     self._spans_read = [span for span, _ in older] + [
         int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
-    by_split = {name: partitions[i] for i, name in enumerate(split.split_names)}
+    outputs = {name: partitions[str(i)] for i, name in enumerate(names)}
     if older:  # every row of an older span is training data
-      by_split[TRAINING_SPLIT] = (
-          [by_split[TRAINING_SPLIT]]
+      outputs[TRAINING_SPLIT] = (
+          [outputs[TRAINING_SPLIT]]
           + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, pattern)
              for span, pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
-    outputs = {**by_split, AFTER_END: partitions[len(split.split_names)]}
-    counts = [rows | f'Count[{name}]' >> beam.combiners.Count.Globally()
+    counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk[1]))
+              | f'Count[{name}]' >> beam.CombineGlobally(sum)
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
-              for name, rows in outputs.items()]
+              for name, split_chunks in outputs.items()]
     _ = (counts | 'AllCounts' >> beam.Flatten() | beam.combiners.ToList()
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
                                      self._spans_read))
-    return {name: rows | f'Serialize[{name}]' >> beam.Map(
-        lambda example: example.SerializeToString()) for name, rows in by_split.items()}
+    return {name: outputs[name] | f'Rows[{name}]Serialized' >> beam.FlatMap(
+        lambda chunk: chunk[1]) for name in split.split_names}
 
 
 @beam.ptransform_fn
 def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
                   split_pattern: str) -> beam.PCollection:
-  """Reads the files matching `split_pattern` under the input base as tf.Examples."""
+  """Reads the files matching `split_pattern` under the input base as chunks of
+  (epoch seconds, serialized typed tf.Examples)."""
   spec, _ = _unpack_custom_config(exec_properties)
   pattern = os.path.join(exec_properties[standard_component_specs.INPUT_BASE_KEY],
                          split_pattern)
@@ -313,7 +378,7 @@ def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
     if path.endswith('.csv'):
       read_header(path, spec)  # fail before the pipeline starts when a column is missing
   return (pipeline | 'Files' >> beam.Create(files)
-          | 'Rows' >> beam.FlatMap(read_examples, spec)
+          | 'Rows' >> beam.FlatMap(read_chunks, spec)
           | 'Reshuffle' >> beam.Reshuffle())
 
 

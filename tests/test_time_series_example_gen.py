@@ -1,5 +1,7 @@
 """Reading rows by the spec and assigning them to splits by time."""
 
+import dataclasses
+
 import pytest
 import tensorflow as tf
 
@@ -106,9 +108,10 @@ TF_ROW = {'station': b's1', 'load': 3.5, 'region': b'north', 'capacity': 50.0, '
 def test_tfrecord_rows_read_like_csv_rows(tmp_path, time_value):
   path = tmp_path / 'rows.tfrecord.gz'
   _tfrecord(path, [dict(TF_ROW, timestamp=time_value)], compress=True)
-  [from_tfrecord] = gen.read_examples(str(path), SYNTHETIC)
+  [(seconds, [from_tfrecord])] = gen.read_chunks(str(path), SYNTHETIC)
   from_csv = gen.parse_row(dict(ROW, price='1.25'), SYNTHETIC, 'x')
-  assert from_tfrecord == from_csv
+  assert tf.train.Example.FromString(from_tfrecord) == from_csv
+  assert seconds.tolist() == [parse_timestamp('2024-01-01 05:00:00')]
 
 
 def test_tfrecord_errors_name_file_and_record(tmp_path):
@@ -116,15 +119,15 @@ def test_tfrecord_errors_name_file_and_record(tmp_path):
   _tfrecord(path, [dict(TF_ROW, timestamp=b'2024-01-01'), dict(TF_ROW, timestamp=b'2024-01-01',
                                                                  load=[1.0, 2.0])])
   with pytest.raises(ValueError, match="rows.tfrecord, record 2: column 'load' holds 2 values"):
-    list(gen.read_examples(str(path), SYNTHETIC))
+    list(gen.read_chunks(str(path), SYNTHETIC))
   _tfrecord(path, [{k: v for k, v in TF_ROW.items() if k != 'load'} | {'timestamp': b'2024-01-01'}])
   with pytest.raises(ValueError, match=r"rows.tfrecord, record 1: column 'load' is empty"):
-    list(gen.read_examples(str(path), SYNTHETIC))
+    list(gen.read_chunks(str(path), SYNTHETIC))
 
 
 def test_unknown_file_format_is_an_error():
   with pytest.raises(ValueError, match='unknown input format'):
-    gen.read_examples('data.parquet', SYNTHETIC)
+    gen.read_chunks('data.parquet', SYNTHETIC)
 
 
 @pytest.mark.parametrize('text', ['', 'NA', 'null', 'None', 'NaN', 'nan', 'inf', '-inf',
@@ -159,3 +162,44 @@ def test_a_header_without_rows_is_an_error(tmp_path):
   path.write_text(','.join(ROW) + '\n')
   with pytest.raises(ValueError, match='empty.csv has a header and no rows'):
     list(gen.read_csv_examples(str(path), SYNTHETIC))
+
+
+def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monkeypatch):
+  """The native encoding of whole chunks against `parse_row`: missing values in several
+  patterns (left out, not empty), markers, spaces, exponents, overflow, repeated
+  timestamps, and chunk borders."""
+  monkeypatch.setattr(gen, 'CHUNK_ROWS', 4)
+  rows = [dict(ROW, timestamp=f'2024-01-01 {hour % 3:02d}:00:00', station=f' s{hour % 2} ',
+               load=f'{hour}.25e1', price=price, temperature=temperature)
+          for hour, (price, temperature) in enumerate(
+              [('1.1', ''), ('NA', '3'), (' 2 ', 'nan'), ('1e39', 'inf'), ('-0.5', '4.5'),
+               ('null', 'None'), ('7', '-2'), ('', '')])]
+  path = tmp_path / 'data.csv'
+  path.write_text(','.join(ROW) + '\n' + ''.join(','.join(row.values()) + '\n' for row in rows))
+
+  spec = dataclasses.replace(SYNTHETIC, columns=tuple(
+      dataclasses.replace(column, allow_missing=True) if column.name == 'price' else column
+      for column in SYNTHETIC.columns))
+
+  chunks = list(gen.read_chunks(str(path), spec))
+
+  assert [len(serialized) for _, serialized in chunks] == [4, 4]
+  one_by_one = list(gen.read_csv_examples(str(path), spec))
+  assert [tf.train.Example.FromString(s) for _, chunk in chunks for s in chunk] == one_by_one
+  assert [t for seconds, _ in chunks for t in seconds.tolist()] == [
+      gen.example_time(example, spec) for example in one_by_one]
+  assert 'price' not in one_by_one[1].features.feature  # left out, as row by row
+
+
+@pytest.mark.parametrize('column, value, message', [
+    ('load', 'n/a', r"data.csv, line 4: column 'load' holds 'n/a', which is not a number"),
+    ('load', '', r"data.csv, line 4: column 'load' is empty"),
+    ('station', ' ', r"data.csv, line 4: column 'station' is empty"),
+    ('timestamp', 'soon', r"data.csv, line 4, column 'timestamp': cannot parse 'soon'"),
+])
+def test_a_bad_value_in_a_chunk_names_its_line_and_column(tmp_path, column, value, message):
+  rows = [ROW, ROW, dict(ROW, **{column: value}), ROW]
+  path = tmp_path / 'data.csv'
+  path.write_text(','.join(ROW) + '\n' + ''.join(','.join(row.values()) + '\n' for row in rows))
+  with pytest.raises(ValueError, match=message):
+    list(gen.read_chunks(str(path), SYNTHETIC))
