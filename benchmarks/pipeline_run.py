@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -115,20 +115,24 @@ def new_config(run_dir: str, data_file: str, **fields) -> PipelineConfig:
       serving_model_dir=os.path.join(run_dir, 'serving_model'), **fields)
 
 
-def run(config: PipelineConfig, score_split: Optional[str] = None) -> RunResult:
-  """Runs `config` in a new process (log: `run.log` beside the pipeline root)."""
+def run(config: PipelineConfig, score_split: Optional[str] = None,
+        beam_args: Sequence[str] = BEAM_ARGS) -> RunResult:
+  """Runs `config` in a new process (log: `run.log` beside the pipeline root), with the
+  local runner's Beam arguments unless told otherwise."""
   log_path = os.path.join(os.path.dirname(config.pipeline_root), 'run.log')
-  fields, peak_rss = child.call(_run_here, config, score_split, log_path=log_path)
+  fields, peak_rss = child.call(_run_here, config, score_split, list(beam_args),
+                                log_path=log_path)
   return RunResult(peak_rss_mib=peak_rss, **fields)
 
 
-def _run_here(config: PipelineConfig, score_split: Optional[str]) -> Dict[str, Any]:
+def _run_here(config: PipelineConfig, score_split: Optional[str],
+              beam_args: List[str]) -> Dict[str, Any]:
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(os.path.dirname(config.pipeline_root), 'metadata.sqlite'))
   started = time.monotonic()
   with progress.ComponentProgress(metadata):
     tfx.orchestration.LocalDagRunner().run(create_pipeline(
-        config, metadata_connection_config=metadata, beam_pipeline_args=BEAM_ARGS))
+        config, metadata_connection_config=metadata, beam_pipeline_args=beam_args))
   seconds = time.monotonic() - started
   summary = run_summary.latest_run_summary(metadata, config.pipeline_name)
   scored = None

@@ -8,13 +8,14 @@ component's artifacts against the CSV's.
 
   .venv/bin/python -m benchmarks.scale                  # 1x, 10x, 30x: results/scale.json
   .venv/bin/python -m benchmarks.scale --scales 1 10    # a subset
+  .venv/bin/python -m benchmarks.scale --beam-workers 2 --output /tmp/scale.json
 """
 
 import argparse
 import datetime
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from benchmarks import host, pipeline_run, readme_tables, speed
 
@@ -32,12 +33,13 @@ def directory_bytes(path: str) -> int:
              for root, _, names in os.walk(path) for name in names)
 
 
-def run_scale(scale: int, train_steps: int, work_dir: str) -> Dict[str, Any]:
+def run_scale(scale: int, train_steps: int, work_dir: str,
+              beam_args: Sequence[str] = pipeline_run.BEAM_ARGS) -> Dict[str, Any]:
   """One pipeline run at `scale` times the default rows; JSON-ready figures."""
   series, days = SCALES[scale]
   config, rows = speed.default_data_run(series, days, train_steps,
                                         os.path.join(work_dir, f'{scale}x'))
-  result = pipeline_run.run(config)
+  result = pipeline_run.run(config, beam_args=beam_args)
   csv_bytes = os.path.getsize(os.path.join(config.data_root, config.input_pattern))
   components = {name: {'seconds': round(result.components.get(name, 0.0), 1),
                        'artifact_bytes': directory_bytes(
@@ -63,12 +65,21 @@ def main(argv: Optional[List[str]] = None) -> int:
   parser.add_argument('--work-dir', default=os.path.join(readme_tables.PROJECT_ROOT, 'runs',
                                                          'benchmarks', 'scale'))
   parser.add_argument('--output', default=RESULTS)
+  parser.add_argument('--beam-workers', type=int, default=1,
+                      help="above 1: Beam's multi-process DirectRunner with this many "
+                      "worker processes instead of the local runner's in-process one")
   args = parser.parse_args(argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # for the child processes
-  runs = [run_scale(scale, args.train_steps, args.work_dir) for scale in args.scales]
+  beam_args = pipeline_run.BEAM_ARGS
+  if args.beam_workers > 1:
+    beam_args = ['--direct_running_mode=multi_processing',
+                 f'--direct_num_workers={args.beam_workers}'] + [
+                     arg for arg in beam_args if not arg.startswith('--direct_')]
+  runs = [run_scale(scale, args.train_steps, args.work_dir, beam_args)
+          for scale in args.scales]
   readme_tables.write_results(args.output, {
       'measured': datetime.date.today().isoformat(), 'host': host.description(),
-      'runs': runs})
+      'beam_args': beam_args, 'runs': runs})
   return 0
 
 
