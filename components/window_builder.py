@@ -172,23 +172,28 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
                                   spec)
         windows.append((split, example.SerializeToString()))
   for split, starts in segment_starts.items():
-    segments = _segment_examples(series_key, columns, starts, spec)
+    segments = _segment_examples(series_key, columns, seconds_at, starts, spec)
     counts[f'segments_{split}'] += len(segments)
     windows.extend((split, segment.SerializeToString()) for segment in segments)
   return windows, dict(counts)
 
 
 def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
-                      starts: Sequence[int], spec: DatasetSpec) -> List[tf.train.Example]:
+                      seconds_at: np.ndarray, starts: Sequence[int],
+                      spec: DatasetSpec) -> List[tf.train.Example]:
   """The segments holding the windows that start at `starts` (ascending positions)."""
   window = spec.window_length
   categorical = {f.name for f in model_features(spec) if f.group.is_categorical}
   starts = np.asarray(starts)
   segments = []
   for first in np.unique(starts // window) * window:
+    kept = starts[(starts >= first) & (starts < first + window)]
     mask = np.zeros(window, dtype=np.int64)
-    mask[starts[(starts >= first) & (starts < first + window)] - first] = 1
-    features = {SERIES_KEY: _bytes([series_key.encode()]), WINDOW_MASK: _ints(mask)}
+    mask[kept - first] = 1
+    forecast_starts = np.zeros(window, dtype=np.int64)
+    forecast_starts[kept - first] = seconds_at[kept + spec.encoder_steps]
+    features = {SERIES_KEY: _bytes([series_key.encode()]), WINDOW_MASK: _ints(mask),
+                FORECAST_START: _ints(forecast_starts)}
     for name, column in columns.items():
       values = np.zeros(segment_length(spec))
       stretch = column[first:first + segment_length(spec)]

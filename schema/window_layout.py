@@ -11,7 +11,8 @@ Training windows are stored as segments, so that each row is stored about twice 
 than T times: a segment holds 2T - 1 consecutive steps of one series, every feature and
 the target at every step, and `WINDOW_MASK` [T] marks which of the T windows starting at
 its first T steps are training windows (0: a gap, another split, the stride, sampled out,
-or past the series' end, where values are 0). The trainer cuts the windows out
+or past the series' end, where values are 0), `FORECAST_START` [T] their forecast starts
+(0 where masked). The trainer cuts the windows out
 (`trainer_module.window_inputs.make_training_dataset`).
 """
 
@@ -67,7 +68,8 @@ def segment_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
   """The parsing spec of a serialized training segment."""
   categorical = {f.name for f in model_features(spec) if f.group.is_categorical}
   parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
-             WINDOW_MASK: tf.io.FixedLenFeature([spec.window_length], tf.int64)}
+             WINDOW_MASK: tf.io.FixedLenFeature([spec.window_length], tf.int64),
+             FORECAST_START: tf.io.FixedLenFeature([spec.window_length], tf.int64)}
   for name in step_value_names(spec):
     parsing[name] = tf.io.FixedLenFeature(
         [segment_length(spec)], tf.int64 if name in categorical else tf.float32)

@@ -21,6 +21,7 @@ from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.window_layout import FORECAST_START
+from tests.training_segments import training_windows
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -110,6 +111,8 @@ def test_evaluation_windows_come_from_the_newest_span_only(two_spans):
                                                       os.path.basename(d)))
   def starts(windows_dir, split):
     files = glob.glob(os.path.join(windows_dir, f'Split-{split}', '*.gz'))
+    if split == 'train':  # segments
+      return np.array([start for _, start in training_windows(files, config.dataset)])
     return np.array([tf.io.parse_single_example(r, {FORECAST_START: tf.io.FixedLenFeature(
         [1], tf.int64)})[FORECAST_START].numpy()[0]
         for r in tf.data.TFRecordDataset(files, 'GZIP')])

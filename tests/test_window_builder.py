@@ -155,7 +155,10 @@ def test_training_segments_store_each_row_about_twice_with_a_mask_of_their_windo
   assert sum(len(p[transformed_name('y')]) for p in parsed) <= 2 * 100
   first, last = parsed[0], parsed[-1]
   assert first[WINDOW_MASK].numpy().tolist() == [1] * window
+  assert first[FORECAST_START].numpy().tolist() == [
+      START + (k + SPEC.encoder_steps) * HOUR for k in range(window)]
   assert first[transformed_name('y')].numpy().tolist() == [100.0 + h for h in range(9)]
   # The last segment starts at 95: one window, then steps past the series' end hold 0.
   assert last[WINDOW_MASK].numpy().tolist() == [1, 0, 0, 0, 0]
+  assert last[FORECAST_START].numpy().tolist() == [START + 98 * HOUR, 0, 0, 0, 0]
   assert last[transformed_name('y')].numpy().tolist() == [195, 196, 197, 198, 199, 0, 0, 0, 0]

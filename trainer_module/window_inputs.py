@@ -27,6 +27,8 @@ from trainer_module.tft.inputs import InputLayout
 from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 
 QUANTILES_OUTPUT = 'quantiles'
+_SEGMENT_SHUFFLE_BUFFER = 256  # training segments; a segment holds up to T windows
+_SEGMENTS_PER_PARSE = 16
 
 
 def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> InputLayout:
@@ -201,10 +203,6 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
              .map(lambda steps: _with_label_dict(*_window_inputs_and_label(steps, spec)),
                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None))
   return dataset.prefetch(tf.data.AUTOTUNE)
-
-
-_SEGMENT_SHUFFLE_BUFFER = 256  # segments; a segment holds up to T windows
-_SEGMENTS_PER_PARSE = 16
 
 
 def _segment_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Dict[str, tf.Tensor]:
