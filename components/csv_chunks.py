@@ -80,15 +80,13 @@ def _reals(texts: List[str]) -> Optional[np.ndarray]:
 def _encode(columns: Dict[str, np.ndarray], missing: Dict[str, np.ndarray],
             count: int) -> List[bytes]:
   """Serialized tf.Examples, one per row; a missing value's feature is left out."""
-  names = sorted(missing)
-  pattern = np.zeros(count, dtype=np.int64)  # bit i: column names[i] is missing
-  for bit, name in enumerate(names):
-    pattern |= missing[name].astype(np.int64) << bit
+  pattern = np.zeros(count, dtype=np.int64)  # bit i: the i-th column with gaps is missing
+  for bit, absent in enumerate(missing.values()):
+    pattern |= absent.astype(np.int64) << bit
   serialized: List[Optional[bytes]] = [None] * count
   for code in np.unique(pattern):
     rows = np.nonzero(pattern == code)[0]
-    present = [name for name in columns
-               if name not in names or not code >> names.index(name) & 1]
+    present = [name for name in columns if name not in missing or not missing[name][rows[0]]]
     batch = pa.RecordBatch.from_arrays(
         [_one_value_lists(columns[name][rows]) for name in present], present)
     for row, example in zip(rows, example_coder.RecordBatchToExamples(batch)):
@@ -99,11 +97,5 @@ def _encode(columns: Dict[str, np.ndarray], missing: Dict[str, np.ndarray],
 def _one_value_lists(values: np.ndarray) -> pa.ListArray:
   """An Arrow list of one value per row, the layout the encoder takes."""
   offsets = pa.array(np.arange(len(values) + 1, dtype=np.int32))
-  return pa.ListArray.from_arrays(offsets, pa.array(values if values.dtype != object
-                                                    else list(values), type=_arrow_type(values)))
-
-
-def _arrow_type(values: np.ndarray) -> pa.DataType:
-  if values.dtype == object:
-    return pa.binary()
-  return pa.from_numpy_dtype(values.dtype)
+  return pa.ListArray.from_arrays(
+      offsets, pa.array(values, type=pa.binary() if values.dtype == object else None))

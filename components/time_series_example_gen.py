@@ -154,23 +154,23 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
   """The rows of CSV file `path` as typed tf.Examples, one by one (`parse_row`)."""
-  for chunk in _csv_line_chunks(path, spec):
-    yield from _parsed_rows(chunk, spec)
+  for header, chunk in _csv_line_chunks(path, spec):
+    yield from _parsed_rows(path, header, chunk, spec)
 
 
 def read_csv_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
   """The rows of CSV file `path` as chunks of (epoch seconds, serialized tf.Examples),
   typed as `read_csv_examples` types them, and with its errors."""
-  for chunk in _csv_line_chunks(path, spec):
-    encoded = csv_chunks.encode_rows([fields for _, fields, _ in chunk], chunk[0][2], spec)
+  for header, chunk in _csv_line_chunks(path, spec):
+    encoded = csv_chunks.encode_rows([fields for _, fields in chunk], header, spec)
     if encoded is None:  # a bad value: reading row by row names it
-      encoded = _encoded(_parsed_rows(chunk, spec), spec)
+      encoded = _encoded(_parsed_rows(path, header, chunk, spec), spec)
     yield encoded
 
 
 def _csv_line_chunks(path: str, spec: DatasetSpec
-                     ) -> Iterator[List[Tuple[str, List[str], List[str]]]]:
-  """(where, fields, header) of the data rows, in lists of up to CHUNK_ROWS.
+                     ) -> Iterator[Tuple[List[str], List[Tuple[int, List[str]]]]]:
+  """The header and lists of up to CHUNK_ROWS (line number, fields) data rows.
 
   Raises:
     ValueError: a missing column, a row with the wrong field count, or no rows.
@@ -184,20 +184,22 @@ def _csv_line_chunks(path: str, spec: DatasetSpec
     next(reader)
     for line_number, fields in data_rows(reader, header, shown):
       rows += 1
-      chunk.append((f'{shown}, line {line_number}', fields, header))
+      chunk.append((line_number, fields))
       if len(chunk) == CHUNK_ROWS:
-        yield chunk
+        yield header, chunk
         chunk = []
   if chunk:
-    yield chunk
+    yield header, chunk
   if not rows:
     raise ValueError(f'{shown} has a header and no rows; put the data under the header, or '
                      'remove the file from the input directory')
 
 
-def _parsed_rows(chunk, spec: DatasetSpec) -> Iterator[tf.train.Example]:
-  for where, fields, header in chunk:
-    yield parse_row(dict(zip(header, fields)), spec, where)
+def _parsed_rows(path: str, header: List[str], chunk: List[Tuple[int, List[str]]],
+                 spec: DatasetSpec) -> Iterator[tf.train.Example]:
+  shown = shown_path(path)
+  for line_number, fields in chunk:
+    yield parse_row(dict(zip(header, fields)), spec, f'{shown}, line {line_number}')
 
 
 def _encoded(examples: Iterable[tf.train.Example], spec: DatasetSpec) -> csv_chunks.Encoded:

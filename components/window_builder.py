@@ -182,7 +182,7 @@ def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
                       seconds_at: np.ndarray, starts: Sequence[int],
                       spec: DatasetSpec) -> List[tf.train.Example]:
   """The segments holding the windows that start at `starts` (ascending positions)."""
-  window = spec.window_length
+  window, length = spec.window_length, segment_length(spec)
   categorical = {f.name for f in model_features(spec) if f.group.is_categorical}
   starts = np.asarray(starts)
   segments = []
@@ -195,8 +195,8 @@ def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
     features = {SERIES_KEY: _bytes([series_key.encode()]), WINDOW_MASK: _ints(mask),
                 FORECAST_START: _ints(forecast_starts)}
     for name, column in columns.items():
-      values = np.zeros(segment_length(spec))
-      stretch = column[first:first + segment_length(spec)]
+      values = np.zeros(length)
+      stretch = column[first:first + length]
       values[:len(stretch)] = np.nan_to_num(stretch)  # gaps lie in masked windows only
       features[name] = (_ints(values.astype(np.int64)) if name in categorical
                         else _floats(values))

@@ -110,9 +110,10 @@ def make_strategy(
   name = _checked_name(requested, source='requested distribution')
   list_devices = list_devices or tf.config.list_logical_devices
   environ = os.environ if environ is None else environ
-  if cluster.worker_count(environ) > 1:
+  workers = cluster.worker_count(environ)
+  if workers > 1:
     return _multi_worker_strategy(
-        name, environ, list_devices,
+        name, workers, environ, list_devices,
         multi_worker_strategy_factory or _multi_worker_mirrored_strategy)
   address = tpu_address or LOCAL_TPU
   cluster_resolver_factory = (
@@ -200,11 +201,11 @@ def strategy_from_config(
                        environ=environ, **make_strategy_overrides)
 
 
-def _multi_worker_strategy(name: str, environ: Mapping[str, str],
+def _multi_worker_strategy(name: str, workers: int, environ: Mapping[str, str],
                            list_devices: DeviceLister,
                            factory: MultiWorkerStrategyFactory) -> tf.distribute.Strategy:
-  """MultiWorkerMirroredStrategy over the TF_CONFIG cluster, on GPUs or the CPU."""
-  workers = cluster.worker_count(environ)
+  """MultiWorkerMirroredStrategy over the `workers` of the TF_CONFIG cluster, on GPUs or
+  the CPU."""
   if name in ('tpu', 'cpu:mirrored'):
     raise ValueError(
         f'distribution {name!r} trains on one machine, but {cluster.TF_CONFIG_ENV} lists '

@@ -384,8 +384,9 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
 
   if training.seed is not None:
     keras.utils.set_random_seed(training.seed)
+  workers = cluster.worker_count()
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
-                                eval_windows, workers=cluster.worker_count())
+                                eval_windows, workers)
   with strategy.scope():
     members = [_build_and_compile(layout, config, training, plan, name,
                                   distribution.is_tpu(strategy))
@@ -397,7 +398,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   calibration = (_calibrate(model, config, evaluation, eval_windows)
                  if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)
-  if cluster.worker_count() > 1:
+  if workers > 1:
     _wait_for_every_worker(strategy)
 
 

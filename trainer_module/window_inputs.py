@@ -223,19 +223,6 @@ def _window_inputs_and_label(steps: Dict[str, tf.Tensor], spec: DatasetSpec):
   return model_inputs(window_features_from_steps(steps, spec), spec), label
 
 
-def training_window_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
-  """(training windows, serialized bytes) of gzipped TFRecords of segments."""
-  count, size = read_records(file_patterns).map(
-      lambda record: (
-          tf.reduce_sum(tf.io.parse_single_example(record, {
-              WINDOW_MASK: tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)
-          })[WINDOW_MASK]),
-          tf.cast(tf.strings.length(record), tf.int64))
-  ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
-           lambda total, record: (total[0] + record[0], total[1] + record[1]))
-  return int(count), int(size)
-
-
 def read_records(file_patterns: Sequence[str]) -> tf.data.Dataset:
   """The serialized windows of the files matching `file_patterns`, read in parallel.
 
@@ -265,11 +252,23 @@ def matching_files(file_patterns: Sequence[str]) -> List[str]:
 
 def record_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
   """(number of records, their total serialized size in bytes) of gzipped TFRecords."""
-  count, size = read_records(file_patterns).map(
-      lambda record: (tf.constant(1, tf.int64), tf.cast(tf.strings.length(record), tf.int64))
+  return _totals(file_patterns, lambda record: tf.constant(1, tf.int64))
+
+
+def training_window_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
+  """(training windows, serialized bytes) of gzipped TFRecords of segments."""
+  mask = {WINDOW_MASK: tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)}
+  return _totals(file_patterns, lambda record: tf.reduce_sum(
+      tf.io.parse_single_example(record, mask)[WINDOW_MASK]))
+
+
+def _totals(file_patterns: Sequence[str], count) -> Tuple[int, int]:
+  """(the sum of `count(record)` over the records, their serialized bytes)."""
+  total, size = read_records(file_patterns).map(
+      lambda record: (count(record), tf.cast(tf.strings.length(record), tf.int64))
   ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
            lambda total, record: (total[0] + record[0], total[1] + record[1]))
-  return int(count), int(size)
+  return int(total), int(size)
 
 
 def should_cache(serialized_bytes: int, max_bytes: int, what: str) -> bool:
