@@ -104,7 +104,7 @@ def make_strategy(
 
   Raises:
     ValueError: `requested` is not one of `DISTRIBUTIONS`, or trains on one machine
-      while there are several workers.
+      while there are several workers, or TF_CONFIG lists several workers but no task.
     HardwareNotFoundError: 'tpu' or 'gpu' was requested but none was found.
   """
   name = _checked_name(requested, source='requested distribution')
@@ -218,6 +218,11 @@ def _multi_worker_strategy(name: str, workers: int, environ: Mapping[str, str],
         f'devices: {_visible_devices(list_devices)}. Check the worker pool\'s machine '
         f'spec, or {_REQUEST_ANOTHER}')
   config = cluster.tf_config(environ)
+  if not config.get('task'):
+    raise ValueError(
+        f'{cluster.TF_CONFIG_ENV} lists {workers} training workers but no task, so this '
+        "process cannot tell which of them it is; set the task, e.g. \"task\": {\"type\": "
+        '"worker", "index": 1}, or leave out the cluster to train on one machine.')
   task_type, index = cluster.task(environ, as_named=True)
   # The resolver names the accelerators: MultiWorkerMirroredStrategy would otherwise use
   # every GPU it finds, also for 'cpu'.

@@ -315,6 +315,13 @@ def test_gpu_on_several_workers_without_a_gpu_says_so():
                                **FakeTPU(available=False).overrides(CPU_DEVICES))
 
 
+def test_several_workers_without_a_task_say_the_task_is_missing():
+  environ = {'TF_CONFIG': json.dumps({'cluster': {'worker': ['w0:2222', 'w1:2222']}})}
+  with pytest.raises(ValueError, match='lists 2 training workers but no task.*set the task'):
+    distribution.make_strategy('cpu', environ=environ,
+                               multi_worker_strategy_factory=FakeMultiWorker())
+
+
 def test_a_cluster_of_one_worker_trains_alone():
   environ = _cluster_environ('chief', 0, cluster={'chief': ['c:2222'],
                                                   'evaluator': ['e:2222']})
