@@ -33,7 +33,7 @@ class _RecordChunkSink(filebasedsink.FileBasedSink):
                      compression_type=CompressionTypes.GZIP)
 
   def write_record(self, file_handle, value: List[bytes]) -> None:
-    for record in value:
+    for record in value:  # Beam's own TFRecord framing (private in Beam 2.61)
       tfrecordio._TFRecordUtil.write_record(file_handle, record)  # pylint: disable=protected-access
 
 

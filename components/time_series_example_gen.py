@@ -323,8 +323,10 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
   """Reads every input file once and partitions its rows by time."""
 
   def Do(self, input_dict, output_dict, exec_properties):
-    """TFX's ExampleGen `Do`, with the splits written a chunk at a time
-    (`components.record_chunks`) instead of by TFX's per-example `WriteSplit`."""
+    """TFX 1.16's ExampleGen `Do`, with the splits written a chunk at a time
+    (`components.record_chunks`) instead of by TFX's per-example `WriteSplit`; the
+    splits come from `_split_chunks`, not from TFX's `GenerateExamplesByBeam`, which
+    this executor does not use."""
     self._log_startup(input_dict, output_dict, exec_properties)
     examples = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.EXAMPLES_KEY])

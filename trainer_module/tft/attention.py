@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.tft.dropout import Dropout
+from trainer_module.tft.dropout import BitDropout
 
 
 @keras.utils.register_keras_serializable(package='tft')
@@ -30,7 +30,7 @@ class InterpretableMultiHeadAttention(keras.layers.Layer):
     super().__init__(**kwargs)
     self.num_heads = num_heads
     self.dropout_rate = dropout_rate
-    self.attention_dropout = Dropout(dropout_rate)
+    self.attention_dropout = BitDropout(dropout_rate)
 
   def build(self, input_shape):
     query_shape, memory_shape = (tf.TensorShape(s) for s in input_shape)

@@ -17,7 +17,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 @keras.utils.register_keras_serializable(package='tft')
-class Dropout(keras.layers.Layer):
+class BitDropout(keras.layers.Layer):
   """Sets each input element to 0 with probability `rate` during training, and scales
   the others by 1 / (1 - rate).
 
@@ -27,8 +27,8 @@ class Dropout(keras.layers.Layer):
 
   def __init__(self, rate: float, **kwargs):
     super().__init__(**kwargs)
-    if not 0.0 <= rate < 1.0:
-      raise ValueError(f'{self.name}: rate must be in [0, 1), got {rate}.')
+    if not 0.0 <= rate < 1.0 or round(rate * (1 << _BITS)) >= 1 << _BITS:
+      raise ValueError(f'{self.name}: rate must be in [0, 1 - 2^-{_BITS + 1}), got {rate}.')
     self.rate = rate
     self.supports_masking = True
 

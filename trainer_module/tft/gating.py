@@ -2,7 +2,7 @@
 
 import tf_keras as keras
 
-from trainer_module.tft.dropout import Dropout
+from trainer_module.tft.dropout import BitDropout
 
 
 @keras.utils.register_keras_serializable(package='tft')
@@ -18,7 +18,7 @@ class GatedLinearUnit(keras.layers.Layer):
     super().__init__(**kwargs)
     self.units = units
     self.dropout_rate = dropout_rate
-    self.dropout = Dropout(dropout_rate)
+    self.dropout = BitDropout(dropout_rate)
     self.values_dense = keras.layers.Dense(units, name='values_dense')
     self.gates_dense = keras.layers.Dense(units, activation='sigmoid',
                                           name='gates_dense')
