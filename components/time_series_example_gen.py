@@ -339,7 +339,8 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     examples.split_names = artifact_utils.encode_split_names(
         example_gen_utils.generate_output_split_names(input_config, output_config))
     with self._make_beam_pipeline() as pipeline:
-      for name, chunks in self._split_chunks(pipeline, exec_properties).items():
+      for name, chunks in self._split_chunks(
+          pipeline, exec_properties, input_config.splits[0].pattern).items():
         _ = (chunks | f'Records[{name}]' >> beam.Map(lambda chunk: chunk[1])
              | f'WriteSplit[{name}]' >> record_chunks.WriteRecordChunks(
                  artifact_utils.get_split_uri([examples], name)))
@@ -356,16 +357,13 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
   def GetInputSourceToExamplePTransform(self) -> beam.PTransform:
     return _ReadRows
 
-  def _split_chunks(self, pipeline: beam.Pipeline, exec_properties: Dict[str, Any]
-                    ) -> Dict[str, beam.PCollection]:
-    """Split name -> the split's rows as chunks of (epoch seconds, serialized examples);
-    the row counts go to the split report."""
+  def _split_chunks(self, pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
+                    pattern: str) -> Dict[str, beam.PCollection]:
+    """Split name -> the split's rows, read from the files matching `pattern`, as chunks
+    of (epoch seconds, serialized examples); the row counts go to the split report."""
     _, split = _unpack_custom_config(exec_properties)
-    input_config = example_gen_pb2.Input()
-    proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
-                              input_config)
     read = self.GetInputSourceToExamplePTransform()
-    chunks = pipeline | 'ReadCsv' >> read(exec_properties, input_config.splits[0].pattern)
+    chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern)
     time_range = beam.pvalue.AsSingleton(
         chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
