@@ -37,13 +37,16 @@ def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray) -> float:
 
 def quantile_errors(forecasts: Dict[float, np.ndarray], actual: np.ndarray
                     ) -> Dict[str, float]:
-  """MAE of the median, q-risk at 0.5 and 0.9, and coverage of [P10, P90].
+  """MAE of the median (over all steps, and by horizon step), q-risk at 0.5 and 0.9, and
+  coverage of [P10, P90].
 
   Args:
     forecasts: quantile -> forecast [N, H]; needs 0.1, 0.5 and 0.9.
     actual: [N, H].
   """
+  step_errors = np.abs(np.asarray(forecasts[0.5], np.float64) - np.asarray(actual, np.float64))
   return {'mae': point_errors(forecasts[0.5], actual)['mae'],
+          'mae_by_step': step_errors.mean(axis=0).tolist(),
           'q_risk_p50': q_risk(forecasts[0.5], actual, 0.5),
           'q_risk_p90': q_risk(forecasts[0.9], actual, 0.9),
           'coverage_p10_p90': coverage(forecasts[0.1], forecasts[0.9], actual)}

@@ -212,6 +212,23 @@ def stallion_table(results: Results) -> List[str]:
   return _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90', 'P10-P90 coverage'], rows)
 
 
+def stallion_by_step_table(results: Results) -> List[str]:
+  """MAE by month ahead: the TFT runs' mean by ensemble size, LightGBM, the last value."""
+  result = results['stallion']
+  rows = [[_runs_name(forecaster(size), runs)] + [
+      f'{_mean(list(step)):.1f}' for step in zip(*[run['model']['mae_by_step'] for run in runs])]
+          for (size,), runs in _grouped(result['runs'], 'ensemble_size').items()]
+  if 'stallion_gbm' in results:
+    rows.append(['LightGBM, global'] + _step_cells(results['stallion_gbm']['model']))
+  rows.append(['last value'] + _step_cells(result['naive_last_value']))
+  horizon = result['protocol']['horizon_months']
+  return _table(['forecast'] + [f'month {step}' for step in range(1, horizon + 1)], rows)
+
+
+def _step_cells(figures: Dict[str, Any]) -> List[str]:
+  return [f'{mae:.1f}' for mae in figures['mae_by_step']]
+
+
 def _stallion_cells(figures: Dict[str, float]) -> List[str]:
   return [f'{figures[key]:.{digits}f}' for key, digits in _STALLION_METRICS]
 
@@ -403,7 +420,8 @@ def scale_table(results: Results) -> List[str]:
 
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
-    'etth1': etth1_table, 'stallion': stallion_table, 'pipeline_times': pipeline_times_table,
+    'etth1': etth1_table, 'stallion': stallion_table,
+    'stallion_by_step': stallion_by_step_table, 'pipeline_times': pipeline_times_table,
     'throughput': throughput_table, 'peer': peer_table,
     'headline': headline_table, 'dev_loop': dev_loop_table,
     'step_profile': step_profile_table, 'scale': scale_table}

@@ -98,6 +98,22 @@ def test_stallion_table_shows_the_mean_and_range_of_the_runs():
   assert '| Stallion TFT ensemble of 2 (first of 2 runs) | ' in table
 
 
+def test_stallion_by_step_table_gives_each_months_mae():
+  result = _stallion_result()
+  result['protocol']['horizon_months'] = 2
+  for run, steps in zip(result['runs'], ([1.0, 5.0], [3.0, 9.0], [2.0, 4.0], [6.0, 6.0],
+                                         [8.0, 2.0])):
+    run['model']['mae_by_step'] = steps
+  result['naive_last_value']['mae_by_step'] = [7.3, 8.0]
+  gbm = {'model': {'mae_by_step': [1.5, 2.5]}}
+
+  table = report.stallion_by_step_table({'stallion': result, 'stallion_gbm': gbm})
+
+  assert table[0] == '| forecast | month 1 | month 2 |'
+  assert table[2:] == ['| TFT, 3 runs | 2.0 | 6.0 |', '| TFT ensemble of 2, 2 runs | 7.0 | 4.0 |',
+                       '| LightGBM, global | 1.5 | 2.5 |', '| last value | 7.3 | 8.0 |']
+
+
 _BLOCK = ('<!-- table {name}: python -m benchmarks.readme_tables writes it -->\n{body}'
           '<!-- end of table -->\n')
 

@@ -57,6 +57,7 @@ def test_quantile_errors_use_the_median_for_mae():
                0.9: np.array([[4.0, 5.5]])}
   errors = metrics.quantile_errors(forecasts, actual)
   assert errors['mae'] == pytest.approx(0.5)
+  assert errors['mae_by_step'] == pytest.approx([1.0, 0.0])
   assert errors['q_risk_p50'] == pytest.approx(2 * 0.5 * 1.0 / 10)
   assert errors['q_risk_p90'] == pytest.approx(2 * (0.1 * 0.0 + 0.9 * 0.5) / 10)
   assert errors['coverage_p10_p90'] == 0.5
