@@ -182,6 +182,7 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert result['test_windows'] == result['protocol']['series'] == 6
   first, second = result['runs'][:2]
   # Run 1: off by 1 at the median, P90 1 above, P10-P90 covers every actual.
+  assert first['model'].pop('mae_by_step') == pytest.approx([1.0] * 6)
   assert first['model'] == pytest.approx({
       'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
       'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0})

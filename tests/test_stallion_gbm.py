@@ -62,7 +62,8 @@ def test_a_run_on_some_series_scores_one_test_window_per_series(tmp_path):
   assert [trial['params'] for trial in result['tuning']] == [{'num_leaves': 7,
                                                               'learning_rate': 0.1}]
   for scores in (result['model'], result['naive_last_value']):
-    assert all(np.isfinite(value) for value in scores.values())
+    assert all(np.all(np.isfinite(value)) for value in scores.values())
+    assert len(scores['mae_by_step']) == 6
   assert result['eval_rows'] == 20 * 6  # the forecast from 2016-12, 6 steps a series
 
   # A year-long eval period: the forecasts from 2016-06 and 2016-12, as the TFT's windows;
