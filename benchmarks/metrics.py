@@ -44,9 +44,8 @@ def quantile_errors(forecasts: Dict[float, np.ndarray], actual: np.ndarray
     forecasts: quantile -> forecast [N, H]; needs 0.1, 0.5 and 0.9.
     actual: [N, H].
   """
-  step_errors = np.abs(np.asarray(forecasts[0.5], np.float64) - np.asarray(actual, np.float64))
-  return {'mae': point_errors(forecasts[0.5], actual)['mae'],
-          'mae_by_step': step_errors.mean(axis=0).tolist(),
+  errors = np.abs(np.asarray(forecasts[0.5], np.float64) - np.asarray(actual, np.float64))
+  return {'mae': float(errors.mean()), 'mae_by_step': errors.mean(axis=0).tolist(),
           'q_risk_p50': q_risk(forecasts[0.5], actual, 0.5),
           'q_risk_p90': q_risk(forecasts[0.9], actual, 0.9),
           'coverage_p10_p90': coverage(forecasts[0.1], forecasts[0.9], actual)}
