@@ -8,14 +8,16 @@ import os
 from typing import Dict, List, Optional, Tuple, Union
 
 import tensorflow_model_analysis as tfma
+from google.protobuf import text_format
 from ml_metadata import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+from tensorflow_model_analysis.proto import validation_result_pb2
 from tfx.utils import path_utils
 
 from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
-from evaluation.metrics import NAIVE_MAE_PREFIX
+from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
 from trainer_module import interval_calibration
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
@@ -40,6 +42,7 @@ class RunSummary:
   report_uri: Optional[str] = None
   forecasts_uri: Optional[str] = None
   calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
+  not_blessed_because: List[str] = dataclasses.field(default_factory=list)
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -59,6 +62,7 @@ class RunSummary:
     if self.report_uri:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
+    lines += [f'    because {reason}' for reason in self.not_blessed_because]
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     report = self.forecasts_uri and forecasting.read_report(self.forecasts_uri)
     if report:
@@ -127,7 +131,42 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       report_uri=report.uri if report else None,
       forecasts_uri=forecasts.uri if forecasts else None,
       calibration=(interval_calibration.read(path_utils.serving_model_path(model.uri))
-                   if model else None))
+                   if model else None),
+      not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [])
+
+
+def blessing_failures(evaluation_uri: str) -> List[str]:
+  """Why the Evaluator at `evaluation_uri` did not bless the model ([] if it did)."""
+  return describe_failures(tfma.load_validation_result(evaluation_uri))
+
+
+def describe_failures(result: validation_result_pb2.ValidationResult) -> List[str]:
+  """One sentence per blessing rule a TFMA validation result broke, naming the rule's
+  key in the data set's `blessing`."""
+  if result.validation_ok:
+    return []
+  reasons = [_describe_failure(failure)
+             for per_slice in result.metric_validations_per_slice
+             for failure in per_slice.failures]
+  # Otherwise TFMA found no slice or threshold to check; its own record says which.
+  return reasons or [f'the Evaluator could not check the rules: '
+                     f'{text_format.MessageToString(result, as_one_line=True)}']
+
+
+def _describe_failure(failure: validation_result_pb2.ValidationFailure) -> str:
+  name, value = failure.metric_key.name, failure.metric_value.double_value.value
+  threshold = failure.metric_threshold
+  if failure.metric_key.is_diff:
+    allowed = threshold.change_threshold.relative.value
+    return (f'the eval MAE is {value:.4g} above the last blessed model\'s, more than '
+            f'max_relative_regression ({allowed:g}) allows')
+  bound = threshold.value_threshold.upper_bound.value
+  if name == MAE_VS_BEST_NAIVE:
+    return (f'the eval MAE is {value:.4g} times the best naive forecast\'s, above '
+            f'1 - beat_naive_by ({bound:.4g})')
+  if name == 'mean_absolute_error':
+    return f'the eval MAE {value:.4g} is above max_mae ({bound:g})'
+  return failure.message or f'{name} {value:.4g} broke its threshold: {threshold}'
 
 
 def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:

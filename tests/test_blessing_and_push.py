@@ -50,7 +50,7 @@ def three_runs(tmp_path_factory, run_pipeline):
 def test_the_first_model_is_blessed_and_pushed(three_runs):
   runs, serving = three_runs
   summary, versions = runs['a']
-  assert summary.blessed is True
+  assert summary.blessed is True and summary.not_blessed_because == []
   assert len(versions) == 1 and summary.pushed_to == os.path.join(serving, str(versions[0]))
 
 
@@ -59,6 +59,10 @@ def test_a_worse_candidate_is_not_blessed_and_not_pushed(three_runs):
   (first, first_versions), (worse, versions_after) = runs['a'], runs['b']
   assert worse.metrics['mean_absolute_error'] > first.metrics['mean_absolute_error']
   assert worse.blessed is False
+  regression = (worse.metrics['mean_absolute_error'] - first.metrics['mean_absolute_error'])
+  [reason] = worse.not_blessed_because
+  assert reason == (f"the eval MAE is {regression:.4g} above the last blessed model's, more "
+                    'than max_relative_regression (0) allows')
   assert worse.pushed_to is None
   assert versions_after == first_versions
 

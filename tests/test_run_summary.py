@@ -1,0 +1,64 @@
+"""The run summary says which blessing rule a model broke, in the rule's own words."""
+
+import pytest
+from google.protobuf import text_format
+from tensorflow_model_analysis.proto import validation_result_pb2
+
+from pipeline import run_summary
+
+
+def _result(*failures: str) -> validation_result_pb2.ValidationResult:
+  """A TFMA validation result of the overall slice with `failures` (text protos)."""
+  result = validation_result_pb2.ValidationResult(validation_ok=not failures)
+  per_slice = result.metric_validations_per_slice.add()
+  for failure in failures:
+    text_format.Parse(failure, per_slice.failures.add())
+  return result
+
+
+_WORSE_THAN_BLESSED = '''
+  metric_key { name: "mean_absolute_error" model_name: "candidate" is_diff: true }
+  metric_threshold { change_threshold { relative { value: 0.02 }
+                                        direction: LOWER_IS_BETTER } }
+  metric_value { double_value { value: 0.0125 } }'''
+_ABOVE_MAX_MAE = '''
+  metric_key { name: "mean_absolute_error" model_name: "candidate" }
+  metric_threshold { value_threshold { upper_bound { value: 2.5 } } }
+  metric_value { double_value { value: 2.75 } }'''
+_NOT_BELOW_NAIVE = '''
+  metric_key { name: "mae_vs_best_naive" model_name: "candidate" }
+  metric_threshold { value_threshold { upper_bound { value: 0.95 } } }
+  metric_value { double_value { value: 1.04 } }'''
+
+
+@pytest.mark.parametrize('failure, reason', [
+    (_WORSE_THAN_BLESSED, "the eval MAE is 0.0125 above the last blessed model's, more "
+                          'than max_relative_regression (0.02) allows'),
+    (_ABOVE_MAX_MAE, 'the eval MAE 2.75 is above max_mae (2.5)'),
+    (_NOT_BELOW_NAIVE, "the eval MAE is 1.04 times the best naive forecast's, above "
+                       '1 - beat_naive_by (0.95)'),
+])
+def test_each_blessing_rule_is_named_when_it_fails(failure, reason):
+  assert run_summary.describe_failures(_result(failure)) == [reason]
+
+
+def test_every_broken_rule_is_listed_and_a_blessed_model_has_none():
+  assert len(run_summary.describe_failures(_result(_ABOVE_MAX_MAE, _NOT_BELOW_NAIVE))) == 2
+  assert run_summary.describe_failures(_result()) == []
+
+
+def test_a_failed_validation_without_a_threshold_failure_still_gives_a_reason():
+  result = validation_result_pb2.ValidationResult(validation_ok=False)
+  result.missing_slices.add()
+  [reason] = run_summary.describe_failures(result)
+  assert reason.startswith('the Evaluator could not check the rules: ')
+  assert 'missing_slices' in reason
+
+
+def test_the_formatted_summary_gives_the_reasons_under_blessed():
+  summary = run_summary.RunSummary(
+      components=[], metrics={}, metrics_by_step={}, blessed=False, pushed_to=None,
+      model_uri=None, not_blessed_because=['the eval MAE 2.75 is above max_mae (2.5)'])
+  lines = summary.format('/root').splitlines()
+  at = lines.index('  blessed:     no')
+  assert lines[at + 1] == '    because the eval MAE 2.75 is above max_mae (2.5)'
