@@ -27,7 +27,7 @@ from pipeline.config import PipelineConfig
 from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
 from schema.features import SERIES_KEY
-from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY
+from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY
 from trainer_module import train
 from trainer_module.export import EVAL_SIGNATURE, EXAMPLES_INPUT, quantile_key
 
@@ -40,11 +40,13 @@ class ScoredWindows:
 
   Attributes:
     series: series key of each window [N].
+    forecast_start: epoch seconds of each window's first forecast step [N].
     history: target history [N, E].
     actual: target future [N, H].
     forecasts: quantile -> forecast [N, H].
   """
   series: np.ndarray
+  forecast_start: np.ndarray
   history: np.ndarray
   actual: np.ndarray
   forecasts: Dict[float, np.ndarray]
@@ -162,19 +164,23 @@ def _split_files(config: PipelineConfig, split: str) -> List[str]:
 def score_windows(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
   """The model's forecasts for every window in `files`."""
   parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
+             FORECAST_START: tf.io.FixedLenFeature([1], tf.int64),
              TARGET_HISTORY: tf.io.VarLenFeature(tf.float32),
              TARGET_FUTURE: tf.io.VarLenFeature(tf.float32)}
   signature = tf.saved_model.load(model_dir).signatures[EVAL_SIGNATURE]
-  parts = {'series': [], 'history': [], 'actual': [], 'forecasts': []}
+  parts = {'series': [], 'forecast_start': [], 'history': [], 'actual': [], 'forecasts': []}
   for batch in tf.data.TFRecordDataset(files, 'GZIP').batch(_PREDICT_BATCH):
     parsed = tf.io.parse_example(batch, parsing)
     parts['series'].append(parsed[SERIES_KEY].numpy()[:, 0])
+    parts['forecast_start'].append(parsed[FORECAST_START].numpy()[:, 0])
     parts['history'].append(tf.sparse.to_dense(parsed[TARGET_HISTORY]).numpy())
     parts['actual'].append(tf.sparse.to_dense(parsed[TARGET_FUTURE]).numpy())
     outputs = signature(**{EXAMPLES_INPUT: batch})
     parts['forecasts'].append({q: outputs[quantile_key(q)].numpy() for q in quantiles})
   return ScoredWindows(
-      series=np.concatenate(parts['series']), history=np.concatenate(parts['history']),
+      series=np.concatenate(parts['series']),
+      forecast_start=np.concatenate(parts['forecast_start']),
+      history=np.concatenate(parts['history']),
       actual=np.concatenate(parts['actual']),
       forecasts={q: np.concatenate([f[q] for f in parts['forecasts']]) for q in quantiles})
 

@@ -17,7 +17,7 @@ import glob
 import json
 import os
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -66,10 +66,21 @@ def train_and_score(run_root: str, overrides: dict, seed: int, steps: int,
   low, high = test.forecasts[min(quantiles)], test.forecasts[max(quantiles)]
   losses = pipeline_run.validation_losses(os.path.join(work_dir, 'model_run'))
   return {'seed': seed, 'eval_mae': errors['eval']['mae'],
+          'eval_mae_by_forecast_start': mae_by_forecast_start(scored['eval']),
           'best_validation_loss': float(min(losses[0])), 'epochs_run': len(losses[0]),
           'test': errors['test'],
           'test_coverage_by_step': ((test.actual >= low) & (test.actual <= high)).mean(
               axis=0).round(3).tolist()}
+
+
+def mae_by_forecast_start(windows: pipeline_run.ScoredWindows) -> Dict[str, float]:
+  """The median's MAE over the windows of each forecast start (date -> MAE): with an eval
+  period longer than the horizon, each origin's part of the eval MAE."""
+  starts = windows.forecast_start
+  return {str(np.datetime64(int(start), 's').astype('datetime64[D]')): metrics.quantile_errors(
+              {q: f[starts == start] for q, f in windows.forecasts.items()},
+              windows.actual[starts == start])['mae']
+          for start in np.unique(starts)}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -82,8 +93,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                              os.path.join(args.work_dir, f'seed-{seed}'))
     results.append(result)
     print(json.dumps(result), flush=True)
+  by_start = {start: np.mean([r['eval_mae_by_forecast_start'][start] for r in results])
+              for start in results[0]['eval_mae_by_forecast_start']}
   print(f'mean of {len(results)} seeds: eval MAE '
-        f'{np.mean([r["eval_mae"] for r in results]):.1f}, best validation loss '
+        f'{np.mean([r["eval_mae"] for r in results]):.1f} (by forecast start: '
+        f'{", ".join(f"{start} {mae:.1f}" for start, mae in by_start.items())}), '
+        f'best validation loss '
         f'{np.mean([r["best_validation_loss"] for r in results]):.1f}; test MAE '
         f'{np.mean([r["test"]["mae"] for r in results]):.1f}', flush=True)
   return 0

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, run_all,
-                        stallion, window_mixing)
+                        stallion, stallion_tuning, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from trainer_module.hparams import TFTConfig
 
@@ -160,7 +160,8 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
         seconds=1.0, components={'Trainer': 1.0}, peak_rss_mib=1.0,
         window_counts={'train': 42, 'eval': 6, 'test': 6}, validation_losses=[[2.0, 1.0]],
         blessed=True, eval_metrics={}, scored=pipeline_run.ScoredWindows(
-            series=months.index.to_numpy()[order].astype(bytes), history=history,
+            series=months.index.to_numpy()[order].astype(bytes),
+            forecast_start=np.full(6, 1498867200), history=history,
             actual=actual, forecasts=forecasts))
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
@@ -197,6 +198,20 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
 
 
 @needs_data
+def test_stallion_tuning_splits_the_eval_mae_by_forecast_start():
+  july, january = 1467331200, 1483228800  # 2016-07-01 and 2017-01-01, epoch seconds
+  actual = np.array([[10.0, 10.0], [20.0, 20.0], [30.0, 30.0]])
+  median = actual + np.array([[1.0], [3.0], [-5.0]])
+  windows = pipeline_run.ScoredWindows(
+      series=np.array([b'a', b'a', b'b']), forecast_start=np.array([july, january, july]),
+      history=np.zeros((3, 4)), actual=actual,
+      forecasts={0.1: median - 1.0, 0.5: median, 0.9: median + 1.0})
+  assert stallion_tuning.mae_by_forecast_start(windows) == {'2016-07-01': 3.0,
+                                                            '2017-01-01': 3.0}
+  windows.forecasts[0.5][1] += 1.0
+  assert stallion_tuning.mae_by_forecast_start(windows)['2017-01-01'] == 4.0
+
+
 def test_stallion_naive_history_refuses_windows_that_do_not_end_before_the_test():
   months = _stallion_months_before_test(2)
   keys = months.index.to_numpy().astype(bytes)
