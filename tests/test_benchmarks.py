@@ -197,7 +197,6 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert first['training']['epochs_run'] == 2 and first['training']['best_epoch'] == 2
 
 
-@needs_data
 def test_stallion_tuning_splits_the_eval_mae_by_forecast_start():
   july, january = 1467331200, 1483228800  # 2016-07-01 and 2017-01-01, epoch seconds
   actual = np.array([[10.0, 10.0], [20.0, 20.0], [30.0, 30.0]])
@@ -212,6 +211,7 @@ def test_stallion_tuning_splits_the_eval_mae_by_forecast_start():
   assert stallion_tuning.mae_by_forecast_start(windows)['2017-01-01'] == 4.0
 
 
+@needs_data
 def test_stallion_naive_history_refuses_windows_that_do_not_end_before_the_test():
   months = _stallion_months_before_test(2)
   keys = months.index.to_numpy().astype(bytes)
