@@ -72,6 +72,10 @@ class DatasetSpec:
     encoder_steps: history length E of a window.
     horizon: forecast length H of a window.
     calendar_features: known-future categoricals derived from the time column.
+    series_id_input: whether the model reads the series id, one learned embedding per
+      series, as a static input (true, the default). False leaves it out, so that the
+      series share what they learn through their key columns and static columns only;
+      needs a key of several columns, which stay as static inputs.
   """
   name: str
   columns: Tuple[Column, ...]
@@ -79,6 +83,7 @@ class DatasetSpec:
   encoder_steps: int
   horizon: int
   calendar_features: Tuple[str, ...] = ()
+  series_id_input: bool = True
 
   def __post_init__(self):
     _validate(self)
@@ -126,9 +131,12 @@ class DatasetSpec:
       if column.scaling != Scaling.GLOBAL:
         entry['scaling'] = column.scaling.value
       columns.append(entry)
-    return {'name': self.name, 'frequency': self.frequency.value,
+    spec = {'name': self.name, 'frequency': self.frequency.value,
             'encoder_steps': self.encoder_steps, 'horizon': self.horizon,
             'calendar_features': list(self.calendar_features), 'columns': columns}
+    if not self.series_id_input:
+      spec['series_id_input'] = False
+    return spec
 
   def to_json(self) -> str:
     return json.dumps(self.to_dict())
@@ -157,14 +165,18 @@ class DatasetSpec:
     if isinstance(calendar, str) or not isinstance(calendar, (list, tuple)):
       raise ValueError(f"'calendar_features' must be a list such as [hour_of_day], got "
                        f'{calendar!r}')
+    series_id_input = data.get('series_id_input', True)
+    if not isinstance(series_id_input, bool):
+      raise ValueError(f"'series_id_input' must be true or false, got {series_id_input!r}")
     return cls(name=name, columns=tuple(_column(c, i) for i, c in enumerate(columns)),
                frequency=frequency,
                encoder_steps=_positive_int(data['encoder_steps'], 'encoder_steps'),
                horizon=_positive_int(data['horizon'], 'horizon'),
-               calendar_features=tuple(calendar))
+               calendar_features=tuple(calendar), series_id_input=series_id_input)
 
 
-SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features', 'columns')
+SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features',
+             'series_id_input', 'columns')
 COLUMN_KEYS = ('name', 'role', 'dtype', 'allow_missing', 'scaling')
 
 
@@ -252,6 +264,12 @@ def _validate(spec: DatasetSpec) -> None:
     raise ValueError(f"{where}: observed column '{column.name}' is categorical; observed "
                      'inputs must be real (encode the category as numbers, or declare it '
                      'static or known if it is)')
+  if not spec.series_id_input and len(spec.series_key_columns) < 2:
+    raise ValueError(f'{where}: series_id_input is false, but the series key has '
+                     f'{len(spec.series_key_columns)} column(s), '
+                     f'{list(spec.series_key_columns)}, so the model would not know the '
+                     'series apart; leave series_id_input out (true) with a key of one '
+                     'column, or key the series by several columns')
   reserved = sorted(set(names) & set(RESERVED_COLUMN_NAMES))
   if reserved:
     raise ValueError(f'{where}: column names {reserved} are reserved for derived '

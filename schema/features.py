@@ -61,7 +61,8 @@ SERIES_KEY_SEPARATOR = '|'
 
 def model_features(spec: DatasetSpec) -> Tuple[ModelFeature, ...]:
   """Every feature the model reads, grouped, in a stable order."""
-  features = [ModelFeature(SERIES_ID, Group.STATIC_CATEGORICAL, vocabulary=SERIES_VOCABULARY)]
+  features = ([ModelFeature(SERIES_ID, Group.STATIC_CATEGORICAL, vocabulary=SERIES_VOCABULARY)]
+              if spec.series_id_input else [])
   key_columns = spec.series_key_columns
   if len(key_columns) > 1:
     features += [ModelFeature(transformed_name(name), Group.STATIC_CATEGORICAL,

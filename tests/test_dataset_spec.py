@@ -50,9 +50,26 @@ def test_stallion_groups_follow_the_tutorial_roles():
   assert {c.name for c in spec.columns_with(Role.OBSERVED)} == {
       'industry_volume', 'soda_volume', 'avg_max_temp'}
   static_categoricals = [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)]
-  # Composite key id plus each key column.
-  assert static_categoricals == [SERIES_ID, transformed_name('agency'),
-                                 transformed_name('sku')]
+  # Each key column, without the composite key's id (series_id_input: false).
+  assert static_categoricals == [transformed_name('agency'), transformed_name('sku')]
+
+
+def test_the_series_id_is_a_static_input_unless_the_spec_leaves_it_out():
+  key = (Column('agency', Role.SERIES_KEY, DType.CATEGORICAL),
+         Column('sku', Role.SERIES_KEY, DType.CATEGORICAL))
+  with_id = _spec(*key, _TIME, _TARGET)
+  without_id = _spec(*key, _TIME, _TARGET, series_id_input=False)
+  names = lambda spec: [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)]
+  assert names(with_id) == [SERIES_ID, transformed_name('agency'), transformed_name('sku')]
+  assert names(without_id) == [transformed_name('agency'), transformed_name('sku')]
+  assert 'series_id_input' not in with_id.to_dict()
+  assert DatasetSpec.from_json(without_id.to_json()) == without_id
+
+
+def test_series_id_input_must_be_a_boolean():
+  data = {**datasets.STALLION.to_dict(), 'series_id_input': 'no'}
+  with pytest.raises(ValueError, match="'series_id_input' must be true or false, got 'no'"):
+    DatasetSpec.from_dict(data)
 
 
 def test_model_features_add_missing_indicators_and_calendar_features():
@@ -90,6 +107,9 @@ def test_single_series_data_needs_no_key_column():
     ((_KEY, _TIME, _TARGET, Column('hour_of_day', Role.KNOWN)),
      {'calendar_features': ('hour_of_day',)}, 'names of calendar features'),
     ((_KEY, _TIME, _TARGET), {'horizon': 0}, 'must both be at least 1'),
+    ((_KEY, _TIME, _TARGET), {'series_id_input': False},
+     r"series key has 1 column\(s\), \['id'\], so the model would not know the series apart"),
+    ((_TIME, _TARGET), {'series_id_input': False}, r'series key has 0 column\(s\)'),
     ((_KEY, _TIME, _TARGET, Column('size', Role.STATIC, scaling=Scaling.PER_SERIES)), {},
      'cannot be scaled per series'),
 ])
