@@ -27,14 +27,13 @@ import pandas as pd
 import tensorflow as tf
 import tf_keras as keras
 
-from benchmarks import metrics
+from benchmarks import host, metrics
 from trainer_module.hparams import POINT_LOSSES, TARGET_LOCATIONS, TFTConfig
 from trainer_module.train import learning_rate_schedule
 from trainer_module.training_config import TrainingConfig
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, compile_tft_model
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BORDERS = (8640, 11520, 14400)  # end of train, eval and test rows
 LOADS = ['HUFL', 'HULL', 'MUFL', 'MULL', 'LUFL', 'LULL']
 CALENDAR = {'hour': (24, lambda d: d.dt.hour), 'dow': (7, lambda d: d.dt.dayofweek),
@@ -43,8 +42,7 @@ CALENDAR = {'hour': (24, lambda d: d.dt.hour), 'dow': (7, lambda d: d.dt.dayofwe
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--data', default=os.path.join(PROJECT_ROOT, '..', 'shared', 'data',
-                                                     'ETTh1.csv'))
+  parser.add_argument('--data', default=os.path.join(host.SHARED_DATA_DIR, 'ETTh1.csv'))
   parser.add_argument('--rows', type=int, help='only the first ROWS rows, split 1/2, 1/4, '
                       '1/4 (a smoke run)')
   parser.add_argument('--lookback', type=int, default=336)

@@ -6,6 +6,8 @@ import subprocess
 from typing import Dict, Union
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The reference data sets (ETTh1.csv, stallion.csv), beside the repository.
+SHARED_DATA_DIR = os.path.join(PROJECT_ROOT, '..', 'shared', 'data')
 
 
 def cpu_model() -> str:

@@ -34,7 +34,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                       'models, a few steps; the figures mean nothing')
   parser.add_argument('--only', nargs='+', choices=BENCHMARKS, default=list(BENCHMARKS),
                       help='benchmarks to run (default: all)')
-  parser.add_argument('--data-dir', default=os.path.join(PROJECT_ROOT, '..', 'shared', 'data'),
+  parser.add_argument('--data-dir', default=host.SHARED_DATA_DIR,
                       help='directory of ETTh1.csv and stallion.csv (default: %(default)s)')
   parser.add_argument('--work-dir', help='pipeline runs and logs (default: '
                       'runs/benchmarks, or runs/benchmarks-quick with --quick)')

@@ -8,17 +8,27 @@ inside [P10, P90], in original units (volume), for the TFT the product's pipelin
 an empirical interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
 eval split (early stopping), so the scored months are never used for training or model
 selection.
+
+`benchmarks.run_all --only stallion` runs the benchmark. Run alone, this module makes the
+windows of a backtest origin for `benchmarks.stallion_tuning`: one pipeline run of one TFT
+with the benchmark's plan and an earlier eval period, whose forecasts from before 2017 hold
+months the eval split lacks (a year-end):
+
+  .venv/bin/python -m benchmarks.stallion --eval-start 2016-07-01 \\
+      --work-dir runs/stallion_backtest_2016-07
 """
 
+import argparse
 import dataclasses
 import itertools
 import os
-from typing import Any, Dict, Mapping, Optional, Tuple
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
-from benchmarks import metrics, pipeline_run
+from benchmarks import host, metrics, pipeline_run, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
 from schema.datasets import curated_schema_path, get_dataset
@@ -89,7 +99,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   for ensemble_size, repeat in itertools.product(plan.ensemble_sizes,
                                                 range(1, plan.repeats + 1)):
     config = pipeline_run.new_config(
-        os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}'), data_file,
+        run_dir(work_dir, ensemble_size, repeat), data_file,
         dataset=spec, time_split=plan.split, blessing=dataset.blessing,
         strides={split: 1 if split == 'train' else spec.horizon
                  for split in plan.split.split_names},
@@ -125,6 +135,20 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
           'naive_last_value': naive, 'runs': runs}
 
 
+def run_dir(work_dir: str, ensemble_size: int, repeat: int) -> str:
+  """The directory of one pipeline run of `run` (its pipeline root is 'pipeline_root'
+  inside)."""
+  return os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}')
+
+
+def backtest_plan(eval_start: str) -> Plan:
+  """The benchmark's plan for one TFT, trained and early-stopped with the eval period from
+  `eval_start` and tested on the protocol's test period."""
+  return dataclasses.replace(FULL, repeats=1, ensemble_sizes=(1,),
+                             split=TimeSplit(eval_start=eval_start,
+                                             test_start=SPLIT.test_start))
+
+
 def _protocol_history(data_file: str, series_keys: np.ndarray,
                       last_values: np.ndarray) -> np.ndarray:
   """The last NAIVE_HISTORY months of volume before the test period [N, NAIVE_HISTORY],
@@ -152,3 +176,25 @@ def _first_series(data_file: str, count: int, work_dir: str) -> str:
   os.makedirs(os.path.dirname(path), exist_ok=True)
   frame.merge(keys, on=KEYS).to_csv(path, index=False)
   return path
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  parser = argparse.ArgumentParser(prog='benchmarks.stallion',
+                                   description='the windows of a backtest origin')
+  parser.add_argument('--eval-start', required=True,
+                      help=f'first month of the eval period, before {SPLIT.eval_start} '
+                      'for a backtest origin (e.g. 2016-07-01)')
+  parser.add_argument('--work-dir', required=True,
+                      help='the pipeline run, and its figures in stallion.json')
+  parser.add_argument('--data-dir', default=host.SHARED_DATA_DIR,
+                      help='directory of stallion.csv (default: %(default)s)')
+  args = parser.parse_args(argv)
+  result = run(backtest_plan(args.eval_start), args.data_dir, args.work_dir)
+  readme_tables.write_results(os.path.join(args.work_dir, 'stallion.json'), result)
+  print(f'windows for benchmarks.stallion_tuning: --run-root '
+        f'{os.path.join(run_dir(args.work_dir, 1, 1), "pipeline_root")}', flush=True)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

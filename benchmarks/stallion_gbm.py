@@ -28,7 +28,7 @@ import lightgbm
 import numpy as np
 import pandas as pd
 
-from benchmarks import metrics, readme_tables
+from benchmarks import host, metrics, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.stallion import KEYS, NAIVE_HISTORY, SPLIT
 from schema.time_split import TimeSplit
@@ -164,8 +164,7 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
 
 def main(argv: Optional[List[str]] = None) -> int:
   parser = argparse.ArgumentParser(prog='stallion_gbm', description=__doc__.split('\n')[0])
-  parser.add_argument('--data', default=os.path.join(PROJECT_ROOT, '..', 'shared', 'data',
-                                                     'stallion.csv'))
+  parser.add_argument('--data', default=os.path.join(host.SHARED_DATA_DIR, 'stallion.csv'))
   parser.add_argument('--results', default=os.path.join(PROJECT_ROOT, 'benchmarks',
                                                         'results', 'stallion_gbm.json'))
   parser.add_argument('--eval-start', default=SPLIT.eval_start,

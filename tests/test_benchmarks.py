@@ -18,14 +18,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import (etth1_tuning, linear_baseline, metrics, pipeline_run, run_all,
+from benchmarks import (etth1_tuning, host, linear_baseline, metrics, pipeline_run, run_all,
                         stallion, stallion_tuning, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
+from schema.time_split import TimeSplit
 from trainer_module.hparams import TFTConfig
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
-DATA_DIR = os.path.join(run_all.PROJECT_ROOT, '..', 'shared', 'data')
+DATA_DIR = host.SHARED_DATA_DIR
 DATA_FILE = os.path.join(DATA_DIR, 'ETTh1.csv')
 needs_data = pytest.mark.skipif(
     not all(os.path.exists(os.path.join(DATA_DIR, name))
@@ -173,6 +174,9 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert [(run['ensemble_size'], run['repeat']) for run in result['runs']] == [
       (1, 1), (1, 2), (3, 1), (3, 2)]
   # Each run has a pipeline of its own, so none warm-starts from or resumes another.
+  assert [config.pipeline_root for config, _ in asked] == [
+      os.path.join(stallion.run_dir(str(tmp_path), size, repeat), 'pipeline_root')
+      for size, repeat in ((1, 1), (1, 2), (3, 1), (3, 2))]
   assert len({config.pipeline_root for config, _ in asked}) == 4
   for config, split in asked:
     assert split == 'test'
@@ -195,6 +199,30 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert result['protocol']['history_months'] == 36
   assert result['protocol']['encoder_months'] == 12
   assert first['training']['epochs_run'] == 2 and first['training']['best_epoch'] == 2
+
+
+def test_stallion_backtest_run_trains_one_tft_with_the_earlier_eval_period(
+    tmp_path, monkeypatch, capsys):
+  asked = []
+
+  def stand_in(plan, data_dir, work_dir):
+    asked.append((plan, data_dir, work_dir))
+    return {'benchmark': 'stallion', 'runs': [{'seed': 1}]}
+
+  monkeypatch.setattr(stallion, 'run', stand_in)
+  assert stallion.main(['--eval-start', '2016-07-01', '--work-dir', str(tmp_path),
+                        '--data-dir', 'somewhere']) == 0
+
+  [(plan, data_dir, work_dir)] = asked
+  assert (data_dir, work_dir) == ('somewhere', str(tmp_path))
+  assert plan.split == TimeSplit(eval_start='2016-07-01', test_start='2017-07-01')
+  assert (plan.repeats, plan.ensemble_sizes) == (1, (1,))
+  assert (plan.model_overrides, plan.train_steps) == (stallion.FULL.model_overrides,
+                                                      stallion.FULL.train_steps)
+  with open(tmp_path / 'stallion.json') as f:
+    assert json.load(f) == {'benchmark': 'stallion', 'runs': [{'seed': 1}]}
+  root = os.path.join(str(tmp_path), 'stallion', 'e1-run-1', 'pipeline_root')
+  assert f'--run-root {root}' in capsys.readouterr().out
 
 
 def test_stallion_tuning_splits_the_eval_mae_by_forecast_start():
