@@ -268,8 +268,9 @@ def _validate(spec: DatasetSpec) -> None:
     raise ValueError(f'{where}: series_id_input is false, but the series key has '
                      f'{len(spec.series_key_columns)} column(s), '
                      f'{list(spec.series_key_columns)}, so the model would not know the '
-                     'series apart; leave series_id_input out (true) with a key of one '
-                     'column, or key the series by several columns')
+                     'series apart; remove series_id_input (with a key of one column the '
+                     'series id is how the model tells the series apart), or key the '
+                     'series by several columns')
   reserved = sorted(set(names) & set(RESERVED_COLUMN_NAMES))
   if reserved:
     raise ValueError(f'{where}: column names {reserved} are reserved for derived '

@@ -59,7 +59,10 @@ def test_the_series_id_is_a_static_input_unless_the_spec_leaves_it_out():
          Column('sku', Role.SERIES_KEY, DType.CATEGORICAL))
   with_id = _spec(*key, _TIME, _TARGET)
   without_id = _spec(*key, _TIME, _TARGET, series_id_input=False)
-  names = lambda spec: [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)]
+
+  def names(spec):
+    return [f.name for f in features_in(spec, Group.STATIC_CATEGORICAL)]
+
   assert names(with_id) == [SERIES_ID, transformed_name('agency'), transformed_name('sku')]
   assert names(without_id) == [transformed_name('agency'), transformed_name('sku')]
   assert 'series_id_input' not in with_id.to_dict()
