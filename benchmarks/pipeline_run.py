@@ -100,6 +100,11 @@ class RunResult:
             'blessed': self.blessed, 'eval_metrics': self.eval_metrics}
 
 
+def pipeline_root(run_dir: str) -> str:
+  """The pipeline root of the run that `new_config` sets up in `run_dir`."""
+  return os.path.join(run_dir, 'pipeline_root')
+
+
 def new_config(run_dir: str, data_file: str, **fields) -> PipelineConfig:
   """A PipelineConfig over a fresh `run_dir` that reads only `data_file`.
 
@@ -112,7 +117,7 @@ def new_config(run_dir: str, data_file: str, **fields) -> PipelineConfig:
   os.symlink(os.path.abspath(data_file), os.path.join(data_root, os.path.basename(data_file)))
   return PipelineConfig(
       pipeline_name=f'benchmark-{os.path.basename(run_dir)}',
-      pipeline_root=os.path.join(run_dir, 'pipeline_root'), data_root=data_root,
+      pipeline_root=pipeline_root(run_dir), data_root=data_root,
       input_pattern=os.path.basename(data_file),
       serving_model_dir=os.path.join(run_dir, 'serving_model'), **fields)
 

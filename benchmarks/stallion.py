@@ -136,8 +136,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
 
 
 def run_dir(work_dir: str, ensemble_size: int, repeat: int) -> str:
-  """The directory of one pipeline run of `run` (its pipeline root is 'pipeline_root'
-  inside)."""
+  """The directory of one pipeline run of `run` (`pipeline_run.new_config`'s run_dir)."""
   return os.path.join(work_dir, 'stallion', f'e{ensemble_size}-run-{repeat}')
 
 
@@ -192,7 +191,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   result = run(backtest_plan(args.eval_start), args.data_dir, args.work_dir)
   readme_tables.write_results(os.path.join(args.work_dir, 'stallion.json'), result)
   print(f'windows for benchmarks.stallion_tuning: --run-root '
-        f'{os.path.join(run_dir(args.work_dir, 1, 1), "pipeline_root")}', flush=True)
+        f'{pipeline_run.pipeline_root(run_dir(args.work_dir, 1, 1))}', flush=True)
   return 0
 
 
