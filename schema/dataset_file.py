@@ -33,7 +33,7 @@ import yaml
 
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, check_keys
 from schema.time_split import TimeSplit
-from trainer_module.hparams import TFTConfig
+from trainer_module.hparams import TFTConfig, check_seasonal_lag
 
 FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
 SPLIT_KEYS = ('eval_start', 'test_start', 'end')
@@ -137,6 +137,12 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
     raise ValueError(f"'blessing': {error}") from None
   model = values.get('model') or {}
   check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
+  if 'seasonal_lag' in model:
+    try:
+      TFTConfig(seasonal_lag=model['seasonal_lag'])
+      check_seasonal_lag(model['seasonal_lag'], spec.encoder_steps, spec.horizon)
+    except ValueError as error:
+      raise ValueError(f"'model': {error}") from None
   return Dataset(spec=spec, split=split, blessing=rule,
                  schema_path=_path(values.get('schema'), base_dir, 'schema'),
                  data_path=_path(values.get('data'), base_dir, 'data'),

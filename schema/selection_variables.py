@@ -3,7 +3,8 @@
 The order is the model's (see `trainer_module.tft`): static categoricals then static
 reals; the history's target, observed reals, known categoricals, known reals; the
 future's known categoricals then known reals. Names are the spec's column names, the
-calendar feature names, 'series_id' and '<column> (missing)' for missing indicators.
+calendar feature names, 'series_id', '<column> (missing)' for missing indicators and
+'<target> (L steps before)' for the model's seasonal lag input.
 """
 
 from typing import Dict, Tuple
@@ -29,8 +30,20 @@ def _readable_names(spec: DatasetSpec) -> Dict[str, str]:
   return names
 
 
-def selection_variables(spec: DatasetSpec) -> Dict[str, Tuple[str, ...]]:
-  """{'static': names, 'history': names, 'future': names}, each in the model's order."""
+def seasonal_lag_name(spec: DatasetSpec, lag: int) -> str:
+  """The name of the model's future input of the target `lag` steps before each step."""
+  return f'{spec.target_column} ({lag} steps before)'
+
+
+def selection_variables(spec: DatasetSpec,
+                        seasonal_lag: int = 0) -> Dict[str, Tuple[str, ...]]:
+  """{'static': names, 'history': names, 'future': names}, each in the model's order.
+
+  Args:
+    spec: The data set's spec.
+    seasonal_lag: The model's `TFTConfig.seasonal_lag`; when set, the future inputs end
+      with the target that many steps before.
+  """
   readable = _readable_names(spec)
 
   def names(*groups: Group) -> Tuple[str, ...]:
@@ -40,5 +53,5 @@ def selection_variables(spec: DatasetSpec) -> Dict[str, Tuple[str, ...]]:
   return {
       STATIC: names(Group.STATIC_CATEGORICAL, Group.STATIC_REAL),
       HISTORY: (spec.target_column,) + names(Group.OBSERVED_REAL) + known,
-      FUTURE: known,
+      FUTURE: known + ((seasonal_lag_name(spec, seasonal_lag),) if seasonal_lag else ()),
   }

@@ -92,6 +92,11 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
      'the blessing rule needs beat_naive_by or max_mae'),
     (('model: {hidden_size: 8}', 'model: {hiden_size: 8}'),
      r"'model': unknown key 'hiden_size' \(did you mean 'hidden_size'\?\)"),
+    (('model: {hidden_size: 8}', 'model: {seasonal_lag: 52}'),
+     r"'model': seasonal_lag 52 must lie between the horizon \(4\) and the encoder steps "
+     r"\(12\).*Lengthen the history or set seasonal_lag to 0"),
+    (('model: {hidden_size: 8}', 'model: {seasonal_lag: yearly}'),
+     r"'model': seasonal_lag must be an integer >= 0 \(0: none\), got 'yearly'"),
     (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 1.5}'),
      'a fraction of the time range must lie strictly between 0 and 1'),
     (('split: {eval_start: 2024-06-02}\n', ''), r"the spec file is missing \['split'\]"),

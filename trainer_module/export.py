@@ -212,7 +212,7 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
   check_raw_feature_spec(spec, raw_feature_spec)
   raw_parsing = raw_window_feature_spec(spec)
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
-  variables = selection_variables(spec)
+  variables = selection_variables(spec, model.config.seasonal_lag)
 
   # One trace of the model, shared by every signature.
   @tf.function(input_signature=[input_signature(layout)])

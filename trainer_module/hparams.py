@@ -23,6 +23,16 @@ def check_point_loss(point_loss: str, quantiles: tuple[float, ...]) -> None:
         f"quantiles are {quantiles}; add 0.5 or use point_loss 'pinball'.")
 
 
+def check_seasonal_lag(lag: int, encoder_steps: int, horizon: int) -> None:
+  """Raises ValueError unless each horizon step finds the target `lag` steps before it in
+  the history: horizon <= lag <= encoder steps (or lag 0, none)."""
+  if lag and not horizon <= lag <= encoder_steps:
+    raise ValueError(
+        f'seasonal_lag {lag} must lie between the horizon ({horizon}) and the encoder '
+        f'steps ({encoder_steps}): each horizon step reads the target {lag} steps before '
+        'it from the history. Lengthen the history or set seasonal_lag to 0.')
+
+
 @dataclasses.dataclass(frozen=True)
 class TFTConfig:
   """Model and optimisation hyperparameters of a TFT.
@@ -71,6 +81,11 @@ class TFTConfig:
       strategy, float32 elsewhere (on CPU bfloat16 gains no speed). The weights are
       float32 either way, so a model warm-starts from one of the other precision, and
       the exported model takes and returns float32.
+    seasonal_lag: The season L of the target in steps (12 for monthly data with a
+      yearly season), or 0 for none. When set, each horizon step also reads the target
+      L steps before it (the same month last year), scaled as the history, as one more
+      future input (`tft.model`); it is taken from the history, so it needs
+      horizon <= L <= encoder steps.
   """
 
   hidden_size: int = 16
@@ -89,6 +104,7 @@ class TFTConfig:
   point_loss: str = 'pinball'
   ensemble_size: int = 1
   precision: str = 'auto'
+  seasonal_lag: int = 0
 
   def __post_init__(self):
     # Accept lists (e.g. from JSON) but store a hashable tuple.
@@ -125,6 +141,10 @@ class TFTConfig:
     if self.precision not in PRECISIONS:
       raise ValueError(
           f'precision must be one of {PRECISIONS}, got {self.precision!r}.')
+    if (isinstance(self.seasonal_lag, bool) or not isinstance(self.seasonal_lag, int)
+        or self.seasonal_lag < 0):
+      raise ValueError(
+          f'seasonal_lag must be an integer >= 0 (0: none), got {self.seasonal_lag!r}.')
     if self.early_stopping_patience < 0:
       raise ValueError(
           'early_stopping_patience must be >= 0, got '

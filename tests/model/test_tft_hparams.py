@@ -57,6 +57,8 @@ def test_config_is_frozen():
     ({'point_loss': 'squared', 'quantiles': (0.1, 0.9)}, 'add 0.5'),
     ({'ensemble_size': 0}, 'ensemble_size'),
     ({'ensemble_size': 2.0}, 'ensemble_size'),
+    ({'seasonal_lag': -1}, 'seasonal_lag must be an integer >= 0'),
+    ({'seasonal_lag': True}, 'seasonal_lag must be an integer >= 0'),
 ])
 def test_invalid_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):

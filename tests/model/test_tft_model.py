@@ -180,6 +180,40 @@ def test_the_history_highway_adds_a_linear_forecast_of_the_scaled_history():
       rtol=1e-4)
 
 
+def test_the_seasonal_lag_input_is_the_scaled_target_a_season_before_each_step():
+  lag = 8
+  model = build_tft_model(FULL_LAYOUT, dataclasses.replace(CONFIG, seasonal_lag=lag))
+  inputs, _ = _windows(FULL_LAYOUT)
+  inputs = {key: tf.constant(value) for key, value in inputs.items()}
+  scaled_target, _, _ = model.target_scaler(inputs['target_history'])
+  _, _, future = model._embed(inputs, scaled_target)
+
+  # The known reals, then the target at history position E - lag + h for step h.
+  assert model.future_vsn.real_positions == (2, 3, 4)
+  np.testing.assert_array_equal(future.reals.values[..., -1],
+                                scaled_target[:, E - lag:E - lag + H])
+  rebuilt = future.reals.values[..., tf.newaxis] * future.reals.kernel + future.reals.bias
+  np.testing.assert_allclose(tf.gather(future.vectors, (2, 3, 4), axis=-2), rebuilt,
+                             rtol=1e-6)
+  weights = model(inputs)['future_weights']
+  assert weights.shape == (BATCH, H, FULL_LAYOUT.future_variable_count + 1)
+  np.testing.assert_allclose(tf.reduce_sum(weights, -1), 1.0, rtol=1e-5)
+
+
+def test_without_known_inputs_the_seasonal_lag_is_the_only_future_input():
+  layout = dataclasses.replace(SMALL_LAYOUT, known_real_count=0)
+  model = build_tft_model(layout, dataclasses.replace(CONFIG, seasonal_lag=H))
+  inputs, _ = _windows(layout)
+  np.testing.assert_allclose(model(inputs)['future_weights'], np.ones([BATCH, H, 1]))
+
+
+@pytest.mark.parametrize('lag', [H - 1, E + 1])
+def test_a_seasonal_lag_outside_the_window_is_refused(lag):
+  with pytest.raises(ValueError, match=f'seasonal_lag {lag} must lie between the '
+                                       f'horizon \\({H}\\) and the encoder steps'):
+    build_tft_model(SMALL_LAYOUT, dataclasses.replace(CONFIG, seasonal_lag=lag))
+
+
 def test_empty_groups_are_supported():
   layout = dataclasses.replace(
       SMALL_LAYOUT, static_cardinalities=(1,), known_real_count=0)

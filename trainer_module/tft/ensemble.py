@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 import tf_keras as keras
 
+from trainer_module.hparams import TFTConfig
 from trainer_module.tft.model import TemporalFusionTransformer
 
 
@@ -30,6 +31,11 @@ class TFTEnsemble(keras.Model):
       raise ValueError(f'an ensemble needs at least 2 members with distinct names, got '
                        f'{names}')
     self.members = list(members)
+
+  @property
+  def config(self) -> TFTConfig:
+    """The members' hyperparameters (one `TFTConfig` for all)."""
+    return self.members[0].config
 
   @tf.autograph.experimental.do_not_convert
   def call(self, inputs, training=None):

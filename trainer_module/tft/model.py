@@ -5,7 +5,8 @@ static_categorical int [B, Sc], static_real [B, Sr], known_categorical int
 [B, T, Kc], known_real [B, T, Kr], observed_real [B, E, Or], target_history
 [B, E] in raw units. Outputs: quantiles [B, H, Q] in raw units, static_weights
 [B, Vs], history_weights [B, E, Vh], future_weights [B, H, Vf] and attention
-[B, H, T], all float32.
+[B, H, T], all float32. With `TFTConfig.seasonal_lag` L the future variables end
+with one more: the scaled target L steps before each horizon step.
 """
 
 import dataclasses
@@ -15,6 +16,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from trainer_module.hparams import TFTConfig
+from trainer_module.hparams import check_seasonal_lag
 from trainer_module.tft import inputs as tft_inputs
 from trainer_module.tft.attention import InterpretableMultiHeadAttention
 from trainer_module.tft.embedding import InputEmbedding
@@ -87,13 +89,19 @@ class TemporalFusionTransformer(keras.Model):
         real_positions=[*range(observed_reals), *range(
             observed_reals + known_categoricals, layout.history_variable_count)],
         name='history_vsn')
-    # Without known inputs the decoder LSTM runs on its state alone.
+    # The target a season before each horizon step follows the known inputs.
+    self.seasonal_lag_embedding = (
+        InputEmbedding((), 1, size, name='seasonal_lag_embedding')
+        if _seasonal_lag(layout, config) else None)
+    future_variables = (layout.future_variable_count
+                        + (self.seasonal_lag_embedding is not None))
+    # Without future inputs the decoder LSTM runs on its state alone.
     self.future_vsn = (
         VariableSelectionNetwork(
-            layout.future_variable_count, size, dropout,
-            real_positions=range(known_categoricals, layout.future_variable_count),
+            future_variables, size, dropout,
+            real_positions=range(known_categoricals, future_variables),
             name='future_vsn')
-        if layout.future_variable_count else None)
+        if future_variables else None)
     self.lstm = LSTMEncoderDecoder(size, unroll=config.lstm_unroll,
                                    name='lstm')
     self.lstm_gate = GateAddNorm(size, dropout, name='lstm_gate')
@@ -163,11 +171,20 @@ class TemporalFusionTransformer(keras.Model):
     observed = self.observed_embedding((
         tf.zeros_like(observed_reals[..., :0], tf.int32), observed_reals))
     history = tf.concat([observed, known_history], axis=2)
+    future_reals = self.known_embedding.real_inputs(future_real)
+    if self.seasonal_lag_embedding is not None:
+      # Horizon step h reads the scaled target at history position E + h - L.
+      start = encoder_steps - self.config.seasonal_lag
+      seasonal = scaled_target[:, start:start + self.layout.horizon, tf.newaxis]
+      empty = tf.zeros_like(seasonal[..., :0], tf.int32)
+      future = tf.concat([future, self.seasonal_lag_embedding((empty, seasonal))], axis=2)
+      future_reals = future_reals.followed_by(
+          self.seasonal_lag_embedding.real_inputs(seasonal))
     return (
         Embedded(static, self.static_embedding.real_inputs(static_real)),
         Embedded(history, self.observed_embedding.real_inputs(observed_reals).followed_by(
             self.known_embedding.real_inputs(known_history_real))),
-        Embedded(future, self.known_embedding.real_inputs(future_real)))
+        Embedded(future, future_reals))
 
   def _encode_static(self, static: Embedded, training):
     """Returns static weights [B, Vs] and the four `StaticContexts`."""
@@ -236,6 +253,12 @@ class TemporalFusionTransformer(keras.Model):
   def from_config(cls, config, custom_objects=None):
     return cls(InputLayout(**config['layout']), TFTConfig(**config['config']),
                name=config['name'])
+
+
+def _seasonal_lag(layout: InputLayout, config: TFTConfig) -> int:
+  """`config.seasonal_lag` once checked against the window (`check_seasonal_lag`)."""
+  check_seasonal_lag(config.seasonal_lag, layout.encoder_steps, layout.horizon)
+  return config.seasonal_lag
 
 
 def build_tft_model(layout: InputLayout, config: TFTConfig,

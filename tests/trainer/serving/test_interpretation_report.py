@@ -1,12 +1,14 @@
 """The interpretation report: its numbers against the model in memory, its files, its
 TFX component (run through its executor, compiled for Vertex) and `tft-report`."""
 
+import dataclasses
 import json
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_transform as tft
 from matplotlib import image
 from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
@@ -15,8 +17,11 @@ from components import report_writer
 from components.interpretation_report import InterpretationReport, InterpretationReportGen
 from schema.selection_variables import selection_variables
 from serving import report
-from trainer_module import interpretation, window_inputs
+from tests.trainer.serving.conftest import MODEL_CONFIG
+from trainer_module import export, interpretation, train, window_inputs
 from trainer_module.tft import model as tft_model
+from trainer_module.tft.ensemble import TFTEnsemble
+from trainer_module.tft.model import build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -52,6 +57,26 @@ def test_importance_and_attention_are_the_models_means(tiny, exported, interpret
                              outputs[tft_model.QUANTILES][:, :, 1], rtol=1e-4, atol=1e-4)
   np.testing.assert_array_equal(interpreted.target_future, label)
   assert list(interpreted.forecasts) == ['p10', 'p50', 'p90']
+
+
+def test_an_ensemble_with_the_seasonal_lag_names_its_future_input(tiny, tmp_path):
+  transform_output = tft.TFTransformOutput(tiny.transform_dir)
+  layout = window_inputs.input_layout(tiny.spec, transform_output)
+  config = dataclasses.replace(train.model_config_from(MODEL_CONFIG), seasonal_lag=4)
+  model = TFTEnsemble([build_tft_model(layout, config, name=f'member_{index}')
+                       for index in range(2)])
+  model_dir = str(tmp_path / 'model')
+  export.save_model(model, layout, tiny.spec, config.quantiles, transform_output, model_dir)
+
+  interpreted = interpretation.interpret(model_dir, tiny.eval_windows)
+
+  future = interpreted.importance['future']
+  known = selection_variables(tiny.spec)['future']
+  assert list(future) == [*known, f'{tiny.spec.target_column} (4 steps before)']
+  outputs, _ = _in_memory(model, tiny.eval_windows, tiny.spec)
+  np.testing.assert_allclose(list(future.values()),
+                             outputs[tft_model.FUTURE_WEIGHTS].mean(axis=(0, 1)),
+                             rtol=1e-4, atol=1e-6)
 
 
 def test_attention_rows_sum_to_one_over_the_steps_up_to_each_horizon_step(tiny, interpreted):
