@@ -122,6 +122,8 @@ class PipelineConfig:
       raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
     # Unknown keys and bad values fail here, not in the Trainer at the end of the data work.
     TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
+    hparams.check_seasonal_lag(self.model_config.seasonal_lag, self.dataset.encoder_steps,
+                               self.dataset.horizon)
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
     if self.train_spans < 1:

@@ -138,7 +138,7 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
   model = values.get('model') or {}
   check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
   if 'seasonal_lag' in model:
-    try:
+    try:  # the value's own rule (TFTConfig's), then against this file's window
       TFTConfig(seasonal_lag=model['seasonal_lag'])
       check_seasonal_lag(model['seasonal_lag'], spec.encoder_steps, spec.horizon)
     except ValueError as error:

@@ -65,3 +65,12 @@ def test_a_missing_future_file_stops_the_run_before_it_starts(tmp_path, capsys):
   assert local_runner.main(['--future', str(missing), '--output-dir', str(tmp_path)]) == 2
   assert f'future file {missing} not found' in capsys.readouterr().err
   assert not (tmp_path / 'synthetic').exists()
+
+
+def test_a_window_too_short_for_the_seasonal_lag_stops_the_run_before_it_starts(
+    tmp_path, capsys):
+  argv = ['--dataset', 'stallion', '--encoder-steps', '9', '--output-dir', str(tmp_path)]
+  assert local_runner.main(argv) == 2
+  assert ('seasonal_lag 12 must lie between the horizon (6) and the encoder steps (9)'
+          in capsys.readouterr().err)
+  assert not (tmp_path / 'stallion').exists()

@@ -251,6 +251,9 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
     outputs = run_model(inputs)
     interpretation = {tft_model.ATTENTION: outputs[tft_model.ATTENTION]}
     for group, key in _WEIGHT_OUTPUTS.items():
+      if outputs[key].shape[-1] != len(variables[group]):
+        raise ValueError(f'the model weighs {outputs[key].shape[-1]} {group} variables, but '
+                         f'{len(variables[group])} are named: {variables[group]}')
       interpretation[key] = outputs[key]
       interpretation[variables_key(group)] = tf.constant(variables[group], tf.string,
                                                          shape=[len(variables[group])])

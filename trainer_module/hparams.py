@@ -24,8 +24,11 @@ def check_point_loss(point_loss: str, quantiles: tuple[float, ...]) -> None:
 
 
 def check_seasonal_lag(lag: int, encoder_steps: int, horizon: int) -> None:
-  """Raises ValueError unless each horizon step finds the target `lag` steps before it in
-  the history: horizon <= lag <= encoder steps (or lag 0, none)."""
+  """Checks that each horizon step finds the target `lag` steps before it in the history.
+
+  Raises:
+    ValueError: `lag` is neither 0 (none) nor between `horizon` and `encoder_steps`.
+  """
   if lag and not horizon <= lag <= encoder_steps:
     raise ValueError(
         f'seasonal_lag {lag} must lie between the horizon ({horizon}) and the encoder '

@@ -107,7 +107,7 @@ def interpret(model_dir: str, windows: Sequence[bytes]) -> Interpretation:
   return Interpretation(
       spec=spec,
       importance={group: {name: float(total) / (count * steps[group])
-                          for name, total in zip(names[group], sums[group])}
+                          for name, total in zip(names[group], sums[group], strict=True)}
                   for group in GROUPS},
       attention=sums[ATTENTION] / count,
       series_keys=np.array([key.decode() for key in stacked[SERIES_KEY][:, 0]]),

@@ -39,7 +39,7 @@ def architecture(layout: InputLayout, config: TFTConfig) -> Dict[str, Any]:
           'num_heads': config.num_heads, 'quantiles': list(config.quantiles),
           'target_location': config.target_location,
           'history_highway': config.history_highway,
-          'ensemble_size': config.ensemble_size}
+          'ensemble_size': config.ensemble_size, 'seasonal_lag': config.seasonal_lag}
 
 
 def checkpoint_path(saved_model_dir: str) -> str:
@@ -103,6 +103,7 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   base.setdefault('target_location', 'mean')
   base.setdefault('history_highway', False)
   base.setdefault('ensemble_size', 1)
+  base.setdefault('seasonal_lag', 0)
   differences = _differences(base, architecture(layout, config))
   if differences:
     logging.warning('Warm start: not possible from %s: the architecture differs (%s); '

@@ -1,5 +1,7 @@
 """The ensemble of TFTs: it serves the mean of its members' outputs."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -50,3 +52,13 @@ def test_an_ensemble_needs_several_distinctly_named_members(names):
   members = [build_tft_model(LAYOUT, CONFIG, name=name) for name in names]
   with pytest.raises(ValueError, match='at least 2 members with distinct names'):
     TFTEnsemble(members)
+
+
+def test_an_ensembles_members_share_one_config():
+  members = [build_tft_model(LAYOUT, CONFIG, name='member_0'),
+             build_tft_model(LAYOUT, dataclasses.replace(CONFIG, dropout=0.2),
+                             name='member_1')]
+  with pytest.raises(ValueError, match="must share one TFTConfig"):
+    TFTEnsemble(members)
+  assert TFTEnsemble(members[:1] + [build_tft_model(LAYOUT, CONFIG, name='member_2')]
+                     ).config == CONFIG

@@ -180,18 +180,23 @@ def test_the_history_highway_adds_a_linear_forecast_of_the_scaled_history():
       rtol=1e-4)
 
 
-def test_the_seasonal_lag_input_is_the_scaled_target_a_season_before_each_step():
-  lag = 8
-  model = build_tft_model(FULL_LAYOUT, dataclasses.replace(CONFIG, seasonal_lag=lag))
+@pytest.mark.parametrize('lag', [8, E])  # E: the first history step for step 0
+def test_the_seasonal_lag_input_is_the_scaled_target_a_season_before_each_step(lag):
+  config = dataclasses.replace(CONFIG, seasonal_lag=lag, target_location='last')
+  model = build_tft_model(FULL_LAYOUT, config)
   inputs, _ = _windows(FULL_LAYOUT)
+  history = inputs['target_history'].astype(np.float64)
+  scale = history.std(axis=1)
   inputs = {key: tf.constant(value) for key, value in inputs.items()}
   scaled_target, _, _ = model.target_scaler(inputs['target_history'])
   _, _, future = model._embed(inputs, scaled_target)
 
-  # The known reals, then the target at history position E - lag + h for step h.
+  # The known reals, then step h's target lag steps before it, centred and scaled.
   assert model.future_vsn.real_positions == (2, 3, 4)
-  np.testing.assert_array_equal(future.reals.values[..., -1],
-                                scaled_target[:, E - lag:E - lag + H])
+  for h in range(H):
+    np.testing.assert_allclose(future.reals.values[:, h, -1],
+                               (history[:, E + h - lag] - history[:, -1]) / scale,
+                               rtol=1e-4, atol=1e-6)
   rebuilt = future.reals.values[..., tf.newaxis] * future.reals.kernel + future.reals.bias
   np.testing.assert_allclose(tf.gather(future.vectors, (2, 3, 4), axis=-2), rebuilt,
                              rtol=1e-6)

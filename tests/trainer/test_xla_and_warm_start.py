@@ -101,6 +101,8 @@ def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, capl
     ('target_location', lambda value: 'last' if value == 'mean' else 'mean'),
     # Another set of weights, and the network's path learnt without (or with) it.
     ('history_highway', lambda value: not value),
+    # One more future input, with its own embedding and GRN.
+    ('seasonal_lag', lambda value: 4 if value == 0 else 0),
 ])
 def test_warm_start_refuses_another_forecast_structure(base, caplog, option, other_value):
   value = getattr(base.config, option)
@@ -144,12 +146,12 @@ def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, cap
   assert any('exported before warm-start checkpoints existed' in m for m in caplog.messages)
 
 
-def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highway(
+def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highway_or_lag(
     base, tmp_path):
   directory = tmp_path / warm_start.WARM_START_DIR
   directory.mkdir(parents=True)
   recorded = warm_start.architecture(base.layout, base.config)
-  del recorded['target_location'], recorded['history_highway']
+  del recorded['target_location'], recorded['history_highway'], recorded['seasonal_lag']
   (directory / 'architecture.json').write_text(json.dumps(recorded))
   source = build_tft_model(base.layout, base.config)
   tf.train.Checkpoint(**{layer.name: layer for layer in source.layers}).write(
@@ -158,7 +160,8 @@ def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highw
   last_model = build_tft_model(
       base.layout, dataclasses.replace(base.config, target_location='last'))
 
-  assert (base.config.target_location, base.config.history_highway) == ('mean', False)
+  assert (base.config.target_location, base.config.history_highway,
+          base.config.seasonal_lag) == ('mean', False, 0)
   assert warm_start.restore(same_model, base.layout, base.config, str(tmp_path))
   assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
   for got, want in zip(same_model.get_weights(), source.get_weights()):

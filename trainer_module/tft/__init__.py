@@ -13,7 +13,7 @@ One module per block of the paper's Figure 2. Shapes use these letters throughou
 Variable order in the selection weights:
   static:  static categoricals, then static reals
   history: target history, observed reals, known categoricals, known reals
-  future:  known categoricals, then known reals
+  future:  known categoricals, then known reals, then the seasonal lag (if set)
 """
 
 from trainer_module.tft.inputs import InputLayout

@@ -30,6 +30,8 @@ class TFTEnsemble(keras.Model):
     if len(members) < 2 or len(set(names)) != len(names):
       raise ValueError(f'an ensemble needs at least 2 members with distinct names, got '
                        f'{names}')
+    if any(member.config != members[0].config for member in members):
+      raise ValueError(f'the members {names} must share one TFTConfig')
     self.members = list(members)
 
   @property

@@ -73,7 +73,8 @@ class InputLayout:
 
   @property
   def future_variable_count(self) -> int:
-    """Vf: known categoricals and known reals."""
+    """Known categoricals and known reals (the model's Vf, plus one with
+    `TFTConfig.seasonal_lag`)."""
     return len(self.known_cardinalities) + self.known_real_count
 
   @property

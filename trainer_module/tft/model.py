@@ -90,9 +90,10 @@ class TemporalFusionTransformer(keras.Model):
             observed_reals + known_categoricals, layout.history_variable_count)],
         name='history_vsn')
     # The target a season before each horizon step follows the known inputs.
+    check_seasonal_lag(config.seasonal_lag, layout.encoder_steps, layout.horizon)
     self.seasonal_lag_embedding = (
         InputEmbedding((), 1, size, name='seasonal_lag_embedding')
-        if _seasonal_lag(layout, config) else None)
+        if config.seasonal_lag else None)
     future_variables = (layout.future_variable_count
                         + (self.seasonal_lag_embedding is not None))
     # Without future inputs the decoder LSTM runs on its state alone.
@@ -253,12 +254,6 @@ class TemporalFusionTransformer(keras.Model):
   def from_config(cls, config, custom_objects=None):
     return cls(InputLayout(**config['layout']), TFTConfig(**config['config']),
                name=config['name'])
-
-
-def _seasonal_lag(layout: InputLayout, config: TFTConfig) -> int:
-  """`config.seasonal_lag` once checked against the window (`check_seasonal_lag`)."""
-  check_seasonal_lag(config.seasonal_lag, layout.encoder_steps, layout.horizon)
-  return config.seasonal_lag
 
 
 def build_tft_model(layout: InputLayout, config: TFTConfig,
