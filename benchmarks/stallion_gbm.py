@@ -15,6 +15,7 @@ number of rounds by early stopping), and scored on the test windows of
 code, beside the same naive forecast.
 
   .venv/bin/python -m benchmarks.stallion_gbm            # writes results/stallion_gbm.json
+  .venv/bin/python -m benchmarks.stallion_gbm --without same_month_last_year   # ablation
 """
 
 import argparse
@@ -47,6 +48,7 @@ GRID = {'num_leaves': (31, 15, 63), 'min_child_samples': (20, 50),
         'learning_rate': (0.05,)}
 MAX_ROUNDS = 2000
 SEED = 1
+DEFAULT_RESULTS = os.path.join(PROJECT_ROOT, 'benchmarks', 'results', 'stallion_gbm.json')
 
 
 def load(path: str) -> pd.DataFrame:
@@ -88,26 +90,34 @@ def examples(frame: pd.DataFrame, origins: Sequence[int]) -> pd.DataFrame:
   return result
 
 
-def features(rows: pd.DataFrame) -> pd.DataFrame:
-  return rows.drop(columns=['month', 'target_month', 'volume'])
+def features(rows: pd.DataFrame, without: Sequence[str] = ()) -> pd.DataFrame:
+  """The model's inputs of `rows`, less the features named in `without`."""
+  unknown = sorted(set(without) - set(rows))
+  if unknown:
+    raise ValueError(f'no features {unknown}; the features are {sorted(rows)}')
+  return rows.drop(columns=['month', 'target_month', 'volume', *without])
 
 
 def fit(train: pd.DataFrame, quantile: float, params: Dict[str, Any], rounds: int,
-        validation: Optional[pd.DataFrame] = None) -> lightgbm.Booster:
-  """A quantile model; with `validation`, stopped early on its pinball loss."""
+        validation: Optional[pd.DataFrame] = None,
+        without: Sequence[str] = ()) -> lightgbm.Booster:
+  """A quantile model on the features less `without`; with `validation`, stopped early
+  on its pinball loss."""
   config = {'objective': 'quantile', 'alpha': quantile, 'verbosity': -1, 'seed': SEED,
             'num_threads': 2, 'deterministic': True, **params}
-  data = lightgbm.Dataset(features(train), train['volume'])
+  data = lightgbm.Dataset(features(train, without), train['volume'])
   if validation is None:
     return lightgbm.train(config, data, num_boost_round=rounds)
-  valid = lightgbm.Dataset(features(validation), validation['volume'], reference=data)
+  valid = lightgbm.Dataset(features(validation, without), validation['volume'],
+                           reference=data)
   return lightgbm.train(config, data, num_boost_round=rounds, valid_sets=[valid],
                         callbacks=[lightgbm.early_stopping(50, verbose=False)])
 
 
 def predict(model: lightgbm.Booster, rows: pd.DataFrame) -> np.ndarray:
   """Forecasts in original units."""
-  scaled = model.predict(features(rows), num_iteration=model.best_iteration or None)
+  scaled = model.predict(features(rows)[model.feature_name()],
+                         num_iteration=model.best_iteration or None)
   return scaled * rows['level'].to_numpy()
 
 
@@ -119,8 +129,12 @@ def windows(rows: pd.DataFrame, values: np.ndarray) -> np.ndarray:
 
 
 def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
-        max_rounds: int = MAX_ROUNDS, split: TimeSplit = SPLIT) -> Dict[str, Any]:
-  """Tunes on the eval period, scores the test windows; returns JSON-ready results."""
+        max_rounds: int = MAX_ROUNDS, split: TimeSplit = SPLIT,
+        without: Sequence[str] = ()) -> Dict[str, Any]:
+  """Tunes on the eval period, scores the test windows; returns JSON-ready results.
+
+  `without` names features left out (an ablation).
+  """
   grid = grid or GRID
   started = time.monotonic()
   frame = load(data_file)
@@ -138,12 +152,13 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   trials = []
   for values in itertools.product(*grid.values()):
     params = dict(zip(grid, values))
-    model = fit(train, 0.5, params, max_rounds, validation=evaluation)
+    model = fit(train, 0.5, params, max_rounds, validation=evaluation, without=without)
     mae = float(np.mean(np.abs(predict(model, evaluation) - eval_actual)))
     trials.append({'params': params, 'rounds': model.best_iteration, 'eval_mae': mae})
     print(f'  GBM {params}: {model.best_iteration} rounds, eval MAE {mae:.1f}', flush=True)
   best = min(trials, key=lambda trial: trial['eval_mae'])
-  models = {q: fit(train, q, best['params'], max_rounds, validation=evaluation)
+  models = {q: fit(train, q, best['params'], max_rounds, validation=evaluation,
+                   without=without)
             for q in QUANTILES}
   forecasts = {q: windows(test, predict(model, test)) for q, model in models.items()}
   actual = windows(test, (test['volume'] * test['level']).to_numpy())
@@ -153,6 +168,7 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   naive = metrics.quantile_errors(naive_quantiles(history, HORIZON, QUANTILES), actual)
   model = metrics.quantile_errors(forecasts, actual)
   return {'benchmark': 'stallion_gbm', 'lightgbm': lightgbm.__version__, 'seed': SEED,
+          'without': list(without),
           'protocol': {'data': os.path.basename(data_file), 'test_windows': len(actual),
                        'split': {'eval_start': split.eval_start,
                                  'test_start': split.test_start}},
@@ -165,19 +181,24 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
 def main(argv: Optional[List[str]] = None) -> int:
   parser = argparse.ArgumentParser(prog='stallion_gbm', description=__doc__.split('\n')[0])
   parser.add_argument('--data', default=os.path.join(host.SHARED_DATA_DIR, 'stallion.csv'))
-  parser.add_argument('--results', default=os.path.join(PROJECT_ROOT, 'benchmarks',
-                                                        'results', 'stallion_gbm.json'))
+  parser.add_argument('--results', help=f'results JSON (default: {DEFAULT_RESULTS}, '
+                      'none with --without)')
   parser.add_argument('--eval-start', default=SPLIT.eval_start,
                       help='first month of the eval period (default: %(default)s)')
+  parser.add_argument('--without', nargs='+', default=[], metavar='FEATURE',
+                      help='leave these features out (an ablation: printed, and written '
+                      'only with --results)')
   args = parser.parse_args(argv)
   result = run(args.data, split=TimeSplit(eval_start=args.eval_start,
-                                          test_start=SPLIT.test_start))
+                                          test_start=SPLIT.test_start), without=args.without)
   model, naive = result['model'], result['naive_last_value']
   print(f'Stallion, LightGBM ({result["chosen"]["params"]}): MAE {model["mae"]:.1f} '
         f'(last value {naive["mae"]:.1f}), q-risk P50 {model["q_risk_p50"]:.3f}, '
         f'P90 {model["q_risk_p90"]:.3f}, P10-P90 coverage {model["coverage_p10_p90"]:.2f}; '
         f'{result["seconds"]:.0f} s')
-  readme_tables.write_results(args.results, result)
+  if args.without and args.results is None:
+    return 0
+  readme_tables.write_results(args.results or DEFAULT_RESULTS, result)
   return 0
 
 

@@ -45,6 +45,18 @@ def test_the_last_origins_get_only_the_steps_the_data_has():
   assert sorted(rows['step'].unique()) == [1, 2]
 
 
+def test_a_model_without_a_feature_neither_trains_nor_predicts_on_it():
+  rows = stallion_gbm.examples(_frame(), range(24000 + 12, 24000 + 24))
+  params = {'num_leaves': 3, 'min_child_samples': 2}
+  model = stallion_gbm.fit(rows, 0.5, params, 5, without=['same_month_last_year'])
+
+  assert 'same_month_last_year' not in model.feature_name()
+  assert 'lag_0' in model.feature_name()
+  assert stallion_gbm.predict(model, rows).shape == (len(rows),)
+  with pytest.raises(ValueError, match=r"no features \['same_month'\]"):
+    stallion_gbm.fit(rows, 0.5, params, 5, without=['same_month'])
+
+
 @pytest.mark.slow
 def test_a_run_on_some_series_scores_one_test_window_per_series(tmp_path):
   data = os.path.join(stallion_gbm.PROJECT_ROOT, '..', 'shared', 'data',
