@@ -30,11 +30,6 @@ def _readable_names(spec: DatasetSpec) -> Dict[str, str]:
   return names
 
 
-def seasonal_lag_name(spec: DatasetSpec, lag: int) -> str:
-  """The name of the model's future input of the target `lag` steps before each step."""
-  return f'{spec.target_column} ({lag} steps before)'
-
-
 def selection_variables(spec: DatasetSpec,
                         seasonal_lag: int = 0) -> Dict[str, Tuple[str, ...]]:
   """{'static': names, 'history': names, 'future': names}, each in the model's order.
@@ -53,5 +48,6 @@ def selection_variables(spec: DatasetSpec,
   return {
       STATIC: names(Group.STATIC_CATEGORICAL, Group.STATIC_REAL),
       HISTORY: (spec.target_column,) + names(Group.OBSERVED_REAL) + known,
-      FUTURE: known + ((seasonal_lag_name(spec, seasonal_lag),) if seasonal_lag else ()),
+      FUTURE: known + ((f'{spec.target_column} ({seasonal_lag} steps before)',)
+                       if seasonal_lag else ()),
   }

@@ -94,8 +94,7 @@ class TemporalFusionTransformer(keras.Model):
     self.seasonal_lag_embedding = (
         InputEmbedding((), 1, size, name='seasonal_lag_embedding')
         if config.seasonal_lag else None)
-    future_variables = (layout.future_variable_count
-                        + (self.seasonal_lag_embedding is not None))
+    future_variables = layout.future_variable_count + (1 if config.seasonal_lag else 0)
     # Without future inputs the decoder LSTM runs on its state alone.
     self.future_vsn = (
         VariableSelectionNetwork(
