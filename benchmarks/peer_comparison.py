@@ -5,9 +5,11 @@ the paper's electricity size (`benchmarks/tft_throughput.py` for the project's,
 `benchmarks/peer_tft_throughput.py` for the peer's), in one sequence on this machine, and
 the ratio of their windows per second is the figure: absolute speeds differ between hosts
 of one class by 2x. Three rounds of project then peer by default; the round with the
-median ratio is reported, every round's ratio beside it. The peer is measured twice: embedding every real input at the hidden
-size, as the paper and the project do, and with its default narrower embeddings of real
-inputs (`hidden_continuous_size=8`), a smaller model.
+median ratio is reported, every round's ratio beside it. The peer is measured three times:
+embedding every real input at the hidden size, as the paper and the project do; with its
+default narrower embeddings of real inputs (`hidden_continuous_size=8`), a smaller model;
+and at the hidden size in bfloat16 (`torch.autocast`), beside the project's
+`mixed_bfloat16` policy, since both libraries offer mixed precision on CPU.
 
 pytorch-forecasting lives in its own environment, never in the pipeline's lock:
 
@@ -24,6 +26,7 @@ import subprocess
 import sys
 
 from benchmarks import host, readme_tables, tft_throughput
+from benchmarks.report import peer_ratio_key
 from trainer_module import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,12 +43,11 @@ def setup_peer(python: str) -> None:
                   *PEER_REQUIREMENTS], check=True)
 
 
-def measure_peer(peer_python: str, steps: int, warmup: int) -> dict:
+def measure_peer(peer_python: str, steps: int, warmup: int, widths, precision: str) -> dict:
   completed = subprocess.run(
       [peer_python, os.path.join(PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
-       '--steps', str(steps), '--warmup', str(warmup),
-       '--hidden-continuous-size', str(PAPER_WIDTH),
-       '--hidden-continuous-size', str(PEER_DEFAULT_WIDTH)],
+       '--steps', str(steps), '--warmup', str(warmup), '--precision', precision,
+       *[argument for width in widths for argument in ('--hidden-continuous-size', str(width))]],
       capture_output=True, text=True, check=False)
   if completed.returncode:
     raise SystemExit(f'the peer benchmark failed:\n{completed.stderr[-3000:]}')
@@ -53,20 +55,27 @@ def measure_peer(peer_python: str, steps: int, warmup: int) -> dict:
 
 
 def measure_round(config, args) -> dict:
-  """The project's throughput, then the peer's at both widths, and their ratios."""
-  ours = tft_throughput.measure(tft_throughput.ELECTRICITY_LAYOUT, config, args.steps,
-                                args.warmup)
-  print(f'[project] {ours["windows_per_second"]} windows/s', flush=True)
-  peer = measure_peer(args.peer_python, args.steps, args.warmup)
-  ratios = {}
-  for run in peer['runs']:
-    width = run['hidden_continuous_size']
-    ratios[f'hidden_continuous_size_{width}'] = round(
-        ours['windows_per_second'] / run['windows_per_second'], 2)
-    print(f'[peer] hidden_continuous_size {width}: {run["windows_per_second"]} windows/s, '
-          f'{run["parameter_count"]:,} parameters; project / peer = '
-          f'{ratios[f"hidden_continuous_size_{width}"]}', flush=True)
-  return {'project': ours, 'peer': peer, 'ratios': ratios}
+  """The project's throughput, then the peer's at both widths, then both in bfloat16 at
+  the paper's width; the ratios of each peer run to the project at its precision."""
+  ours, peer_runs, ratios = {}, [], {}
+  for precision, project_precision, widths in (
+      ('float32', 'float32', (PAPER_WIDTH, PEER_DEFAULT_WIDTH)),
+      ('bfloat16', 'mixed_bfloat16', (PAPER_WIDTH,))):
+    ours[precision] = tft_throughput.measure(
+        tft_throughput.ELECTRICITY_LAYOUT,
+        dataclasses.replace(config, precision=project_precision), args.steps, args.warmup)
+    print(f'[project] {project_precision}: {ours[precision]["windows_per_second"]} '
+          'windows/s', flush=True)
+    peer = measure_peer(args.peer_python, args.steps, args.warmup, widths, precision)
+    for run in peer['runs']:
+      key = peer_ratio_key(run)
+      ratios[key] = round(ours[precision]['windows_per_second'] / run['windows_per_second'], 2)
+      print(f'[peer] {precision}, hidden_continuous_size {run["hidden_continuous_size"]}: '
+            f'{run["windows_per_second"]} windows/s, {run["parameter_count"]:,} parameters; '
+            f'project / peer = {ratios[key]}', flush=True)
+    peer_runs += peer['runs']
+  return {'project': ours['float32'], 'project_bfloat16': ours['bfloat16'],
+          'peer': {**peer, 'runs': peer_runs}, 'ratios': ratios}
 
 
 def main():
@@ -100,6 +109,7 @@ def main():
       'size': {'encoder_steps': 168, 'horizon': 24, 'hidden_size': config.hidden_size,
                'heads': config.num_heads, 'batch_size': config.batch_size},
       'project': {**median['project'], 'python': sys.version.split()[0]},
+      'project_bfloat16': median['project_bfloat16'],
       'peer': median['peer'],
       'ratio_project_over_peer': median['ratios'],
       'rounds': [r['ratios'] for r in rounds],

@@ -5,6 +5,8 @@ which creates and calls it): the same sizes as `benchmarks/tft_throughput.py` (t
 paper's electricity size: history 168, horizon 24, hidden 160, 4 heads, batch 64, 3
 quantiles, one static id, 7 observed and 3 known reals), and the same measure: forward,
 backward and optimizer steps on one synthetic batch after warm-up, no Lightning loop.
+`--precision bfloat16` runs the forward pass under `torch.autocast` in bfloat16 (the
+weights, the optimizer and the loss stay float32), torch's mixed precision on CPU.
 
   PEER_PYTHON benchmarks/peer_tft_throughput.py --steps 20 --hidden-continuous-size 160
 """
@@ -54,7 +56,8 @@ def synthetic_batch(seed: int = 0):
   return x, torch.randn(BATCH, HORIZON, generator=generator)
 
 
-def measure(hidden_continuous_size: int, steps: int, warmup: int, dropout: float) -> dict:
+def measure(hidden_continuous_size: int, steps: int, warmup: int, dropout: float,
+            precision: str = 'float32') -> dict:
   torch.manual_seed(0)
   model = build(hidden_continuous_size, dropout)
   model.train()
@@ -63,8 +66,9 @@ def measure(hidden_continuous_size: int, steps: int, warmup: int, dropout: float
 
   def step():
     optimizer.zero_grad(set_to_none=True)
-    prediction = model(x)['prediction']  # [B, H, Q]
-    loss = model.loss.loss(prediction, y).mean()
+    with torch.autocast('cpu', dtype=torch.bfloat16, enabled=precision == 'bfloat16'):
+      prediction = model(x)['prediction']  # [B, H, Q]
+    loss = model.loss.loss(prediction.float(), y).mean()
     loss.backward()
     optimizer.step()
     return loss
@@ -79,7 +83,7 @@ def measure(hidden_continuous_size: int, steps: int, warmup: int, dropout: float
   seconds = time.perf_counter() - start
   cpu_seconds = time.process_time() - cpu_start
   return {
-      'hidden_continuous_size': hidden_continuous_size,
+      'hidden_continuous_size': hidden_continuous_size, 'precision': precision,
       'parameter_count': sum(p.numel() for p in model.parameters()),
       'warmup_steps': warmup, 'warmup_seconds': round(warmup_seconds, 2),
       'steps': steps, 'seconds_per_step': round(seconds / steps, 4),
@@ -93,6 +97,8 @@ def main():
   parser.add_argument('--steps', type=int, default=20)
   parser.add_argument('--warmup', type=int, default=3)
   parser.add_argument('--dropout', type=float, default=0.1)
+  parser.add_argument('--precision', choices=('float32', 'bfloat16'), default='float32',
+                      help='bfloat16: the forward pass under torch.autocast')
   parser.add_argument('--hidden-continuous-size', type=int, action='append',
                       help='width of the real inputs\' embeddings and their GRNs; repeat '
                       'to measure several (default: 160, the hidden size, as the paper '
@@ -101,7 +107,7 @@ def main():
   import pytorch_forecasting  # pylint: disable=import-outside-toplevel
   report = {'torch': torch.__version__, 'pytorch_forecasting': pytorch_forecasting.__version__,
             'threads': torch.get_num_threads(), 'cpu_count': os.cpu_count(),
-            'runs': [measure(size, args.steps, args.warmup, args.dropout)
+            'runs': [measure(size, args.steps, args.warmup, args.dropout, args.precision)
                      for size in args.hidden_continuous_size or [HIDDEN]]}
   print(json.dumps(report))
 

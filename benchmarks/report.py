@@ -278,8 +278,17 @@ def throughput_table(results: Results) -> List[str]:
   return _table(['model', 'parameters', 'batch', 'windows/s', 'peak RSS'], rows) if rows else []
 
 
+def peer_ratio_key(peer_run: Dict[str, Any]) -> str:
+  """The key of a peer run's ratio in `peer_comparison`'s results:
+  'hidden_continuous_size_160', or 'bfloat16_hidden_continuous_size_160'."""
+  precision = peer_run.get('precision', 'float32')
+  prefix = '' if precision == 'float32' else f'{precision}_'
+  return f'{prefix}hidden_continuous_size_{peer_run["hidden_continuous_size"]}'
+
+
 def peer_table(results: Results) -> List[str]:
-  """The project's windows per second beside the peer's, and their ratio."""
+  """The project's windows per second beside the peer's, and their ratio: both in
+  float32, then (where measured) both in bfloat16."""
   result = results['peer_throughput']
   ours = result['project']
   rows = [[f'project, every input embedded at the hidden size '
@@ -287,10 +296,20 @@ def peer_table(results: Results) -> List[str]:
            f'{ours["parameter_count"]:,}', ours['windows_per_second'], '']]
   for run in result['peer']['runs']:
     width = run['hidden_continuous_size']
-    rows.append([_PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size='
-                                         f'{width}`'),
-                 f'{run["parameter_count"]:,}', run['windows_per_second'],
-                 _ratio_cell(result, f'hidden_continuous_size_{width}')])
+    name = _PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size={width}`')
+    if run.get('precision', 'float32') == 'float32':
+      rows.append([name, f'{run["parameter_count"]:,}', run['windows_per_second'],
+                   _ratio_cell(result, peer_ratio_key(run))])
+  bfloat16_runs = [run for run in result['peer']['runs'] if run.get('precision') == 'bfloat16']
+  if 'project_bfloat16' in result:
+    ours = result['project_bfloat16']
+    rows.append(['project in bfloat16 (`precision: mixed_bfloat16`)',
+                 f'{ours["parameter_count"]:,}', ours['windows_per_second'], ''])
+  for run in bfloat16_runs:
+    width = run['hidden_continuous_size']
+    rows.append([f'pytorch-forecasting in bfloat16 (`torch.autocast`), '
+                 f'`hidden_continuous_size={width}`', f'{run["parameter_count"]:,}',
+                 run['windows_per_second'], _ratio_cell(result, peer_ratio_key(run))])
   return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows)
 
 

@@ -81,7 +81,8 @@ class TFTConfig:
       'mixed_bfloat16', the TPU's native type (variables float32, the layers'
       computations bfloat16; the selection softmaxes, the attention weights, the
       quantile outputs and the losses float32); or 'auto': mixed_bfloat16 under a TPU
-      strategy, float32 elsewhere (on CPU bfloat16 gains no speed). The weights are
+      strategy, float32 elsewhere (on CPU it gains little: TensorFlow's element-wise
+      kernels are slower in bfloat16; benchmarks/README.md). The weights are
       float32 either way, so a model warm-starts from one of the other precision, and
       the exported model takes and returns float32.
     seasonal_lag: The season L of the target in steps (12 for monthly data with a
