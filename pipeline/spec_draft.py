@@ -302,6 +302,12 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
                   f'{_line(missing)}); fill them with a category such as "unknown" to use it')
   per_series = compared.groupby(series.to_numpy()).nunique(dropna=False)
   if (per_series <= 1).all() and not missing.any():
+    numbered = _series_numbering(numbers, series) if dtype == DType.REAL else None
+    if numbered:
+      return ColumnDraft(name, Role.STATIC, dtype, check=True, note=(
+          f'CHECK: numbers the series {numbered[0]} to {numbered[1]}, a different value in '
+          'each, like an id: remove the line unless the number means something (a size, '
+          'a rank)')), None
     return ColumnDraft(name, Role.STATIC, dtype, note='one value in every series'), None
   if dtype == DType.CATEGORICAL:
     return ColumnDraft(name, Role.KNOWN, dtype, check=True, note=(
@@ -316,6 +322,16 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
   return ColumnDraft(name, Role.KNOWN if known else Role.OBSERVED, dtype,
                      allow_missing=allow_missing,
                      note=f'CHECK known or observed ({reason})', check=True), None
+
+
+def _series_numbering(numbers: pd.Series, series: pd.Series) -> Optional[Tuple[int, int]]:
+  """(first, last) when a static column numbers the series one by one, an id in all but
+  name (0 to N - 1, or any run of N consecutive integers, over N >= 3 series); else None."""
+  values = numbers.groupby(series.to_numpy()).first()
+  if len(values) < 3 or not _integral(values) or values.nunique() != len(values):
+    return None
+  first, last = int(values.min()), int(values.max())
+  return (first, last) if last - first + 1 == len(values) else None
 
 
 def _window(frequency: Frequency, longest: int, horizon: Optional[int],
