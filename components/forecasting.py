@@ -14,6 +14,7 @@ time of the step, `horizon_step`, one column per quantile, original units),
 `not_forecast.csv` (key columns, reason) and `forecast_report.json`.
 """
 
+import collections
 import dataclasses
 import json
 import os
@@ -135,9 +136,13 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
   with tf.io.gfile.GFile(os.path.join(directory, NOT_FORECAST_CSV), 'w') as f:
     not_forecast.to_csv(f, index=False)
   series_forecast = len(forecasts.rows) // spec.horizon
+  reasons = collections.Counter(reason for _, reason in forecasts.not_forecast)
+  commonest = [{'reason': reason, 'series': count}
+               for reason, count in reasons.most_common(1)]
   with tf.io.gfile.GFile(os.path.join(directory, REPORT_JSON), 'w') as f:
     json.dump({**report, 'series_forecast': series_forecast,
                'series_not_forecast': len(forecasts.not_forecast),
+               'commonest_reason_not_forecast': commonest[0] if commonest else None,
                'horizon': spec.horizon}, f, indent=2)
 
 

@@ -72,6 +72,9 @@ class RunSummary:
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
+        commonest = report.get('commonest_reason_not_forecast')
+        if commonest:
+          lines.append(f'    {commonest["series"]} of them: {commonest["reason"]}')
     return '\n'.join(lines)
 
 
