@@ -33,13 +33,16 @@ NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
 REASON = 'reason'
 SeriesRows = Dict[Tuple[str, ...], List[prediction.InputRow]]
+# A series left out: its key values and why.
+NotForecast = Tuple[Tuple[str, ...], prediction.PredictionInputError]
 
 
 @dataclasses.dataclass
 class Forecasts:
-  """Forecast rows and the series left out, with why."""
+  """Forecast rows and the series left out, with why (the error's class says what kind
+  of reason, its message the details and the fix)."""
   rows: List[Dict[str, object]]
-  not_forecast: List[Tuple[Tuple[str, ...], str]]
+  not_forecast: List[NotForecast]
 
 
 def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
@@ -104,15 +107,15 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   for key_values, rows in series.items():
     key = prediction.series_key(key_values, spec)
     if key not in vocabulary:
-      not_forecast.append((key_values, f"series '{key}' is not among the series the model "
-                                       'was trained on (its rows start after the training '
-                                       'period); the next retraining learns it'))
+      not_forecast.append((key_values, prediction.UnknownSeriesError(
+          f"series '{key}' is not among the series the model was trained on (its rows "
+          'start after the training period); the next retraining learns it')))
       continue
     try:
       windows.append(prediction.build_window(
           key_values, with_horizon(rows, future.get(key_values, []), spec), spec))
     except prediction.PredictionInputError as error:
-      not_forecast.append((key_values, str(error)))
+      not_forecast.append((key_values, error))
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
   return Forecasts(rows=rows, not_forecast=not_forecast)
 
@@ -130,20 +133,28 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
     frame.to_parquet(local, index=False)
     tf.io.gfile.copy(local, os.path.join(directory, FORECASTS_PARQUET), overwrite=True)
   not_forecast = pd.DataFrame(
-      [dict(zip(spec.series_key_columns, key), **{REASON: reason})
-       for key, reason in forecasts.not_forecast],
+      [dict(zip(spec.series_key_columns, key), **{REASON: str(error)})
+       for key, error in forecasts.not_forecast],
       columns=list(spec.series_key_columns) + [REASON])
   with tf.io.gfile.GFile(os.path.join(directory, NOT_FORECAST_CSV), 'w') as f:
     not_forecast.to_csv(f, index=False)
   series_forecast = len(forecasts.rows) // spec.horizon
-  reasons = collections.Counter(reason for _, reason in forecasts.not_forecast)
-  commonest = [{'reason': reason, 'series': count}
-               for reason, count in reasons.most_common(1)]
   with tf.io.gfile.GFile(os.path.join(directory, REPORT_JSON), 'w') as f:
     json.dump({**report, 'series_forecast': series_forecast,
                'series_not_forecast': len(forecasts.not_forecast),
-               'commonest_reason_not_forecast': commonest[0] if commonest else None,
+               'commonest_reason_not_forecast': _commonest_reason(forecasts.not_forecast),
                'horizon': spec.horizon}, f, indent=2)
+
+
+def _commonest_reason(not_forecast: Sequence[NotForecast]) -> Optional[Dict[str, object]]:
+  """The kind of reason (the error's class) that stopped the most series: how many, and
+  the first of their messages; None if every series was forecast."""
+  kinds = collections.Counter(type(error).__name__ for _, error in not_forecast)
+  if not kinds:
+    return None
+  [(kind, count)] = kinds.most_common(1)
+  example = next(error for _, error in not_forecast if type(error).__name__ == kind)
+  return {'kind': kind, 'series': count, 'example': str(example)}
 
 
 def read_report(directory: str) -> Optional[Dict[str, object]]:

@@ -74,7 +74,8 @@ class RunSummary:
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
         commonest = report.get('commonest_reason_not_forecast')
         if commonest:
-          lines.append(f'    {commonest["series"]} of them: {commonest["reason"]}')
+          lines.append(f'    {commonest["series"]} of them ({commonest["kind"]}), e.g. '
+                       f'{commonest["example"]}')
     return '\n'.join(lines)
 
 

@@ -7,6 +7,7 @@ from tensorflow_model_analysis.proto import validation_result_pb2
 from components import forecasting
 from pipeline import run_summary
 from schema.datasets import get_dataset
+from serving import prediction
 
 
 def _result(*failures: str) -> validation_result_pb2.ValidationResult:
@@ -66,18 +67,21 @@ def test_the_formatted_summary_gives_the_reasons_under_blessed():
   assert lines[at + 1] == '    because the eval MAE 2.75 is above max_mae (2.5)'
 
 
-def test_the_summary_gives_the_commonest_reason_a_series_was_not_forecast(tmp_path):
+def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecast(tmp_path):
   spec = get_dataset('synthetic').spec
-  new_series = "series 'station_09' is not among the series the model was trained on"
   no_future = "the known columns ['price'] have no values for 24 of the 24 steps"
   forecasts = forecasting.Forecasts(rows=[], not_forecast=[
-      (('station_00',), no_future), (('station_09',), new_series),
-      (('station_01',), no_future)])
+      (('station_00',), prediction.MissingFutureRowsError(no_future)),
+      (('station_08',), prediction.UnknownSeriesError("series 'station_08' is new")),
+      (('station_09',), prediction.UnknownSeriesError("series 'station_09' is new"))])
   forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
   summary = run_summary.RunSummary(
       components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to='/models/1',
       model_uri=None, forecasts_uri=str(tmp_path))
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 3 series, reasons in {tmp_path}/not_forecast.csv')
-  assert lines[at + 1] == f'    2 of them: {no_future}'
+  # Messages name their series; the kinds are counted.
+  assert lines[at + 1] == "    2 of them (UnknownSeriesError), e.g. series 'station_08' is new"
   assert lines[at - 1].endswith('(0 series x 24 steps)')
+  with open(tmp_path / forecasting.NOT_FORECAST_CSV) as f:
+    assert f.read().splitlines()[1] == f'station_00,{no_future}'
