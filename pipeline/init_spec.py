@@ -188,8 +188,8 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
   lines.append(f'  blessing: a model must beat the best naive forecast, {best} (eval MAE '
                f'{drafted.naive_maes[best]:.4g} on this data)')
   if any(column.check for column in drafted.columns):
-    lines.append('  * a default the data cannot confirm: known ahead or only observed? '
-                 'Marked CHECK in the file.')
+    lines.append('  * a guess the data cannot confirm (known ahead or only observed? an id?): '
+                 'marked CHECK in the file, with the question.')
   lines += [f'[init] wrote {spec_path}', f'[init] wrote {schema_path}', '',
             'Next: check the spec, then run the pipeline on your data:',
             f'  tft-pipeline --spec {os.path.relpath(spec_path)} --data '

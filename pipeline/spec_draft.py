@@ -34,6 +34,7 @@ _TIME_NAMES = ('timestamp', 'datetime', 'date', 'time', 'ds', 'period', 'month',
 _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'weekend',
                 'planned', 'schedule', 'tariff', 'forecast')
 _MAX_KEY_COLUMNS = 3
+_MIN_NUMBERED_SERIES = 10
 
 
 class DraftError(ValueError):
@@ -46,7 +47,8 @@ class ColumnDraft:
 
   Attributes:
     note: a remark written beside the column in the spec file.
-    check: the role is a default the user must confirm (known or observed).
+    check: the draft is a guess the user must confirm (known or observed, an id or
+      not); `note` asks the question.
   """
   name: str
   role: Role
@@ -326,9 +328,11 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
 
 def _series_numbering(numbers: pd.Series, series: pd.Series) -> Optional[Tuple[int, int]]:
   """(first, last) when a static column numbers the series one by one, an id in all but
-  name (0 to N - 1, or any run of N consecutive integers, over N >= 3 series); else None."""
+  name (0 to N - 1, or any run of N consecutive integers, over N >= _MIN_NUMBERED_SERIES
+  series, so that a few small counts such as floors are not taken for one); else None."""
   values = numbers.groupby(series.to_numpy()).first()
-  if len(values) < 3 or not _integral(values) or values.nunique() != len(values):
+  if (len(values) < _MIN_NUMBERED_SERIES or not _integral(values)
+      or values.nunique() != len(values)):
     return None
   first, last = int(values.min()), int(values.max())
   return (first, last) if last - first + 1 == len(values) else None
