@@ -5,7 +5,8 @@ the paper's electricity size (`benchmarks/tft_throughput.py` for the project's,
 `benchmarks/peer_tft_throughput.py` for the peer's), in one sequence on this machine, and
 the ratio of their windows per second is the figure: absolute speeds differ between hosts
 of one class by 2x. Three rounds of project then peer by default; the round with the
-median ratio is reported, every round's ratio beside it. The peer is measured three times:
+median float32 ratio at the paper's width is reported (every pair's figures from that
+round), every round's ratios beside it. The peer is measured three times:
 embedding every real input at the hidden size, as the paper and the project do; with its
 default narrower embeddings of real inputs (`hidden_continuous_size=8`), a smaller model;
 and at the hidden size in bfloat16 (`torch.autocast`), beside the project's
@@ -24,9 +25,9 @@ import json
 import os
 import subprocess
 import sys
+from typing import Sequence
 
-from benchmarks import host, readme_tables, tft_throughput
-from benchmarks.report import peer_ratio_key
+from benchmarks import host, readme_tables, report, tft_throughput
 from trainer_module import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +44,8 @@ def setup_peer(python: str) -> None:
                   *PEER_REQUIREMENTS], check=True)
 
 
-def measure_peer(peer_python: str, steps: int, warmup: int, widths, precision: str) -> dict:
+def measure_peer(peer_python: str, steps: int, warmup: int, widths: Sequence[int],
+                 precision: str) -> dict:
   completed = subprocess.run(
       [peer_python, os.path.join(PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
        '--steps', str(steps), '--warmup', str(warmup), '--precision', precision,
@@ -68,7 +70,7 @@ def measure_round(config, args) -> dict:
           'windows/s', flush=True)
     peer = measure_peer(args.peer_python, args.steps, args.warmup, widths, precision)
     for run in peer['runs']:
-      key = peer_ratio_key(run)
+      key = report.peer_ratio_key(run)
       ratios[key] = round(ours[precision]['windows_per_second'] / run['windows_per_second'], 2)
       print(f'[peer] {precision}, hidden_continuous_size {run["hidden_continuous_size"]}: '
             f'{run["windows_per_second"]} windows/s, {run["parameter_count"]:,} parameters; '

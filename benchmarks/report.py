@@ -294,13 +294,15 @@ def peer_table(results: Results) -> List[str]:
   rows = [[f'project, every input embedded at the hidden size '
            f'({result["size"]["hidden_size"]}), as in the paper',
            f'{ours["parameter_count"]:,}', ours['windows_per_second'], '']]
-  for run in result['peer']['runs']:
-    width = run['hidden_continuous_size']
-    name = _PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size={width}`')
-    if run.get('precision', 'float32') == 'float32':
-      rows.append([name, f'{run["parameter_count"]:,}', run['windows_per_second'],
-                   _ratio_cell(result, peer_ratio_key(run))])
+  float32_runs = [run for run in result['peer']['runs']
+                  if run.get('precision', 'float32') == 'float32']
   bfloat16_runs = [run for run in result['peer']['runs'] if run.get('precision') == 'bfloat16']
+  for run in float32_runs:
+    width = run['hidden_continuous_size']
+    rows.append([_PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size='
+                                         f'{width}`'),
+                 f'{run["parameter_count"]:,}', run['windows_per_second'],
+                 _ratio_cell(result, peer_ratio_key(run))])
   if 'project_bfloat16' in result:
     ours = result['project_bfloat16']
     rows.append(['project in bfloat16 (`precision: mixed_bfloat16`)',

@@ -242,10 +242,12 @@ def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatc
 
 
 def _peer_results(with_bfloat16):
-  def peer_run(width, windows, precision='float32'):
-    return {'hidden_continuous_size': width, 'precision': precision,
-            'parameter_count': 2000 + width, 'windows_per_second': windows}
-  runs = [peer_run(160, 60.0), peer_run(8, 120.0)]
+  def peer_run(width, windows, precision=None):
+    # Results measured before the bfloat16 pair name no precision.
+    return {'hidden_continuous_size': width, 'parameter_count': 2000 + width,
+            'windows_per_second': windows, **({'precision': precision} if precision else {})}
+  runs = [peer_run(160, 60.0, 'float32' if with_bfloat16 else None),
+          peer_run(8, 120.0, 'float32' if with_bfloat16 else None)]
   ratios = {'hidden_continuous_size_160': 2.0, 'hidden_continuous_size_8': 1.0}
   result = {'size': {'hidden_size': 160}, 'peer': {'runs': runs},
             'project': {'parameter_count': 3000, 'windows_per_second': 120.0},
@@ -253,7 +255,7 @@ def _peer_results(with_bfloat16):
   if with_bfloat16:
     runs.append(peer_run(160, 150.0, 'bfloat16'))
     ratios['bfloat16_hidden_continuous_size_160'] = 0.8
-    result['project_bfloat16'] = {'parameter_count': 3000, 'windows_per_second': 120.0}
+    result['project_bfloat16'] = {'parameter_count': 3000, 'windows_per_second': 125.0}
   return {'peer_throughput': result}
 
 
@@ -266,6 +268,7 @@ def test_peer_table_pairs_each_peer_run_with_the_project_at_its_precision():
       'project in bfloat16 (`precision: mixed_bfloat16`)',
       'pytorch-forecasting in bfloat16 (`torch.autocast`), `hidden_continuous_size=160`']
   assert table[3].endswith('| 60.0 | 2.00 (rounds: 2.00, 2.00) |')
+  assert table[5] == '| project in bfloat16 (`precision: mixed_bfloat16`) | 3,000 | 125.0 |  |'
   assert table[-1].endswith('| 150.0 | 0.80 (rounds: 0.80, 0.80) |')
   # Results measured before the bfloat16 pair have only the float32 rows.
   assert report.peer_table(_peer_results(with_bfloat16=False)) == table[:5]
