@@ -72,6 +72,7 @@ class Draft:
   rows: int
   series: int
   findings: List[str]
+  forecast_floor: Optional[float] = None
 
   @property
   def best_naive(self) -> str:
@@ -148,7 +149,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                calendar_features=frequency.default_calendar_features(), columns=columns,
                eval_start=_format_time(frequency.seconds_of(eval_start_step)),
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
-               findings=findings)
+               findings=findings,
+               # Sales, counts and volumes: never below 0 in the data, never forecast so.
+               forecast_floor=0.0 if target_values.min() >= 0 else None)
 
 
 def _missing_target_message(target: str, missing: pd.Series, seconds: np.ndarray,

@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import enum
 import json
+import math
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from schema.frequency import CALENDAR_CARDINALITIES, Frequency
@@ -76,6 +77,10 @@ class DatasetSpec:
       series, as a static input (true, the default). False leaves it out, so that the
       series share what they learn through their key columns and static columns only;
       needs a key of several columns, which stay as static inputs.
+    forecast_floor: the lowest value a forecast may take (0 for sales, counts or volumes,
+      which cannot be negative), or None for no floor. The exported model serves every
+      quantile at or above it; a band's coverage does not change, since no actual lies
+      below it.
   """
   name: str
   columns: Tuple[Column, ...]
@@ -84,6 +89,7 @@ class DatasetSpec:
   horizon: int
   calendar_features: Tuple[str, ...] = ()
   series_id_input: bool = True
+  forecast_floor: Optional[float] = None
 
   def __post_init__(self):
     _validate(self)
@@ -136,6 +142,8 @@ class DatasetSpec:
             'calendar_features': list(self.calendar_features), 'columns': columns}
     if not self.series_id_input:
       spec['series_id_input'] = False
+    if self.forecast_floor is not None:
+      spec['forecast_floor'] = self.forecast_floor
     return spec
 
   def to_json(self) -> str:
@@ -172,11 +180,12 @@ class DatasetSpec:
                frequency=frequency,
                encoder_steps=_positive_int(data['encoder_steps'], 'encoder_steps'),
                horizon=_positive_int(data['horizon'], 'horizon'),
-               calendar_features=tuple(calendar), series_id_input=series_id_input)
+               calendar_features=tuple(calendar), series_id_input=series_id_input,
+               forecast_floor=_optional_number(data.get('forecast_floor'), 'forecast_floor'))
 
 
 SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features',
-             'series_id_input', 'columns')
+             'series_id_input', 'forecast_floor', 'columns')
 COLUMN_KEYS = ('name', 'role', 'dtype', 'allow_missing', 'scaling')
 
 
@@ -213,6 +222,14 @@ def _positive_int(value: Any, key: str) -> int:
     raise ValueError(f"'{key}' must be a whole number of time steps, at least 1; got "
                      f'{value!r}')
   return value
+
+
+def _optional_number(value: Any, key: str) -> Optional[float]:
+  if value is None:
+    return None
+  if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    raise ValueError(f"'{key}' must be a finite number such as 0, or left out; got {value!r}")
+  return float(value)
 
 
 def _column(data: Any, index: int) -> Column:

@@ -75,6 +75,17 @@ def test_series_id_input_must_be_a_boolean():
     DatasetSpec.from_dict(data)
 
 
+def test_a_forecast_floor_round_trips_and_must_be_a_finite_number():
+  floored = _spec(_KEY, _TIME, _TARGET, forecast_floor=0.0)
+  assert floored.to_dict()['forecast_floor'] == 0.0
+  assert DatasetSpec.from_json(floored.to_json()) == floored
+  assert 'forecast_floor' not in _spec(_KEY, _TIME, _TARGET).to_dict()
+  for bad in ('0', True, float('nan')):
+    with pytest.raises(ValueError, match="'forecast_floor' must be a finite number such as "
+                                         f"0, or left out; got {bad!r}"):
+      DatasetSpec.from_dict({**datasets.STALLION.to_dict(), 'forecast_floor': bad})
+
+
 def test_model_features_add_missing_indicators_and_calendar_features():
   spec = datasets.SYNTHETIC
   by_group = {group: [f.name for f in features_in(spec, group)] for group in Group}

@@ -1,9 +1,10 @@
 """`tft-pipeline init`'s drafting of a spec from a table (`pipeline.spec_draft`)."""
 
 import pandas as pd
+import yaml
 
-from pipeline import spec_draft
-from schema.dataset_spec import Role
+from pipeline import init_spec, spec_draft
+from schema.dataset_spec import SPEC_KEYS, DatasetSpec, Role
 
 SHOPS = [f'shop_{letter}' for letter in 'ABCDEFGHIJKL']  # 12
 
@@ -42,3 +43,17 @@ def test_a_few_series_numbered_one_by_one_are_not_taken_for_ids():
   few = SHOPS[:9]
   columns = _drafted_columns(_monthly_sales(few, floors=list(range(1, len(few) + 1))))
   assert not columns['floors'].check
+
+
+def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_file():
+  table = _monthly_sales(SHOPS)
+  drafted = spec_draft.draft(table, 'sales', 'sales')
+  assert drafted.forecast_floor == 0.0
+  text = init_spec.render(drafted, '/data/sales.csv', '/data/sales.yaml',
+                          '/data/sales.schema.pbtxt')
+  values = yaml.safe_load(text)
+  spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
+  assert spec.forecast_floor == 0.0
+
+  table.loc[3, 'sales'] = '-2.5'  # a return, say
+  assert spec_draft.draft(table, 'sales', 'sales').forecast_floor is None

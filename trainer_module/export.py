@@ -208,7 +208,8 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                     interval_factors: Mapping[str, float]
                     ) -> Dict[str, tf.types.experimental.ConcreteFunction]:
   """The signatures (see the module docstring), keyed by signature name; every one serves
-  the quantile bands rescaled by `interval_factors` (`interval_calibration`)."""
+  the quantile bands rescaled by `interval_factors` (`interval_calibration`), then raised
+  to the spec's `forecast_floor` where they fall below it."""
   check_raw_feature_spec(spec, raw_feature_spec)
   raw_parsing = raw_window_feature_spec(spec)
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
@@ -222,6 +223,8 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
   def forecast(outputs):
     quantile_forecasts = interval_calibration.apply(  # [B, H, Q]
         outputs[QUANTILES_OUTPUT], quantiles, interval_factors)
+    if spec.forecast_floor is not None:
+      quantile_forecasts = tf.maximum(quantile_forecasts, spec.forecast_floor)
     return {quantile_key(q): quantile_forecasts[:, :, i] for i, q in enumerate(quantiles)}
 
   examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)

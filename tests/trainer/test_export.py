@@ -4,6 +4,7 @@ Raw windows are built here by hand from the generated CSV rows, following the fo
 documented in `trainer_module.export`, independently of the export code.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -15,6 +16,7 @@ from typing import List
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_transform as tft
 
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
@@ -120,6 +122,27 @@ def test_eval_signature_on_transformed_windows_gives_the_same_forecasts(tiny, se
 
   for key in QUANTILE_KEYS:
     np.testing.assert_allclose(transformed[key].numpy(), outputs[key], rtol=1e-4, atol=1e-3)
+
+
+def test_a_forecast_floor_raises_every_served_quantile_below_it(tiny, resumed_run, served,
+                                                               tmp_path):
+  raw, _, outputs = served
+  floor = float(np.median(outputs['p50']))  # binds for about half the medians
+  spec = dataclasses.replace(tiny.spec, forecast_floor=floor)
+  transform_output = tft.TFTransformOutput(tiny.transform_dir)
+  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
+                         interval_calibration.CALIBRATION_FILE)) as f:
+    calibration = json.load(f)
+  path = str(tmp_path / 'floored')
+  export.save_model(resumed_run.second.model, window_inputs.input_layout(spec, transform_output),
+                    spec, (0.1, 0.5, 0.9), transform_output, path, calibration=calibration)
+  floored = tf.saved_model.load(path).signatures[export.SERVING_SIGNATURE](
+      examples=tf.constant([example.SerializeToString() for example in raw]))
+
+  assert (outputs['p50'] < floor).any() and (outputs['p50'] > floor).any()
+  for key in QUANTILE_KEYS:
+    np.testing.assert_allclose(floored[key].numpy(), np.maximum(outputs[key], floor),
+                               rtol=1e-5, atol=1e-4)
 
 
 def test_raw_windows_with_misplaced_times_are_rejected(served):
