@@ -121,9 +121,7 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
   if drafted.forecast_floor is not None:
     lines.append(f'forecast_floor: {drafted.forecast_floor:g}  # no target value is below it in '
                  'the data: no forecast will be (remove the line if the target can be lower)')
-  lines += [
-      f'columns:  # roles: {_ROLE_HELP}',
-  ]
+  lines.append(f'columns:  # roles: {_ROLE_HELP}')
   for column in drafted.columns:
     fields = [f'name: {json.dumps(column.name)}', f'role: {column.role.value}',
               f'dtype: {column.dtype.value}']
@@ -190,8 +188,7 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
             for names in [by_role.get(role)] if names]
   lines += [f'  note: {finding}' for finding in drafted.findings]
   if drafted.forecast_floor is not None:
-    lines.append(f'  floor: forecasts at or above {drafted.forecast_floor:g}, as every target '
-                 'value is')
+    lines.append(f'  forecast floor: {drafted.forecast_floor:g} (no target value is below it)')
   best = drafted.best_naive
   lines.append(f'  blessing: a model must beat the best naive forecast, {best} (eval MAE '
                f'{drafted.naive_maes[best]:.4g} on this data)')

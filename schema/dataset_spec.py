@@ -79,8 +79,7 @@ class DatasetSpec:
       needs a key of several columns, which stay as static inputs.
     forecast_floor: the lowest value a forecast may take (0 for sales, counts or volumes,
       which cannot be negative), or None for no floor. The exported model serves every
-      quantile at or above it; a band's coverage does not change, since no actual lies
-      below it.
+      quantile at or above it; while no actual lies below it no band loses coverage.
   """
   name: str
   columns: Tuple[Column, ...]

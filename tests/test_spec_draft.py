@@ -54,6 +54,11 @@ def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_fil
   values = yaml.safe_load(text)
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   assert spec.forecast_floor == 0.0
+  assert '  forecast floor: 0 (no target value is below it)' in init_spec.summary(
+      drafted, '/data/sales.yaml', '/data/sales.schema.pbtxt', '/data/sales.csv').splitlines()
 
   table.loc[3, 'sales'] = '-2.5'  # a return, say
-  assert spec_draft.draft(table, 'sales', 'sales').forecast_floor is None
+  unfloored = spec_draft.draft(table, 'sales', 'sales')
+  assert unfloored.forecast_floor is None
+  assert 'forecast_floor' not in init_spec.render(unfloored, '/data/sales.csv',
+                                                  '/data/sales.yaml', '/data/s.pbtxt')

@@ -2,7 +2,8 @@
 
 Every signature takes one tensor `examples` of serialized tf.Examples [B], one per
 window, and returns one [B, H] forecast per quantile in original units, keyed by
-`quantile_key` ('p10', 'p50', 'p90' for the default quantiles).
+`quantile_key` ('p10', 'p50', 'p90' for the default quantiles): the calibrated bands,
+at or above the spec's `forecast_floor` if it has one (`served_quantiles`).
 
 `serving_default` (SERVING_SIGNATURE) takes RAW windows: the columns of the dataset
 spec, untransformed, as lists over the window's steps (`raw_window_feature_spec`):
@@ -202,6 +203,15 @@ class _Exported(tf.Module):
     self.transform_layer = transform_layer
 
 
+def served_quantiles(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
+                     interval_factors: Mapping[str, float],
+                     forecast_floor: Optional[float]) -> tf.Tensor:
+  """The model's quantile forecasts [B, H, Q] as every signature serves them: each band
+  rescaled by its factor (`interval_calibration`), then raised to `forecast_floor`."""
+  served = interval_calibration.apply(quantile_forecasts, quantiles, interval_factors)
+  return served if forecast_floor is None else tf.maximum(served, forecast_floor)
+
+
 def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                     quantiles: Sequence[float], transform_layer: keras.Model,
                     raw_feature_spec: Mapping[str, object],
@@ -221,10 +231,8 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
     return model(inputs, training=False)
 
   def forecast(outputs):
-    quantile_forecasts = interval_calibration.apply(  # [B, H, Q]
-        outputs[QUANTILES_OUTPUT], quantiles, interval_factors)
-    if spec.forecast_floor is not None:
-      quantile_forecasts = tf.maximum(quantile_forecasts, spec.forecast_floor)
+    quantile_forecasts = served_quantiles(  # [B, H, Q]
+        outputs[QUANTILES_OUTPUT], quantiles, interval_factors, spec.forecast_floor)
     return {quantile_key(q): quantile_forecasts[:, :, i] for i, q in enumerate(quantiles)}
 
   examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)

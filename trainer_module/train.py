@@ -294,10 +294,11 @@ def _release_traced_functions(model: keras.Model) -> None:
 
 
 def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
-               eval_windows: int) -> Dict[str, object]:
+               eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), and the eval
-  coverage before and after them. `evaluation` holds the `eval_windows` windows once,
-  then the first again to fill its last batch; those are left out."""
+  coverage before them and of the bands served after them (with the forecast floor).
+  `evaluation` holds the `eval_windows` windows once, then the first again to fill its
+  last batch; those are left out."""
   # One pass, so that forecasts and actuals pair up whatever order the files are read in;
   # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
   batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
@@ -306,8 +307,8 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
   forecasts = np.concatenate([forecast for forecast, _ in batches])[:eval_windows]
   actual = np.concatenate([labels for _, labels in batches])[:eval_windows]
   factors = interval_calibration.fit(forecasts, actual, config.quantiles)
-  calibrated = interval_calibration.apply(
-      tf.constant(forecasts), config.quantiles, factors).numpy()
+  calibrated = export.served_quantiles(
+      tf.constant(forecasts), config.quantiles, factors, forecast_floor).numpy()
   report = {'factors': factors, 'eval_windows': int(actual.shape[0]),
             'eval_coverage_before': interval_calibration.coverage(
                 forecasts, actual, config.quantiles),
@@ -395,7 +396,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     _initialise(model, layout, config, training, fn_args, strategy)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
-  calibration = (_calibrate(model, config, evaluation, eval_windows)
+  calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
                  if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)
   if workers > 1:

@@ -136,13 +136,23 @@ def test_a_forecast_floor_raises_every_served_quantile_below_it(tiny, resumed_ru
   path = str(tmp_path / 'floored')
   export.save_model(resumed_run.second.model, window_inputs.input_layout(spec, transform_output),
                     spec, (0.1, 0.5, 0.9), transform_output, path, calibration=calibration)
-  floored = tf.saved_model.load(path).signatures[export.SERVING_SIGNATURE](
+  reloaded = tf.saved_model.load(path)
+  floored = reloaded.signatures[export.SERVING_SIGNATURE](
       examples=tf.constant([example.SerializeToString() for example in raw]))
+  # What the Evaluator scores: the floored forecasts, beside naive ones left as they are.
+  evaluated = reloaded.signatures[export.EVAL_SIGNATURE](examples=tf.constant(tiny.eval_windows))
+  unfloored = served[1].signatures[export.EVAL_SIGNATURE](examples=tf.constant(tiny.eval_windows))
 
   assert (outputs['p50'] < floor).any() and (outputs['p50'] > floor).any()
   for key in QUANTILE_KEYS:
     np.testing.assert_allclose(floored[key].numpy(), np.maximum(outputs[key], floor),
                                rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(evaluated[key].numpy(), np.maximum(outputs[key], floor),
+                               rtol=1e-4, atol=1e-3)
+  naive = [key for key in unfloored if key.startswith('naive_')]
+  assert naive
+  for key in naive:
+    np.testing.assert_array_equal(evaluated[key].numpy(), unfloored[key].numpy())
 
 
 def test_raw_windows_with_misplaced_times_are_rejected(served):

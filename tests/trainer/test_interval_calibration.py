@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from trainer_module import export
 from trainer_module import interval_calibration as calibration
 
 QUANTILES = (0.1, 0.5, 0.9)
@@ -79,3 +80,14 @@ def test_the_report_is_read_back_and_described(tmp_path):
   assert calibration.read(str(tmp_path)) == report
   assert calibration.describe(report) == ('P10-P90 held 73.0% of the eval actuals, 80.0% '
                                           'after calibration (factor +0.110)')
+
+
+def test_served_bands_are_calibrated_then_raised_to_the_forecast_floor():
+  forecasts = tf.constant([[[-4.0, -1.0, 2.0], [-3.0, -2.5, -2.0]]])  # [B=1, H=2, Q=3]
+  quantiles, factors = (0.1, 0.5, 0.9), {'0.1:0.9': 0.5}
+  calibrated = calibration.apply(forecasts, quantiles, factors).numpy()
+  np.testing.assert_allclose(calibrated, [[[-7.0, -1.0, 5.0], [-3.5, -2.5, -1.5]]])
+  served = export.served_quantiles(forecasts, quantiles, factors, 0.0).numpy()
+  np.testing.assert_allclose(served, [[[0.0, 0.0, 5.0], [0.0, 0.0, 0.0]]])
+  np.testing.assert_allclose(
+      export.served_quantiles(forecasts, quantiles, factors, None).numpy(), calibrated)

@@ -70,7 +70,7 @@ def test_interval_calibration_counts_each_eval_window_once(tiny):
     centre = tf.where(missed, actual + 10.0, actual)
     return {window_inputs.QUANTILES_OUTPUT: tf.stack([centre - 1, centre, centre + 1], -1)}
 
-  report = train._calibrate(model, hparams.TFTConfig(), dataset, count)
+  report = train._calibrate(model, hparams.TFTConfig(), dataset, count, forecast_floor=None)
 
   assert report['eval_windows'] == count
   assert report['eval_coverage_before']['0.1:0.9'] == pytest.approx((count - 1) / count)
