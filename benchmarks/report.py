@@ -278,10 +278,15 @@ def throughput_table(results: Results) -> List[str]:
   return _table(['model', 'parameters', 'batch', 'windows/s', 'peak RSS'], rows) if rows else []
 
 
+def _peer_precision(peer_run: Dict[str, Any]) -> str:
+  """A peer run's precision; runs measured before the bfloat16 pair name none."""
+  return peer_run.get('precision', 'float32')
+
+
 def peer_ratio_key(peer_run: Dict[str, Any]) -> str:
   """The key of a peer run's ratio in `peer_comparison`'s results:
   'hidden_continuous_size_160', or 'bfloat16_hidden_continuous_size_160'."""
-  precision = peer_run.get('precision', 'float32')
+  precision = _peer_precision(peer_run)
   prefix = '' if precision == 'float32' else f'{precision}_'
   return f'{prefix}hidden_continuous_size_{peer_run["hidden_continuous_size"]}'
 
@@ -294,9 +299,9 @@ def peer_table(results: Results) -> List[str]:
   rows = [[f'project, every input embedded at the hidden size '
            f'({result["size"]["hidden_size"]}), as in the paper',
            f'{ours["parameter_count"]:,}', ours['windows_per_second'], '']]
-  float32_runs = [run for run in result['peer']['runs']
-                  if run.get('precision', 'float32') == 'float32']
-  bfloat16_runs = [run for run in result['peer']['runs'] if run.get('precision') == 'bfloat16']
+  float32_runs = [run for run in result['peer']['runs'] if _peer_precision(run) == 'float32']
+  bfloat16_runs = [run for run in result['peer']['runs']
+                   if _peer_precision(run) == 'bfloat16']
   for run in float32_runs:
     width = run['hidden_continuous_size']
     rows.append([_PEER_WIDTHS.get(width, f'pytorch-forecasting, `hidden_continuous_size='

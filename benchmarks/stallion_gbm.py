@@ -116,12 +116,12 @@ def fit(train: pd.DataFrame, quantile: float, params: Dict[str, Any], rounds: in
                         callbacks=[lightgbm.early_stopping(50, verbose=False)])
 
 
-def predict(model: lightgbm.Booster, rows: pd.DataFrame) -> np.ndarray:
-  """Forecasts in original units, at or above the Stallion spec's forecast floor."""
+def predict(model: lightgbm.Booster, rows: pd.DataFrame,
+            floor: Optional[float] = None) -> np.ndarray:
+  """Forecasts in original units, at or above `floor` if one is given."""
   scaled = model.predict(features(rows)[model.feature_name()],
                          num_iteration=model.best_iteration or None)
   forecasts = scaled * rows['level'].to_numpy()
-  floor = get_dataset('stallion').spec.forecast_floor
   return forecasts if floor is None else np.maximum(forecasts, floor)
 
 
@@ -141,6 +141,7 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   """
   grid = grid or GRID
   started = time.monotonic()
+  floor = get_dataset('stallion').spec.forecast_floor
   frame = load(data_file)
   month = lambda text: pd.Timestamp(text).year * 12 + pd.Timestamp(text).month - 1
   eval_start, test_start = month(split.eval_start), month(split.test_start)
@@ -157,14 +158,14 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   for values in itertools.product(*grid.values()):
     params = dict(zip(grid, values))
     model = fit(train, 0.5, params, max_rounds, validation=evaluation, without=without)
-    mae = float(np.mean(np.abs(predict(model, evaluation) - eval_actual)))
+    mae = float(np.mean(np.abs(predict(model, evaluation, floor) - eval_actual)))
     trials.append({'params': params, 'rounds': model.best_iteration, 'eval_mae': mae})
     print(f'  GBM {params}: {model.best_iteration} rounds, eval MAE {mae:.1f}', flush=True)
   best = min(trials, key=lambda trial: trial['eval_mae'])
   models = {q: fit(train, q, best['params'], max_rounds, validation=evaluation,
                    without=without)
             for q in QUANTILES}
-  forecasts = {q: windows(test, predict(model, test)) for q, model in models.items()}
+  forecasts = {q: windows(test, predict(model, test, floor)) for q, model in models.items()}
   actual = windows(test, (test['volume'] * test['level']).to_numpy())
   history = frame[frame['month'].between(test_start - NAIVE_HISTORY,
                                          test_start - 1)].pivot_table(

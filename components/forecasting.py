@@ -149,12 +149,12 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
 def _commonest_reason(not_forecast: Sequence[NotForecast]) -> Optional[Dict[str, object]]:
   """The kind of reason (the error's class) that stopped the most series: how many, and
   the first of their messages; None if every series was forecast."""
-  kinds = collections.Counter(type(error).__name__ for _, error in not_forecast)
+  kinds = collections.Counter(type(error) for _, error in not_forecast)
   if not kinds:
     return None
   [(kind, count)] = kinds.most_common(1)
-  example = next(error for _, error in not_forecast if type(error).__name__ == kind)
-  return {'kind': kind, 'series': count, 'example': str(example)}
+  example = next(error for _, error in not_forecast if type(error) is kind)
+  return {'kind': kind.__name__, 'series': count, 'example': str(example)}
 
 
 def read_report(directory: str) -> Optional[Dict[str, object]]:
