@@ -2,8 +2,13 @@
 
 import os
 
-import pytest
-from tfx import v1 as tfx
+# Before TensorFlow loads (tfx below loads it): the tests run the kernels users get.
+from trainer_module import cpu_kernels
+
+cpu_kernels.prefer_onednn()
+
+import pytest  # pylint: disable=wrong-import-position
+from tfx import v1 as tfx  # pylint: disable=wrong-import-position
 
 from pipeline import run_summary
 from pipeline.local_runner import BEAM_ARGS
