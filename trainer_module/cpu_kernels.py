@@ -1,8 +1,9 @@
 """TensorFlow's oneDNN kernels on every x86-64 CPU, not only the newest.
 
-TensorFlow 2.16 runs its oneDNN CPU kernels by default only on x86 CPUs with AVX-512 VNNI
-or BF16 or AMX; on the others (AVX2 CPUs such as AMD Zen 3) it runs Eigen's kernels, and
-the TFT trains 25-40% slower there (benchmarks/README.md, "Against pytorch-forecasting").
+TensorFlow 2.16 runs its oneDNN CPU kernels by default only on Linux x86 CPUs with AVX-512
+VNNI or BF16, AVX-VNNI or AMX; on the others (AVX2 CPUs such as AMD Zen 3) it runs Eigen's
+kernels, and there the TFT trained 30-45% faster with oneDNN (benchmarks/README.md,
+"Against pytorch-forecasting").
 TensorFlow reads the switch, `TF_ENABLE_ONEDNN_OPTS`, once, when it is first imported, so
 every package of the project that can load TensorFlow first calls `prefer_onednn` in its
 `__init__`, and the images set it too. A value the user set is kept; a process that
