@@ -4,6 +4,7 @@ Each table has one function here; `results.md` (`markdown`) and the tables of
 `benchmarks/README.md` (`benchmarks.readme_tables`) both come from them.
 """
 
+import functools
 from typing import Any, Callable, Dict, List, Tuple
 
 from evaluation.metrics import NAIVE_MAE_PREFIX
@@ -291,10 +292,11 @@ def peer_ratio_key(peer_run: Dict[str, Any]) -> str:
   return f'{prefix}hidden_continuous_size_{peer_run["hidden_continuous_size"]}'
 
 
-def peer_table(results: Results) -> List[str]:
+def peer_table(results: Results, key: str = 'peer_throughput') -> List[str]:
   """The project's windows per second beside the peer's, and their ratio: both in
-  float32, then (where measured) both in bfloat16."""
-  result = results['peer_throughput']
+  float32, then (where measured) both in bfloat16; under it, the host (`results[key]`
+  is one run of `benchmarks.peer_comparison`)."""
+  result = results[key]
   ours = result['project']
   rows = [[f'project, every input embedded at the hidden size '
            f'({result["size"]["hidden_size"]}), as in the paper',
@@ -317,7 +319,16 @@ def peer_table(results: Results) -> List[str]:
     rows.append([f'pytorch-forecasting in bfloat16 (`torch.autocast`), '
                  f'`hidden_continuous_size={width}`', f'{run["parameter_count"]:,}',
                  run['windows_per_second'], _ratio_cell(result, peer_ratio_key(run))])
-  return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows)
+  return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows) + [
+      '', f'Host: {_host(result["host"])}.']
+
+
+def _host(description: Dict[str, Any]) -> str:
+  """'AMD EPYC, 2 CPUs, with avx2, fma' (`benchmarks.host.description`; runs measured
+  before the flags were recorded name none)."""
+  flags = description.get('cpu_kernel_flags')
+  return (f'{description["cpu_model"]}, {description["cpu_count"]} CPUs'
+          + (f', with {", ".join(flags)}' if flags else ''))
 
 
 def _ratio_cell(result: Dict[str, Any], key: str) -> str:
@@ -449,5 +460,6 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table,
     'stallion_by_step': stallion_by_step_table, 'pipeline_times': pipeline_times_table,
     'throughput': throughput_table, 'peer': peer_table,
+    'peer_avx2': functools.partial(peer_table, key='peer_throughput_avx2'),
     'headline': headline_table, 'dev_loop': dev_loop_table,
     'step_profile': step_profile_table, 'scale': scale_table}

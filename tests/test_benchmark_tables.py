@@ -250,6 +250,8 @@ def _peer_results(with_bfloat16):
           peer_run(8, 120.0, 'float32' if with_bfloat16 else None)]
   ratios = {'hidden_continuous_size_160': 2.0, 'hidden_continuous_size_8': 1.0}
   result = {'size': {'hidden_size': 160}, 'peer': {'runs': runs},
+            'host': {'cpu_model': 'AMD EPYC', 'cpu_count': 2,
+                     'cpu_kernel_flags': ['avx2', 'fma']},
             'project': {'parameter_count': 3000, 'windows_per_second': 120.0},
             'ratio_project_over_peer': ratios, 'rounds': [ratios, ratios]}
   if with_bfloat16:
@@ -261,6 +263,8 @@ def _peer_results(with_bfloat16):
 
 def test_peer_table_pairs_each_peer_run_with_the_project_at_its_precision():
   table = report.peer_table(_peer_results(with_bfloat16=True))
+  assert table[-2:] == ['', 'Host: AMD EPYC, 2 CPUs, with avx2, fma.']
+  table = table[:-2]
   assert [line.split(' | ')[0][2:] for line in table[2:]] == [
       'project, every input embedded at the hidden size (160), as in the paper',
       'pytorch-forecasting, real inputs embedded at 160 (`hidden_continuous_size=160`)',
@@ -270,6 +274,12 @@ def test_peer_table_pairs_each_peer_run_with_the_project_at_its_precision():
   assert table[3].endswith('| 60.0 | 2.00 (rounds: 2.00, 2.00) |')
   assert table[5] == '| project in bfloat16 (`precision: mixed_bfloat16`) | 3,000 | 125.0 |  |'
   assert table[-1].endswith('| 150.0 | 0.80 (rounds: 0.80, 0.80) |')
-  # Results measured before the bfloat16 pair have only the float32 rows.
-  assert report.peer_table(_peer_results(with_bfloat16=False)) == table[:5]
+  # Results measured before the bfloat16 pair have only the float32 rows; those measured
+  # before the CPU's flags were recorded name the model and the CPU count.
+  earlier = _peer_results(with_bfloat16=False)
+  del earlier['peer_throughput']['host']['cpu_kernel_flags']
+  assert report.peer_table(earlier) == table[:5] + ['', 'Host: AMD EPYC, 2 CPUs.']
+  # The run of another host is the same table, from its own results file.
+  other_host = {'peer_throughput_avx2': _peer_results(with_bfloat16=True)['peer_throughput']}
+  assert report.TABLES['peer_avx2'](other_host)[:-2] == table
   assert report.peer_ratio_key({'hidden_continuous_size': 8}) == 'hidden_continuous_size_8'
