@@ -19,7 +19,8 @@ pytorch-forecasting lives in its own environment, never in the pipeline's lock:
 
 The ratio depends on the CPU's vector extensions (the results record them): on a host with
 AVX2 only, `--output benchmarks/results/peer_throughput_avx2.json` keeps that run beside
-the AVX-512 one (the README's `peer_avx2` table).
+the AVX-512 one (the README's `peer_avx2` table). A CPU without bfloat16 instructions
+(AVX-512 BF16 or AMX) measures the float32 pair only.
 """
 
 import argparse
@@ -29,7 +30,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Sequence
+from typing import Sequence, Tuple
 
 from benchmarks import host, readme_tables, report, tft_throughput
 from trainer_module import hparams
@@ -39,6 +40,8 @@ PEER_VENV = os.path.join(PROJECT_ROOT, '.peer-venv')
 PEER_REQUIREMENTS = ['torch==2.13.0', 'pytorch-forecasting==1.8.0']
 RESULTS = os.path.join(PROJECT_ROOT, 'benchmarks', 'results', 'peer_throughput.json')
 PAPER_WIDTH, PEER_DEFAULT_WIDTH = 160, 8
+BFLOAT16_FLAGS = frozenset({'avx512_bf16', 'amx_tile'})
+PrecisionPair = Tuple[str, str, Tuple[int, ...]]  # peer's, project's, the peer's widths
 
 
 def setup_peer(python: str) -> None:
@@ -60,13 +63,22 @@ def measure_peer(peer_python: str, steps: int, warmup: int, widths: Sequence[int
   return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
+def precisions_to_compare(cpu_flags: Sequence[str]) -> Tuple[PrecisionPair, ...]:
+  """(peer precision, project precision, peer widths) of each pair a round measures:
+  float32 at both widths, and bfloat16 at the paper's width where the CPU has bfloat16
+  instructions (without them torch has no bfloat16 LSTM kernel, and the run fails)."""
+  pairs = (('float32', 'float32', (PAPER_WIDTH, PEER_DEFAULT_WIDTH)),)
+  if BFLOAT16_FLAGS.intersection(cpu_flags):
+    pairs += (('bfloat16', 'mixed_bfloat16', (PAPER_WIDTH,)),)
+  return pairs
+
+
 def measure_round(config, args) -> dict:
-  """The project's throughput, then the peer's at both widths, then both in bfloat16 at
-  the paper's width; the ratios of each peer run to the project at its precision."""
+  """The project's throughput, then the peer's at both widths, then (where the CPU has
+  bfloat16 instructions) both in bfloat16 at the paper's width; the ratios of each peer
+  run to the project at its precision."""
   ours, peer_runs, ratios = {}, [], {}
-  for precision, project_precision, widths in (
-      ('float32', 'float32', (PAPER_WIDTH, PEER_DEFAULT_WIDTH)),
-      ('bfloat16', 'mixed_bfloat16', (PAPER_WIDTH,))):
+  for precision, project_precision, widths in precisions_to_compare(host.cpu_kernel_flags()):
     ours[precision] = tft_throughput.measure(
         tft_throughput.ELECTRICITY_LAYOUT,
         dataclasses.replace(config, precision=project_precision), args.steps, args.warmup)
@@ -80,7 +92,7 @@ def measure_round(config, args) -> dict:
             f'{run["windows_per_second"]} windows/s, {run["parameter_count"]:,} parameters; '
             f'project / peer = {ratios[key]}', flush=True)
     peer_runs += peer['runs']
-  return {'project': ours['float32'], 'project_bfloat16': ours['bfloat16'],
+  return {'project': ours['float32'], 'project_bfloat16': ours.get('bfloat16'),
           'peer': {**peer, 'runs': peer_runs}, 'ratios': ratios}
 
 
@@ -115,7 +127,8 @@ def main():
       'size': {'encoder_steps': 168, 'horizon': 24, 'hidden_size': config.hidden_size,
                'heads': config.num_heads, 'batch_size': config.batch_size},
       'project': {**median['project'], 'python': sys.version.split()[0]},
-      'project_bfloat16': median['project_bfloat16'],
+      **({'project_bfloat16': median['project_bfloat16']}
+         if median['project_bfloat16'] else {}),
       'peer': median['peer'],
       'ratio_project_over_peer': median['ratios'],
       'rounds': [r['ratios'] for r in rounds],
