@@ -3,7 +3,11 @@
 Times forward + backward + optimizer steps (the compiled Keras train function
 that `fit` runs) on one synthetic batch after warm-up, with and without XLA.
 
-  python benchmarks/tft_throughput.py --steps 20 --output throughput.json
+  .venv/bin/python -m benchmarks.tft_throughput --steps 20 --output throughput.json
+
+Run as a module: the `benchmarks` package then loads first and asks for TensorFlow's
+oneDNN kernels as the pipeline does (`trainer_module/cpu_kernels.py`); run as a file,
+TensorFlow keeps its own default, which on an AVX2 CPU is the slower Eigen kernels.
 """
 
 import argparse

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import (etth1_tuning, host, linear_baseline, metrics, peer_comparison,
-                        pipeline_run, run_all, stallion, stallion_tuning, window_mixing)
+from benchmarks import (etth1_tuning, host, linear_baseline, metrics, pipeline_run, run_all,
+                        stallion, stallion_tuning, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from schema.time_split import TimeSplit
 from trainer_module.hparams import TFTConfig
@@ -104,22 +104,6 @@ def test_least_squares_nlinear_recovers_a_linear_recurrence():
 
 
 @needs_data
-def test_peer_comparison_measures_bfloat16_only_on_a_cpu_with_bfloat16_instructions():
-  avx2 = peer_comparison.precisions_to_compare(['avx2', 'fma'])
-  avx512 = peer_comparison.precisions_to_compare(['avx2', 'fma', 'avx512f', 'avx512_bf16'])
-  assert [pair[0] for pair in avx2] == ['float32']
-  assert [pair[:2] for pair in avx512] == [('float32', 'float32'),
-                                           ('bfloat16', 'mixed_bfloat16')]
-  assert avx512[0] == avx2[0]
-
-
-def test_host_names_the_cpu_flags_that_decide_the_kernels(monkeypatch):
-  monkeypatch.setattr(host, '_cpuinfo_field',
-                      lambda name: 'fpu avx2 fma avx512f avx512_bf16' if name == 'flags' else '')
-  assert host.cpu_kernel_flags() == ['avx2', 'fma', 'avx512f', 'avx512_bf16']
-  assert host.description()['cpu_kernel_flags'] == host.cpu_kernel_flags()
-
-
 def test_quick_run_writes_complete_results(tmp_path):
   results_dir = tmp_path / 'results'
   assert run_all.main(['--quick', '--only', 'etth1', 'speed', '--data-dir', DATA_DIR,
