@@ -29,7 +29,7 @@ def onednn_in_use(first_import: str, switch=None) -> bool:
   return output.strip().splitlines()[-1] == 'True'
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ('x86_64', 'amd64'),
+@pytest.mark.skipif(platform.machine().lower() not in cpu_kernels.X86_64_MACHINES,
                     reason='the switch is set on x86-64 only')
 @pytest.mark.parametrize('entry_module', ['pipeline.local_runner', 'serving.predict'])
 def test_an_entry_point_loads_tensorflow_with_onednn(entry_module):
