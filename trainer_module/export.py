@@ -204,10 +204,10 @@ class _Exported(tf.Module):
 
 
 def served_quantiles(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
-                     interval_factors: Mapping[str, float],
+                     interval_factors: interval_calibration.BandFactors,
                      forecast_floor: Optional[float]) -> tf.Tensor:
-  """The model's quantile forecasts [B, H, Q] as every signature serves them: each band
-  rescaled by its factor (`interval_calibration`), then raised to `forecast_floor`."""
+  """The model's quantile forecasts [B, H, Q] as every signature serves them: each band's
+  ends moved by their factors (`interval_calibration`), then raised to `forecast_floor`."""
   served = interval_calibration.apply(quantile_forecasts, quantiles, interval_factors)
   return served if forecast_floor is None else tf.maximum(served, forecast_floor)
 
@@ -215,11 +215,11 @@ def served_quantiles(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
 def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
                     quantiles: Sequence[float], transform_layer: keras.Model,
                     raw_feature_spec: Mapping[str, object],
-                    interval_factors: Mapping[str, float]
+                    interval_factors: interval_calibration.BandFactors
                     ) -> Dict[str, tf.types.experimental.ConcreteFunction]:
   """The signatures (see the module docstring), keyed by signature name; every one serves
-  the quantile bands rescaled by `interval_factors` (`interval_calibration`), then raised
-  to the spec's `forecast_floor` where they fall below it."""
+  the quantile bands with their ends moved by `interval_factors` (`interval_calibration`),
+  then raised to the spec's `forecast_floor` where they fall below it."""
   check_raw_feature_spec(spec, raw_feature_spec)
   raw_parsing = raw_window_feature_spec(spec)
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
@@ -283,7 +283,7 @@ def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
 
   Call outside `strategy.scope()`: the Transform layer belongs to the host, never to
   the accelerator. Under a TPUStrategy pass `distribution.save_options(strategy)`.
-  `calibration` (`train`'s report, with 'factors') rescales the served bands and is
+  `calibration` (`train`'s report, with 'factors') moves the served bands' ends and is
   written to `interval_calibration.CALIBRATION_FILE`; None serves the model's own.
   """
   transform_layer = transform_output.transform_features_layer()

@@ -48,10 +48,10 @@ class TrainingConfig:
       windowing component writes windows in a fixed order, so a seeded rerun of the
       whole pipeline sees the same batches too. None (the default): fresh randomness in
       every run.
-    calibrate_intervals: after training, rescale each band of symmetric quantiles (P10 to
-      P90) so that it holds its nominal share of the eval windows' actuals
-      (`trainer_module.interval_calibration`); the exported model serves the calibrated
-      bands. The median is never changed.
+    calibrate_intervals: after training, move each end of each band of symmetric
+      quantiles (P10 to P90) so that it leaves its nominal share of the eval windows'
+      actuals beyond it (`trainer_module.interval_calibration`); the exported model
+      serves the calibrated bands. The median is never changed.
   """
 
   steps_per_execution: int = 1

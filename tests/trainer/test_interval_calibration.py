@@ -1,4 +1,5 @@
-"""Conformalized intervals: the factor, its effect on coverage, and what it leaves alone."""
+"""Conformalized intervals: the factors of each end, their effect on coverage, and what
+they leave alone."""
 
 import numpy as np
 import pytest
@@ -10,12 +11,16 @@ from trainer_module import interval_calibration as calibration
 QUANTILES = (0.1, 0.5, 0.9)
 
 
-def _forecasts(rng, n, band_scale):
-  """Forecasts [n, 4, 3] of actuals ~ N(0, 1): median 0, band +-band_scale."""
+def _forecasts(rng, n, band_scale, shift=0.0):
+  """Forecasts [n, 4, 3] of actuals ~ N(0, 1): median `shift`, band shift +-band_scale."""
   actual = rng.normal(size=(n, 4))
-  forecasts = np.stack([np.full((n, 4), -band_scale), np.zeros((n, 4)),
-                        np.full((n, 4), band_scale)], axis=-1)
+  forecasts = shift + np.stack([np.full((n, 4), -band_scale), np.zeros((n, 4)),
+                                np.full((n, 4), band_scale)], axis=-1)
   return forecasts, actual
+
+
+def _share_below_and_above(forecasts, actual):
+  return np.mean(actual < forecasts[..., 0]), np.mean(actual > forecasts[..., 2])
 
 
 @pytest.mark.parametrize('band_scale', [0.5, 1.28, 3.0])  # too narrow, right, too wide
@@ -27,28 +32,50 @@ def test_the_calibrated_band_holds_its_nominal_share_on_fresh_data(band_scale):
   calibrated = calibration.apply(tf.constant(fresh_forecasts), QUANTILES, factors).numpy()
   covered = calibration.coverage(calibrated, fresh_actual, QUANTILES)['0.1:0.9']
   assert covered == pytest.approx(0.8, abs=0.02)
-  # Widened when too narrow, narrowed when too wide, about kept when right (the N(0, 1)
-  # P10-P90 band is +-1.2816); the median untouched.
-  factor = factors['0.1:0.9']
-  if band_scale == 1.28:
-    assert abs(factor) < 0.05
-  else:
-    assert np.sign(factor) == np.sign(1.2816 - band_scale)
+  # Each end moved out when the band is too narrow, in when too wide, about kept when
+  # right (the N(0, 1) P10-P90 band is +-1.2816); the median untouched.
+  for factor in factors['0.1:0.9'].values():
+    if band_scale == 1.28:
+      assert abs(factor) < 0.05
+    else:
+      assert np.sign(factor) == np.sign(1.2816 - band_scale)
   np.testing.assert_array_equal(calibrated[..., 1], fresh_forecasts[..., 1])
 
 
-def test_the_factor_is_the_split_conformal_rank_of_the_scores():
+def test_each_end_leaves_its_own_share_beyond_it_when_the_misses_lie_on_one_side():
+  """A band of the right width 0.8 too high misses 32% of the actuals below it and 2%
+  above; each end moves by its own factor, so each leaves 10% out on fresh data."""
+  rng = np.random.default_rng(2)
+  forecasts, actual = _forecasts(rng, 2000, 1.28, shift=0.8)
+  assert _share_below_and_above(forecasts, actual) == pytest.approx((0.32, 0.02), abs=0.02)
+  factors = calibration.fit(forecasts, actual, QUANTILES)['0.1:0.9']
+  assert factors['lower'] > 0 > factors['upper']
+  fresh_forecasts, fresh_actual = _forecasts(rng, 20000, 1.28, shift=0.8)
+  calibrated = calibration.apply(tf.constant(fresh_forecasts), QUANTILES,
+                                 {'0.1:0.9': factors}).numpy()
+  assert _share_below_and_above(calibrated, fresh_actual) == pytest.approx((0.1, 0.1),
+                                                                          abs=0.015)
+
+
+def test_an_end_factor_is_the_split_conformal_rank_of_its_scores():
   lower, upper = np.zeros(9), np.ones(9)
-  actual = np.array([-4, -3, -2, -1, 0.5, 2, 3, 4, 5], float)  # scores 4 3 2 1 -.5 1 2 3 4
-  # coverage 0.8: rank ceil(10 * 0.8) = 8 of the sorted scores [-.5 1 1 2 2 3 3 4 4].
-  assert calibration.conformal_factor(lower, upper, actual, 0.8) == 4.0
-  assert calibration.conformal_factor(lower, upper, actual, 0.5) == 2.0
+  actual = np.array([-4, -3, -2, -1, 0.5, 2, 3, 4, 5], float)
+  # below scores (lo - y) / 1: 4 3 2 1 -.5 -2 -3 -4 -5; above (y - hi) / 1: -5 -4 -3 -2
+  # -.5 1 2 3 4. Tail 0.2: rank ceil(10 * 0.8) = 8 of each, sorted.
+  assert calibration.conformal_factors(lower, upper, actual, 0.2) == {'lower': 3.0,
+                                                                      'upper': 3.0}
+  # Tail 0.4: rank 6 of each.
+  assert calibration.conformal_factors(lower, upper, actual, 0.4) == {'lower': 1.0,
+                                                                      'upper': 1.0}
+  shifted = calibration.conformal_factors(lower, upper, actual + 1, 0.2)
+  assert shifted == {'lower': 2.0, 'upper': 4.0}
 
 
-def test_a_band_is_never_narrowed_past_its_middle():
+def test_an_end_never_moves_in_past_the_bands_middle():
   lower, upper = np.zeros(100), np.full(100, 10.0)
-  actual = np.full(100, 5.0)  # all in the middle: the score is -0.5 everywhere
-  assert calibration.conformal_factor(lower, upper, actual, 0.8) == -0.45
+  actual = np.full(100, 5.0)  # all in the middle: both scores are -0.5 everywhere
+  assert calibration.conformal_factors(lower, upper, actual, 0.1) == {'lower': -0.45,
+                                                                      'upper': -0.45}
 
 
 def test_only_symmetric_pairs_are_calibrated():
@@ -57,7 +84,8 @@ def test_only_symmetric_pairs_are_calibrated():
   assert calibration.quantile_pairs((0.1, 0.5, 0.8)) == ()
   forecasts = tf.constant(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
   np.testing.assert_array_equal(
-      calibration.apply(forecasts, (0.1, 0.5, 0.8), {'0.1:0.8': 1.0}).numpy(),
+      calibration.apply(forecasts, (0.1, 0.5, 0.8),
+                        {'0.1:0.8': {'lower': 1.0, 'upper': 1.0}}).numpy(),
       forecasts.numpy())
 
 
@@ -74,20 +102,30 @@ def test_crossed_band_ends_are_taken_in_order_in_fitting_and_serving():
 
 def test_the_report_is_read_back_and_described(tmp_path):
   assert calibration.read(str(tmp_path)) is None  # a model exported without calibration
-  report = {'factors': {'0.1:0.9': 0.1096}, 'eval_windows': 350,
-            'eval_coverage_before': {'0.1:0.9': 0.7297}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
+  report = {'factors': {'0.1:0.9': {'lower': -0.0204, 'upper': 0.3797}}, 'eval_windows': 350,
+            'eval_coverage_before': {'0.1:0.9': 0.6567}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
   calibration.write(str(tmp_path), report)
   assert calibration.read(str(tmp_path)) == report
-  assert calibration.describe(report) == ('P10-P90 held 73.0% of the eval actuals, 80.0% '
-                                          'after calibration (factor +0.110)')
+  assert calibration.describe(report) == (
+      'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (ends moved out by '
+      '-0.020 and +0.380 of its width)')
+
+
+def test_a_report_with_one_factor_for_both_ends_is_described():
+  """Models exported before the factors per end recorded one number per band."""
+  report = {'factors': {'0.1:0.9': 0.1096}, 'eval_windows': 350,
+            'eval_coverage_before': {'0.1:0.9': 0.7297}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
+  assert calibration.describe(report) == (
+      'P10-P90 held 73.0% of the eval actuals, 80.0% after calibration (ends moved out by '
+      '+0.110 and +0.110 of its width)')
 
 
 def test_served_bands_are_calibrated_then_raised_to_the_forecast_floor():
   forecasts = tf.constant([[[-4.0, -1.0, 2.0], [-3.0, -2.5, -2.0]]])  # [B=1, H=2, Q=3]
-  quantiles, factors = (0.1, 0.5, 0.9), {'0.1:0.9': 0.5}
+  quantiles, factors = (0.1, 0.5, 0.9), {'0.1:0.9': {'lower': 0.5, 'upper': -0.25}}
   calibrated = calibration.apply(forecasts, quantiles, factors).numpy()
-  np.testing.assert_allclose(calibrated, [[[-7.0, -1.0, 5.0], [-3.5, -2.5, -1.5]]])
+  np.testing.assert_allclose(calibrated, [[[-7.0, -1.0, 0.5], [-3.5, -2.5, -2.25]]])
   served = export.served_quantiles(forecasts, quantiles, factors, 0.0).numpy()
-  np.testing.assert_allclose(served, [[[0.0, 0.0, 5.0], [0.0, 0.0, 0.0]]])
+  np.testing.assert_allclose(served, [[[0.0, 0.0, 0.5], [0.0, 0.0, 0.0]]])
   np.testing.assert_allclose(
       export.served_quantiles(forecasts, quantiles, factors, None).numpy(), calibrated)
