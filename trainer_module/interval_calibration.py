@@ -51,7 +51,7 @@ def quantile_pairs(quantiles: Sequence[float]) -> Tuple[Tuple[int, int], ...]:
                for q in quantiles if q < 0.5 and round(1 - q, 6) in index)
 
 
-def end_factor(scores: np.ndarray, level: float) -> float:
+def _end_factor(scores: np.ndarray, level: float) -> float:
   """The ceil((n + 1) level)-th smallest of n scores (split conformal's finite-sample
   rank), at least the factor that stops an end at the band's middle."""
   scores = np.sort(scores.ravel())
@@ -66,8 +66,8 @@ def conformal_factors(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray,
   much above."""
   lower, upper = np.minimum(lower, upper), np.maximum(lower, upper)
   width = np.maximum(upper - lower, _MIN_WIDTH)
-  return {'lower': end_factor((lower - actual) / width, 1 - tail),
-          'upper': end_factor((actual - upper) / width, 1 - tail)}
+  return {'lower': _end_factor((lower - actual) / width, 1 - tail),
+          'upper': _end_factor((actual - upper) / width, 1 - tail)}
 
 
 def fit(quantile_forecasts: np.ndarray, actual: np.ndarray,
