@@ -17,7 +17,7 @@ from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple
 import numpy as np
 import pandas as pd
 
-from benchmarks import linear_baseline, metrics, pipeline_run
+from benchmarks import host, linear_baseline, metrics, pipeline_run
 from benchmarks.naive_baselines import naive_forecasts
 from benchmarks.report import forecaster, training_used
 from schema.datasets import curated_schema_path, get_dataset
@@ -90,7 +90,7 @@ QUICK = Plan(
 
 def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   """Runs every configuration of `plan`; returns the JSON-ready results."""
-  data_file = os.path.join(data_dir, DATA_FILE)
+  data_file = host.data_file(os.path.join(data_dir, DATA_FILE), '--data-dir')
   time_split = get_dataset('etth1').split
   if plan.rows:
     data_file, time_split = _head(data_file, plan.rows, work_dir)

@@ -74,9 +74,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def load(args: argparse.Namespace) -> Tuple[pd.DataFrame, Tuple[int, int, int]]:
   """The rows used and the three borders."""
-  if not os.path.isfile(args.data):
-    raise SystemExit(f'error: {args.data} not found; pass --data with the ETTh1 CSV')
-  frame = pd.read_csv(args.data, parse_dates=['date'], nrows=args.rows)
+  frame = pd.read_csv(host.data_file(args.data, '--data'), parse_dates=['date'],
+                      nrows=args.rows)
   borders = BORDERS if not args.rows else (args.rows // 2, args.rows * 3 // 4, args.rows)
   if borders[0] <= args.lookback + args.horizon:
     raise SystemExit(f'error: {borders[0]} train rows cannot hold one window of '

@@ -10,6 +10,16 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA_DIR = os.path.join(PROJECT_ROOT, '..', 'shared', 'data')
 
 
+def data_file(path: str, option: str) -> str:
+  """`path` if it is a file; otherwise an error that names `option`, the command-line
+  option that sets it (a git worktree, for one, has no ../shared beside it)."""
+  if not os.path.isfile(path):
+    raise FileNotFoundError(
+        f'{os.path.abspath(path)} not found: the benchmarks read the reference data sets '
+        f'from ../shared/data beside the repository; pass {option} with where they are')
+  return path
+
+
 # The CPU flags that decide TensorFlow's and PyTorch's CPU kernels (vector width, bfloat16
 # and int8 dot products): a virtual machine's model name ('AMD EPYC') often hides them.
 KERNEL_FLAGS = ('avx2', 'fma', 'avx512f', 'avx512_bf16', 'avx512_vnni', 'avx_vnni',

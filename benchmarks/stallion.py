@@ -86,7 +86,7 @@ QUICK = Plan(model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 16
 def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   """Trains through the pipeline `plan.repeats` times per ensemble size and scores the
   last 6 months of each run; returns JSON-ready results."""
-  data_file = os.path.join(data_dir, DATA_FILE)
+  data_file = host.data_file(os.path.join(data_dir, DATA_FILE), '--data-dir')
   if plan.split.test_start != SPLIT.test_start:
     raise ValueError(f'the protocol tests from {SPLIT.test_start}, not {plan.split.test_start}')
   if plan.series:

@@ -142,7 +142,7 @@ def run(data_file: str, grid: Dict[str, Sequence[Any]] = None,
   grid = grid or GRID
   started = time.monotonic()
   floor = get_dataset('stallion').spec.forecast_floor
-  frame = load(data_file)
+  frame = load(host.data_file(data_file, '--data'))
   month = lambda text: pd.Timestamp(text).year * 12 + pd.Timestamp(text).month - 1
   eval_start, test_start = month(split.eval_start), month(split.test_start)
   all_rows = examples(frame, origins=range(frame['month'].min(), test_start))

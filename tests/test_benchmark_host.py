@@ -1,6 +1,9 @@
-"""What the benchmarks record of the host, and what the peer comparison measures on it."""
+"""What the benchmarks record of the host, where they find the reference data, and what
+the peer comparison measures on the host."""
 
-from benchmarks import host, peer_comparison
+import pytest
+
+from benchmarks import etth1, host, peer_comparison, stallion
 
 
 def test_peer_comparison_measures_bfloat16_only_on_a_cpu_with_bfloat16_instructions():
@@ -17,3 +20,18 @@ def test_host_names_the_cpu_flags_that_decide_the_kernels(monkeypatch):
                       lambda name: 'fpu avx2 fma avx512f avx512_bf16' if name == 'flags' else '')
   assert host.cpu_kernel_flags() == ['avx2', 'fma', 'avx512f', 'avx512_bf16']
   assert host.description()['cpu_kernel_flags'] == host.cpu_kernel_flags()
+
+
+def test_a_missing_data_file_names_the_option_that_sets_it(tmp_path):
+  present = tmp_path / 'stallion.csv'
+  present.write_text('agency,sku\n')
+  assert host.data_file(str(present), '--data') == str(present)
+  with pytest.raises(FileNotFoundError, match=r'ETTh1\.csv not found.*pass --data-dir'):
+    host.data_file(str(tmp_path / 'ETTh1.csv'), '--data-dir')
+
+
+@pytest.mark.parametrize('benchmark', [etth1, stallion])
+def test_a_benchmark_run_stops_on_a_data_dir_without_its_data_set(benchmark, tmp_path):
+  with pytest.raises(FileNotFoundError, match=rf'{benchmark.DATA_FILE} not found.*--data-dir'):
+    benchmark.run(benchmark.QUICK, str(tmp_path), str(tmp_path / 'work'))
+  assert not (tmp_path / 'work').exists()  # stopped before any run began

@@ -84,3 +84,13 @@ def test_a_run_on_some_series_scores_one_test_window_per_series(tmp_path):
                           max_rounds=30, split=TimeSplit('2016-07-01', '2017-07-01'))
   assert year['eval_rows'] == 20 * 2 * 6
   assert year['training_rows'] == result['training_rows'] - 20 * 6 * 6
+
+
+def test_forecasts_are_raised_to_the_floor_and_left_alone_above_it():
+  rows = stallion_gbm.examples(_frame(), range(24000 + 12, 24000 + 24))
+  model = stallion_gbm.fit(rows, 0.5, {'num_leaves': 3, 'min_child_samples': 2}, 5)
+  raw = stallion_gbm.predict(model, rows)
+  floor = float(np.median(raw))
+  floored = stallion_gbm.predict(model, rows, floor)
+  assert np.any(raw < floor)
+  np.testing.assert_array_equal(floored, np.maximum(raw, floor))
