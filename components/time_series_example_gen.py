@@ -46,7 +46,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components import csv_chunks, record_chunks, span_files
-from schema.csv_values import clean_header, data_rows, real_value
+from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TimeSplit, parse_timestamp
 
@@ -119,6 +119,7 @@ def read_header(path: str, spec: DatasetSpec) -> List[str]:
   if not header:
     raise ValueError(f'{shown_path(path)} is empty; expected a CSV header with columns '
                      f'{[c.name for c in spec.columns]}')
+  check_header(header, shown_path(path))
   missing = [c.name for c in spec.columns if c.name not in header]
   if missing:
     raise ValueError(f'{shown_path(path)}: columns {missing} are missing; dataset spec '

@@ -57,3 +57,13 @@ def clean_header(header: List[str]) -> List[str]:
   if header:
     header = [header[0].lstrip(BYTE_ORDER_MARK)] + list(header[1:])
   return header
+
+
+def check_header(header: List[str], where: str, error: Type[ValueError] = ValueError) -> None:
+  """Raises `error`, naming `where` (the file), when the header gives a name twice: the
+  later column would hide the earlier one."""
+  for position, name in enumerate(header):
+    if name in header[:position]:
+      raise error(f'{where}: the header names {name!r} twice (columns '
+                  f'{header.index(name) + 1} and {position + 1}); give each column its own '
+                  'name')

@@ -84,6 +84,14 @@ class Frequency:
                      f'({self.description}); align the timestamps or declare another '
                      'frequency')
 
+  def period_of(self, seconds: int) -> int:
+    """The grid step whose period holds epoch `seconds`: the last step at or before it."""
+    if self._months:
+      moment = datetime.datetime.fromtimestamp(int(seconds), tz=datetime.timezone.utc)
+      return (moment.year * 12 + moment.month - 1) // self._months
+    offset = (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
+    return (int(seconds) - offset) // self.step_seconds
+
   def seconds_of(self, step: int) -> int:
     """Epoch seconds of grid step `step` (the inverse of `step_of`)."""
     if self._months:

@@ -46,9 +46,13 @@ class TimeSplit:
 
 
 def parse_timestamp(text: str, what: str = 'timestamp') -> int:
-  """Seconds since the Unix epoch for an ISO 8601 timestamp; naive means UTC."""
+  """Seconds since the Unix epoch for an ISO 8601 timestamp; naive means UTC, and so
+  does a 'Z' after the time."""
+  iso = text.strip()
+  if iso.endswith(('Z', 'z')):  # Python 3.10's fromisoformat reads '+00:00' only
+    iso = iso[:-1] + '+00:00'
   try:
-    moment = datetime.datetime.fromisoformat(text.strip())
+    moment = datetime.datetime.fromisoformat(iso)
   except ValueError:
     raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; use ISO 8601, e.g. '
                      "'2024-01-31' or '2024-01-31 13:00:00'") from None

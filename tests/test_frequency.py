@@ -59,6 +59,22 @@ def test_times_off_the_grid_are_an_error_that_describes_the_grid(text, moment):
     frequency.step_of(_seconds(*moment))
 
 
+@pytest.mark.parametrize('text, moment, period_start', [
+    ('hourly', (2024, 3, 1, 10, 30), (2024, 3, 1, 10)),
+    ('daily', (2024, 3, 1, 23), (2024, 3, 1)),
+    ('W-SUN', (2024, 3, 6), (2024, 3, 3)),  # Wednesday, in the week from Sunday
+    ('monthly', (2024, 3, 31), (2024, 3, 1)),
+    ('quarterly', (2024, 6, 30), (2024, 4, 1)),
+])
+def test_a_time_off_the_grid_falls_in_the_period_of_the_step_before_it(text, moment,
+                                                                       period_start):
+  frequency = Frequency(text)
+  step = frequency.period_of(_seconds(*moment))
+  assert frequency.seconds_of(step) == _seconds(*period_start)
+  assert frequency.period_of(_seconds(*period_start)) == frequency.step_of(
+      _seconds(*period_start))
+
+
 @pytest.mark.parametrize('text, seasons', [
     ('15min', (96, 672)), ('hourly', (24, 168)), ('2h', (12, 84)), ('daily', (7,)),
     ('11min', ()), ('7min', (1440,)), ('W-MON', (52,)), ('monthly', (12,)), ('quarterly', (4,)),

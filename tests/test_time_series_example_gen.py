@@ -40,6 +40,20 @@ def test_missing_declared_column_names_the_file_and_the_column(tmp_path):
     gen.read_header(str(path), SYNTHETIC)
 
 
+def test_a_header_that_repeats_a_name_is_an_error(tmp_path):
+  path = tmp_path / 'data.csv'
+  path.write_text(','.join(ROW) + ',load\n' + ','.join(ROW.values()) + ',4\n')
+  with pytest.raises(ValueError, match=r"data.csv: the header names 'load' twice \(columns 3 "
+                     r'and 8\); give each column its own name'):
+    gen.read_header(str(path), SYNTHETIC)
+
+
+@pytest.mark.parametrize('written', ['2024-01-01T05:00:00Z', '2024-01-01 05:00:00z',
+                                     '2024-01-01T06:00:00+01:00'])
+def test_a_time_in_utc_may_end_in_z_or_name_its_offset(written):
+  assert parse_timestamp(written) == parse_timestamp('2024-01-01 05:00:00')
+
+
 def test_rows_with_the_wrong_field_count_are_an_error(tmp_path):
   path = tmp_path / 'data.csv'
   path.write_text(','.join(ROW) + '\n' + ','.join(ROW.values()) + '\ns1,2024\n')
