@@ -53,7 +53,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
-  from pipeline.spec_draft import DraftError, draft  # imports TensorFlow: after --help
+  from pipeline.spec_draft import DraftError, draft, read_table  # imports TensorFlow
   for flag in ('horizon', 'encoder_steps'):
     if getattr(args, flag) is not None and getattr(args, flag) < 1:
       print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
@@ -69,7 +69,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           '--output another spec file', file=sys.stderr)
     return 2
   try:
-    drafted = draft(_read_table(csv_path), target=args.target, name=name, time=args.time,
+    drafted = draft(read_table(csv_path), target=args.target, name=name, time=args.time,
                     horizon=args.horizon, encoder_steps=args.encoder_steps)
   except (DraftError, OSError) as error:
     print(f'tft-pipeline init: error: {csv_path}: {error}', file=sys.stderr)
@@ -78,11 +78,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   os.makedirs(os.path.dirname(spec_path), exist_ok=True)
   with open(spec_path, 'w') as f:
     f.write(text)
-  dataset = dataset_file.load(spec_path)  # the written file is a valid spec
   print(f'[init] read {drafted.rows} rows of {drafted.series} series from {csv_path}')
   try:
+    dataset = dataset_file.load(spec_path)  # the spec as the pipeline will read it
     write_schema(dataset, csv_path, schema_path)
-  except ValueError as error:  # a row the pipeline's ExampleGen would reject
+  except ValueError as error:  # a spec or a row the pipeline would reject
     os.remove(spec_path)
     print(f'tft-pipeline init: error: {error}', file=sys.stderr)
     return 2
@@ -93,13 +93,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _name_from(path: str) -> str:
   stem = os.path.splitext(os.path.basename(path))[0].lower()
   return re.sub(r'[^a-z0-9]+', '_', stem).strip('_') or 'my_data'
-
-
-def _read_table(path: str):
-  """Every value as the text the file holds; a byte-order mark is not part of a name."""
-  import pandas as pd
-
-  return pd.read_csv(path, dtype=str, keep_default_na=False, encoding='utf-8-sig')
 
 
 def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_path: str) -> str:

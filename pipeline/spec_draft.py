@@ -10,15 +10,19 @@ defaults from the grid, and the naive forecasts' MAEs on the eval windows, compu
 the pipeline computes them, show the bar a model must clear to be blessed.
 """
 
+import csv
 import dataclasses
+import datetime
+import difflib
+import io
 import itertools
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
 
-from schema.csv_values import MISSING_MARKERS
-from schema.dataset_spec import DType, Role
+from schema.csv_values import MISSING_MARKERS, check_header, clean_header, data_rows
+from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text)
 from schema.time_split import parse_timestamp
@@ -35,6 +39,14 @@ _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'we
                 'planned', 'schedule', 'tariff', 'forecast')
 _MAX_KEY_COLUMNS = 3
 _MIN_NUMBERED_SERIES = 10
+# Rows that repeat a time within their series, as a share of those series' rows, up to
+# which they are taken for duplicates to report; another key column (a store within a
+# product) repeats about every time of the series it splits.
+_DUPLICATE_SHARE = 0.05
+# Non-numbers, as a share of a column's values, up to which they are taken for
+# mistakes in a column of numbers (an 'n/a', a thousands separator).
+_STRAY_TEXT_SHARE = 0.05
+_OTHER_SEPARATORS = (';', '\t', '|')
 
 
 class DraftError(ValueError):
@@ -79,36 +91,76 @@ class Draft:
     return min(self.naive_maes, key=self.naive_maes.get)
 
 
+def read_table(path: str) -> pd.DataFrame:
+  """The CSV file at `path` as the pipeline's ExampleGen reads it (UTF-8, comma-separated,
+  a byte-order mark dropped, blank lines skipped): every value as text, each row indexed
+  by its line in the file.
+
+  Raises:
+    DraftError: the file is empty or not UTF-8, its header repeats a name or looks
+      separated by another character, or a row has another number of fields.
+  """
+  with open(path, 'rb') as f:
+    raw = f.read()
+  try:
+    text = raw.decode('utf-8')
+  except UnicodeDecodeError as error:
+    line = raw[:error.start].count(b'\n') + 1
+    raise DraftError(f'line {line} holds byte {raw[error.start]:#04x}, which is not UTF-8 '
+                     'text; save the file as UTF-8 (in a spreadsheet: CSV UTF-8)') from None
+  reader = csv.reader(io.StringIO(text, newline=''))
+  header = clean_header(next(reader, []))
+  if not header:
+    raise DraftError('the file is empty; init reads a header line, then a row per series '
+                     'and time step')
+  separator = [mark for mark in _OTHER_SEPARATORS if len(header) == 1 and mark in header[0]]
+  if separator:
+    raise DraftError(f'the header is one column, {header[0]!r}: the file looks separated by '
+                     f'{separator[0]!r}; the pipeline reads comma-separated values, so save '
+                     'it with commas')
+  check_header(header, 'line 1', DraftError)
+  rows = dict(data_rows(reader, header, 'the file', DraftError))
+  return pd.DataFrame(list(rows.values()), columns=header, index=list(rows), dtype=str)
+
+
 def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = None,
           horizon: Optional[int] = None, encoder_steps: Optional[int] = None) -> Draft:
-  """Drafts the spec of `table` (every value a string, as in the file).
+  """Drafts the spec of `table` (every value a string, as in the file; the index is each
+  row's line in the file, as `read_table` gives it).
 
   Raises:
     DraftError: a named column is absent, no time column is found, the target is not
-      numeric or has missing values, the rows do not fall on a regular grid, or the
-      series are too short for any window.
+      numeric or has missing values, the rows do not fall on a regular grid, a series
+      has two rows at one time, or the series are too short for any window.
   """
   if table.empty:
     raise DraftError('the file has a header and no rows')
   table = table.apply(lambda column: column.str.strip())
   for what, column in (('target', target), ('time', time)):
     if column is not None and column not in table.columns:
-      raise DraftError(f"{what} column '{column}' is not in the file; its columns are "
+      raise DraftError(f"{what} column '{column}' is not in the file"
+                       f'{_did_you_mean(column, table.columns)}; its columns are '
                        f'{list(table.columns)}')
+  reserved = sorted(set(table.columns) & set(RESERVED_COLUMN_NAMES))
+  if reserved:
+    raise DraftError(f'columns {reserved} have names the pipeline gives to what it derives '
+                     'from the series key; rename them in the file')
   missing = {c: _missing_mask(table[c]) for c in table.columns}
   numbers = {c: _numbers(table[c], missing[c]) for c in table.columns}
-  if numbers[target] is None:
-    raise DraftError(f"target column '{target}' holds values that are not numbers, e.g. "
-                     f'{_first_bad(table[target], missing[target])!r}; the target must be real')
+  _check_target_values(table[target], target, numbers[target], missing[target])
   time = time or _guess_time_column(table, exclude=target)
   seconds = _timestamps(table[time], time)
   others = [c for c in table.columns if c not in (time, target) and not missing[c].any()]
   key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
                     integers=[c for c in others
-                              if numbers[c] is not None and _integral(numbers[c])])
+                              if numbers[c] is not None and _integral(numbers[c])],
+                    time=time, left_out={c: missing[c] for c in table.columns
+                                         if c not in (time, target) and missing[c].any()
+                                         and (numbers[c] is None or _integral(numbers[c]))})
   series = _series_ids(table, key)
   if missing[target].any():
-    raise DraftError(_missing_target_message(target, missing[target], seconds, series))
+    raise DraftError(_missing_target_message(table[target], target, missing[target],
+                                             seconds, series))
   frequency = _frequency(seconds, series, table[time])
   moments, inverse = np.unique(seconds, return_inverse=True)
   steps = np.array([frequency.step_of(moment) for moment in moments])[inverse]
@@ -128,11 +180,16 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       continue
     drafted, left_out = _other_column(column, table[column], numbers[column],
                                       missing[column], series, missing[target])
+    stray = _stray_text(column, table[column], numbers[column], missing[column])
+    if stray:
+      findings.append(stray)
+      if drafted is not None:
+        drafted.note, drafted.check = f'CHECK: {stray}', True
     if drafted is None:
       findings.append(f"column '{column}' {left_out}: left out")
     else:
       columns.append(drafted)
-  lengths = pd.Series(steps).groupby(series).agg(lambda s: s.max() - s.min() + 1)
+  lengths = pd.Series(steps).groupby(series.to_numpy()).agg(lambda s: s.max() - s.min() + 1)
   horizon, encoder_steps, eval_steps, note = _window(frequency, int(lengths.max()),
                                                      horizon, encoder_steps)
   if note:
@@ -145,8 +202,13 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     raise DraftError(f'no series has an eval window of {encoder_steps} history and {horizon} '
                      'forecast steps without gaps; give longer series, or a shorter '
                      '--horizon and --encoder-steps')
+  calendar = frequency.default_calendar_features()
+  for feature in set(calendar) & set(table.columns):
+    findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
+                    'derives from the time: the column is used, the derived feature left out')
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
-               calendar_features=frequency.default_calendar_features(), columns=columns,
+               calendar_features=tuple(f for f in calendar if f not in table.columns),
+               columns=columns,
                eval_start=_format_time(frequency.seconds_of(eval_start_step)),
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings,
@@ -154,15 +216,56 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 
 
-def _missing_target_message(target: str, missing: pd.Series, seconds: np.ndarray,
-                            series: pd.Series) -> str:
+def _did_you_mean(name: str, columns: Sequence[str]) -> str:
+  close = difflib.get_close_matches(name, list(columns), n=1)
+  return f' (did you mean {close[0]!r}?)' if close else ''
+
+
+def _check_target_values(values: pd.Series, target: str, numbers: Optional[pd.Series],
+                         missing: pd.Series) -> None:
+  """Raises DraftError, naming the first line, when a present target value is not a
+  finite number (rows without a target are told apart later, by series)."""
+  if numbers is None:
+    line = _line(pd.to_numeric(values.where(~missing), errors='coerce').isna() & ~missing)
+    raise DraftError(f"target column '{target}' holds {values[line]!r} on line {line}, which "
+                     'is not a number; the target must be a number in every row (written '
+                     'as 1234.5, without thousands separators)')
+  non_finite = numbers.isna() & ~missing
+  if non_finite.any():
+    line = _line(non_finite)
+    raise DraftError(f"target column '{target}' holds {values[line]!r} on line {line}, which "
+                     'is not a finite number; the model trains on finite values only: fix '
+                     'the value or remove the row')
+
+
+def _stray_text(name: str, values: pd.Series, numbers: Optional[pd.Series],
+                missing: pd.Series) -> Optional[str]:
+  """What to fix when a column of numbers holds a few values that are not numbers (and is
+  therefore drafted as text), or None."""
+  if numbers is not None:
+    return None
+  stray = pd.to_numeric(values.where(~missing), errors='coerce').isna() & ~missing
+  if not 0 < stray.sum() <= _STRAY_TEXT_SHARE * (~missing).sum():
+    return None
+  line = _line(stray)
+  count = int(stray.sum())
+  markers = sorted(MISSING_MARKERS - {''})
+  return (f"column '{name}' holds numbers but for {count} value{'s' if count > 1 else ''} "
+          f'such as {values[line]!r} on line {line}, so it is drafted as text; if it is a '
+          f'column of numbers, write a missing value as empty or one of {markers} and run '
+          'init again')
+
+
+def _missing_target_message(values: pd.Series, target: str, missing: pd.Series,
+                            seconds: np.ndarray, series: pd.Series) -> str:
   """Why rows without a target stop init, and what to do with them."""
   times = pd.Series(seconds, index=missing.index)
   last_with_target = times[~missing].groupby(series[~missing]).max()
   after_the_data = (times[missing] > series[missing].map(last_with_target).fillna(-np.inf))
   count = int(missing.sum())
-  where = (f"target column '{target}' is empty in {count} row{'s' if count > 1 else ''} "
-           f'(first on line {_line(missing)})')
+  line = _line(missing)
+  where = (f"target column '{target}' has no value in {count} row{'s' if count > 1 else ''} "
+           f'(first on line {line}: {values[line]!r})')
   if after_the_data.all():
     return (f"{where}, all after their series' last target value: these look like the "
             'forecast horizon. Move them to a future file (the same columns) and pass it '
@@ -189,14 +292,9 @@ def _integral(numbers: pd.Series) -> bool:
   return bool(len(present)) and bool((present == present.round()).all())
 
 
-def _first_bad(values: pd.Series, missing: pd.Series) -> str:
-  parsed = pd.to_numeric(values.where(~missing), errors='coerce')
-  return values[parsed.isna() & ~missing].iloc[0]
-
-
 def _line(mask: pd.Series) -> int:
-  """The file line of the first row where `mask` holds (the header is line 1)."""
-  return int(np.flatnonzero(mask.to_numpy())[0]) + 2
+  """The file line of the first row where `mask` holds (the table's index)."""
+  return int(mask.index[mask.to_numpy()][0])
 
 
 def _guess_time_column(table: pd.DataFrame, exclude: str) -> str:
@@ -229,23 +327,60 @@ def _timestamps(values: pd.Series, column: str) -> np.ndarray:
 
 
 def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
-                integers: Sequence[str]) -> Tuple[str, ...]:
+                integers: Sequence[str], time: str,
+                left_out: Dict[str, pd.Series]) -> Tuple[str, ...]:
   """The fewest columns that with the time identify every row, text columns (the usual
-  ids) before integer ones; of those, the ones that make the fewest, longest series."""
+  ids) before integer ones; of those, the ones that make the fewest, longest series.
+
+  Raises:
+    DraftError: no such columns, or a few rows (up to `_DUPLICATE_SHARE` of their
+      series) repeat a series' time under the closest key: duplicates, which the
+      message names, not a sign that the key needs another column. Candidates with
+      empty values (`left_out`, by column) are named as the other likely cause.
+  """
   times = pd.Series(seconds, index=table.index, name='__time__')
+  repeats = {}
   for candidates in (list(text), list(text) + list(integers)):
     for size in range(0, min(_MAX_KEY_COLUMNS, len(candidates)) + 1):
       found = []
       for key in itertools.combinations(candidates, size):
-        if not pd.concat([table[list(key)], times], axis=1).duplicated().any():
+        repeats[key] = pd.concat([table[list(key)], times], axis=1).duplicated()
+        if not repeats[key].any():
           found.append((len(table[list(key)].drop_duplicates()) if key else 1, key))
       if found:  # ties: the file's order
         return min(found, key=lambda item: item[0])[1]
-  duplicated = pd.Series(seconds).duplicated(keep=False)
+    closest = min(repeats, key=lambda key: (repeats[key].sum(), len(key)))
+    series = _series_ids(table, closest)
+    in_their_series = series.isin(series[repeats[closest]]).sum()
+    if repeats[closest].sum() <= _DUPLICATE_SHARE * in_their_series:
+      raise DraftError(_duplicates_message(table, times, closest, time, repeats[closest]))
+  earlier, line = _first_repeat(times.to_frame())
+  unusable = ''.join(f"; column '{column}' is empty on line {_line(empty)}, so it cannot be "
+                     'part of the key' for column, empty in left_out.items())
   raise DraftError(f'no combination of up to {_MAX_KEY_COLUMNS} text or integer columns '
-                   'tells the series apart: rows with the same time (e.g. lines '
-                   f'{[int(i) + 2 for i in np.flatnonzero(duplicated)[:3]]}) differ in no '
-                   'such column. Add a series id column, or aggregate the duplicates')
+                   f'tells the series apart: rows at the same time (e.g. lines {earlier} and '
+                   f'{line}, {time} {table.loc[line, time]!r}) differ in no such '
+                   f'column{unusable}. Add a series id column, or aggregate the duplicates')
+
+
+def _first_repeat(identity: pd.DataFrame) -> Tuple[int, int]:
+  """The lines of the first row that repeats an earlier row of `identity`, and of that
+  earlier row: (earlier, repeat)."""
+  line = _line(identity.duplicated())
+  return _line((identity == identity.loc[line]).all(axis=1)), line
+
+
+def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, ...],
+                        time: str, repeats: pd.Series) -> str:
+  """Names the first row that repeats a series' time under `key`, and the row it repeats."""
+  earlier, line = _first_repeat(pd.concat([table[list(key)], times], axis=1))
+  series = ' of the series ' + ', '.join(f'{column} {table.loc[line, column]!r}'
+                                         for column in key) if key else ''
+  count = int(repeats.sum())
+  return (f'lines {earlier} and {line} are two rows{series} at the same time '
+          f'({time} {table.loc[line, time]!r}; {count} row{"s" if count > 1 else ""} in all '
+          'repeat an earlier row\'s series and time): remove or aggregate the duplicates, or, '
+          'if they are rows of different series, add a column that tells those apart')
 
 
 def _series_ids(table: pd.DataFrame, key: Tuple[str, ...]) -> pd.Series:
@@ -267,11 +402,30 @@ def _frequency(seconds: np.ndarray, series: pd.Series, times: pd.Series) -> Freq
   for moment in np.unique(seconds):
     try:
       frequency.step_of(moment)
-    except ValueError as error:
-      index = int(np.flatnonzero(seconds == moment)[0])
-      raise DraftError(f'line {index + 2} ({times.iloc[index]!r}): {error}; the rows are '
-                       f'most often {frequency.value} apart') from None
+    except ValueError:
+      line = _line(pd.Series(seconds == moment, index=times.index))
+      raise DraftError(f'line {line}: {times[line]!r} is not on the {frequency.value} grid '
+                       f'({frequency.description}) that the rows most often follow; '
+                       f'{_grid_hint(frequency, times[line])}') from None
   return frequency
+
+
+def _grid_hint(frequency: Frequency, text: str) -> str:
+  """How to put a time that is off the grid on it."""
+  if frequency.value in ('monthly', 'quarterly'):
+    step = frequency.period_of(parse_timestamp(text))
+    return (f'write each time as the first day of its period ('
+            f'{_format_time(frequency.seconds_of(step))} for {text!r}), or remove the row')
+  if frequency.step_seconds >= DAY and _has_utc_offset(text):
+    return ('times are placed on the grid in UTC, and a UTC offset moves a midnight off '
+            'it: write the dates without the offset, or remove the row')
+  return 'align the times to the grid, or remove the row'
+
+
+def _has_utc_offset(text: str) -> bool:
+  """Whether a time that parses as ISO 8601 names its offset from UTC ('+01:00', 'Z')."""
+  iso = text.strip()
+  return iso.endswith(('Z', 'z')) or datetime.datetime.fromisoformat(iso).tzinfo is not None
 
 
 def _frequency_of_spacing(step: int, seconds: np.ndarray) -> Frequency:

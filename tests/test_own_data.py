@@ -173,7 +173,8 @@ def test_init_explains_data_it_cannot_use(tmp_path):
   (tmp_path / 'sales.csv').write_text('day,units_sold\n2024-01-01,3\n2024-01-02,x\n')
   run = _tft_pipeline('init', '--data', 'sales.csv', '--target', 'units_sold', cwd=tmp_path)
   assert run.returncode == 2
-  assert "target column 'units_sold' holds values that are not numbers, e.g. 'x'" in run.stderr
+  assert ("target column 'units_sold' holds 'x' on line 3, which is not a number"
+          in run.stderr)
 
 
 def test_init_tells_horizon_rows_from_missing_targets(tmp_path):
@@ -183,11 +184,11 @@ def test_init_tells_horizon_rows_from_missing_targets(tmp_path):
   run = _tft_pipeline('init', '--data', 'with_future.csv', '--target', 'units_sold',
                       cwd=tmp_path)
   assert run.returncode == 2
-  assert ("target column 'units_sold' is empty in 2 rows (first on line 22), all after "
-          "their series' last target value") in run.stderr
+  assert ("target column 'units_sold' has no value in 2 rows (first on line 22: ''), all "
+          "after their series' last target value") in run.stderr
   assert 'tft-pipeline --future FILE' in run.stderr
   (tmp_path / 'gap.csv').write_text(rows.replace('2024-01-05,5,0', '2024-01-05,NA,0'))
   run = _tft_pipeline('init', '--data', 'gap.csv', '--target', 'units_sold', cwd=tmp_path)
   assert run.returncode == 2
-  assert ("target column 'units_sold' is empty in 1 row (first on line 6); the pipeline "
-          'trains on rows with a target') in run.stderr
+  assert ("target column 'units_sold' has no value in 1 row (first on line 6: 'NA'); the "
+          'pipeline trains on rows with a target') in run.stderr

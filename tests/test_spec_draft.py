@@ -1,10 +1,11 @@
 """`tft-pipeline init`'s drafting of a spec from a table (`pipeline.spec_draft`)."""
 
 import pandas as pd
+import pytest
 import yaml
 
 from pipeline import init_spec, spec_draft
-from schema.dataset_spec import SPEC_KEYS, DatasetSpec, Role
+from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
 
 SHOPS = [f'shop_{letter}' for letter in 'ABCDEFGHIJKL']  # 12
 
@@ -62,3 +63,154 @@ def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_fil
   assert unfloored.forecast_floor is None
   assert 'forecast_floor' not in init_spec.render(unfloored, '/data/sales.csv',
                                                   '/data/sales.yaml', '/data/s.pbtxt')
+
+
+def _read(tmp_path, text, encoding='utf-8'):
+  path = tmp_path / 'sales.csv'
+  path.write_bytes(text.encode(encoding))
+  return spec_draft.read_table(str(path))
+
+
+def _daily(days=60, duplicate_day=None, **columns):
+  """Daily sales of one series as CSV text; `columns` maps a name to a function of the day
+  giving its text; `duplicate_day` writes that day's row twice, the second time with
+  other values."""
+  names = ['day', 'sales', *columns]
+  lines = [','.join(names)]
+  for day in range(days):
+    date = (pd.Timestamp('2024-01-01') + pd.Timedelta(days=day)).date().isoformat()
+    values = [date, str(100 + day % 7), *(make(day) for make in columns.values())]
+    lines.append(','.join(values))
+    if day == duplicate_day:
+      lines.append(','.join([date, '250', *(make(day + 1) for make in columns.values())]))
+  return '\n'.join(lines) + '\n'
+
+
+def test_rows_are_indexed_by_their_line_in_the_file_as_the_pipeline_counts_them(tmp_path):
+  table = _read(tmp_path, '\ufeffday,sales\n2024-01-01,1\n\n2024-01-02,2\n')
+  assert list(table.columns) == ['day', 'sales']  # no byte-order mark in the name
+  assert table.index.tolist() == [2, 4]  # line 3 is blank
+  assert table.loc[4, 'sales'] == '2'
+
+
+@pytest.mark.parametrize('text, message', [
+    ('', 'the file is empty'),
+    ('day,sales\n2024-01-01,1\n2024-01-02,2,3\n',
+     'line 3: 3 fields, but the header has 2; fix the row'),
+    ('day,sales,sales\n2024-01-01,1,2\n',
+     r"the header names 'sales' twice \(columns 2 and 3\)"),
+    ('day;sales\n2024-01-01;1\n', r"the file looks separated by ';'.*save it with commas"),
+])
+def test_a_file_the_pipeline_cannot_read_is_refused_with_the_fix(tmp_path, text, message):
+  with pytest.raises(spec_draft.DraftError, match=message):
+    _read(tmp_path, text)
+
+
+def test_text_that_is_not_utf8_is_refused_at_its_line(tmp_path):
+  with pytest.raises(spec_draft.DraftError, match=r'line 3 holds byte 0xe9, which is not UTF-8 '
+                     r'text; save the file as UTF-8'):
+    _read(tmp_path, 'shop,day,sales\nA,2024-01-01,1\nCafé,2024-01-01,2\n', encoding='latin-1')
+
+
+def test_a_repeated_row_of_a_series_is_named_rather_than_taken_for_another_key(tmp_path):
+  # Without the repeat, 'promo' (integers) is no key: the one series is keyed by nothing.
+  promo = {'promo': lambda day: str(int(day % 5 == 0))}
+  assert not [c for c in spec_draft.draft(_read(tmp_path, _daily(**promo)), 'sales',
+                                          'sales').columns if c.role == Role.SERIES_KEY]
+  # With day 30 written twice with another promo, 'promo' would tell the rows apart.
+  table = _read(tmp_path, _daily(duplicate_day=30, **promo))
+  with pytest.raises(spec_draft.DraftError, match=r"lines 32 and 33 are two rows at the same "
+                     r"time \(day '2024-01-31'; 1 row in all repeat.*remove or aggregate"):
+    spec_draft.draft(table, 'sales', 'sales')
+
+
+def test_a_second_key_column_that_splits_a_few_series_is_no_duplicate(tmp_path):
+  # 40 products sold in store 1, p0 in store 2 as well: under the product alone, p0's
+  # every time repeats (31 rows, 2% of all rows, half of p0's).
+  lines = ['product,store,day,sales'] + [
+      f'p{product},{store},2024-01-{day:02d},{product + day}' for product in range(40)
+      for store in ((1, 2) if product == 0 else (1,)) for day in range(1, 32)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert [c.name for c in drafted.columns if c.role == Role.SERIES_KEY] == ['product', 'store']
+  assert drafted.series == 41
+
+
+def test_a_key_column_with_an_empty_value_is_named_when_no_key_is_found(tmp_path):
+  lines = ['shop,day,sales'] + [f'{shop},2024-01-{day:02d},{day}' for shop in 'AB'
+                                for day in range(1, 29)]
+  lines[40] = lines[40].replace('B,', ',', 1)  # line 41
+  with pytest.raises(spec_draft.DraftError, match=r"lines 2 and 30, day '2024-01-01'\) differ "
+                     r"in no such column; column 'shop' is empty on line 41"):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+@pytest.mark.parametrize('value, message', [
+    ('1,234.0', r"holds '1,234.0' on line 12, which is not a number.*without thousands"),
+    ('inf', r"holds 'inf' on line 12, which is not a finite number.*fix the value or remove"),
+    ('NaN', r"has no value in 1 row \(first on line 12: 'NaN'\)"),
+])
+def test_a_bad_target_value_is_named_with_its_line(tmp_path, value, message):
+  lines = _daily().splitlines()
+  lines[11] = lines[11].split(',')[0] + f',"{value}"'
+  with pytest.raises(spec_draft.DraftError, match=message):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_a_column_of_numbers_with_stray_text_says_what_to_fix(tmp_path):
+  text = _daily(temp=lambda day: 'n/a' if day == 40 else f'{20 + day % 3}.5')
+  drafted = spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+  [temp] = [column for column in drafted.columns if column.name == 'temp']
+  assert temp.dtype == DType.CATEGORICAL and temp.check
+  expected = ("column 'temp' holds numbers but for 1 value such as 'n/a' on line 42, so it "
+              'is drafted as text; if it is a column of numbers, write a missing value as '
+              'empty or one of')
+  assert temp.note.startswith(f'CHECK: {expected}')
+  assert any(finding.startswith(expected) for finding in drafted.findings)
+  # A text column with a few numbers among its values is text, unmarked by this.
+  codes = spec_draft.draft(_read(tmp_path, _daily(code=lambda day: f'c{day % 4}')), 'sales',
+                           'sales')
+  assert not any('holds numbers' in finding for finding in codes.findings)
+
+
+@pytest.mark.parametrize('first_day, message', [
+    ('2024-01-31', r"line 2: '2024-01-31' is not on the monthly grid .* write each time as "
+     r"the first day of its period \(2024-01-01 for '2024-01-31'\)"),
+])
+def test_a_time_off_the_grid_says_how_to_put_it_on(tmp_path, first_day, message):
+  lines = ['day,sales', f'{first_day},1'] + [f'{2024 + m // 12}-{m % 12 + 1:02d}-01,{m}'
+                                             for m in range(1, 40)]
+  with pytest.raises(spec_draft.DraftError, match=message):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_dates_with_a_utc_offset_off_the_daily_grid_are_told_to_drop_it(tmp_path):
+  text = _daily().replace('2024-01-05,', '2024-01-05T00:00:00+01:00,')
+  with pytest.raises(spec_draft.DraftError, match=r"line 6: '2024-01-05T00:00:00\+01:00' is "
+                     r'not on the daily grid .*write the dates without the offset'):
+    spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+  utc = _daily().replace(',', 'T00:00:00Z,', ).replace('dayT00:00:00Z,', 'day,')
+  assert spec_draft.draft(_read(tmp_path, utc), 'sales', 'sales').frequency.value == 'daily'
+
+
+def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_path):
+  text = _daily(day_of_week=lambda day: str(day % 7))
+  drafted = spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+  assert 'day_of_week' not in drafted.calendar_features
+  assert 'month_of_year' in drafted.calendar_features
+  assert any("column 'day_of_week' has the name of a calendar feature" in finding
+             for finding in drafted.findings)
+  values = yaml.safe_load(init_spec.render(drafted, '/d/sales.csv', '/d/sales.yaml',
+                                           '/d/sales.schema.pbtxt'))
+  spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
+  assert 'day_of_week' in [column.name for column in spec.columns]
+
+
+@pytest.mark.parametrize('table, message', [
+    ('day,series_id,sales\n2024-01-01,a,1\n', r"columns \['series_id'\] have names the "
+     'pipeline gives to what it derives from the series key; rename them'),
+    ('day,Sales\n2024-01-01,1\n', r"target column 'sales' is not in the file \(did you mean "
+     r"'Sales'\?\)"),
+])
+def test_names_the_pipeline_cannot_take_are_refused_with_the_fix(tmp_path, table, message):
+  with pytest.raises(spec_draft.DraftError, match=message):
+    spec_draft.draft(_read(tmp_path, table), 'sales', 'sales')
