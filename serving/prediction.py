@@ -17,7 +17,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
-from schema.csv_values import clean_header, data_rows, real_value
+from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import parse_timestamp
@@ -90,6 +90,7 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[Inpu
   with tf.io.gfile.GFile(path) as f:
     reader = csv.reader(f)
     header = clean_header(next(reader, None) or [])
+    check_header(header, path, PredictionInputError)
     missing = [column.name for column in spec.columns if column.name not in header]
     if missing:
       raise MissingColumnsError(

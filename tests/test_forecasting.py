@@ -63,3 +63,12 @@ def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
                      match=r"known columns \['price'\] have no values for 1 of the 2 steps "
                      r'after the last row \(2024-01-01 03:00:00\), from 2024-01-01 05:00:00'):
     forecasting.with_horizon(rows, future[:1], SPEC)
+
+
+def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
+  path = tmp_path / 'recent.csv'
+  row = _row('s1', 1)
+  path.write_text(','.join([*row, 'load']) + '\n' + ','.join([*row.values(), '9']) + '\n')
+  with pytest.raises(prediction.PredictionInputError,
+                     match=r"recent.csv: the header names 'load' twice \(columns 3 and 8\)"):
+    prediction.read_series(str(path), SPEC)
