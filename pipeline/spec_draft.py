@@ -21,7 +21,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from schema.csv_values import MISSING_MARKERS, check_header, clean_header, data_rows
+from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
+                               decode_utf8)
 from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text)
@@ -46,7 +47,6 @@ _DUPLICATE_SHARE = 0.05
 # Non-numbers, as a share of a column's values, up to which they are taken for
 # mistakes in a column of numbers (an 'n/a', a thousands separator).
 _STRAY_TEXT_SHARE = 0.05
-_OTHER_SEPARATORS = (';', '\t', '|')
 
 
 class DraftError(ValueError):
@@ -101,23 +101,12 @@ def read_table(path: str) -> pd.DataFrame:
       separated by another character, or a row has another number of fields.
   """
   with open(path, 'rb') as f:
-    raw = f.read()
-  try:
-    text = raw.decode('utf-8')
-  except UnicodeDecodeError as error:
-    line = raw[:error.start].count(b'\n') + 1
-    raise DraftError(f'line {line} holds byte {raw[error.start]:#04x}, which is not UTF-8 '
-                     'text; save the file as UTF-8 (in a spreadsheet: CSV UTF-8)') from None
+    text = decode_utf8(f.read(), 'the file', DraftError)
   reader = csv.reader(io.StringIO(text, newline=''))
   header = clean_header(next(reader, []))
   if not header:
     raise DraftError('the file is empty; init reads a header line, then a row per series '
                      'and time step')
-  separator = [mark for mark in _OTHER_SEPARATORS if len(header) == 1 and mark in header[0]]
-  if separator:
-    raise DraftError(f'the header is one column, {header[0]!r}: the file looks separated by '
-                     f'{separator[0]!r}; the pipeline reads comma-separated values, so save '
-                     'it with commas')
   check_header(header, 'line 1', DraftError)
   rows = dict(data_rows(reader, header, 'the file', DraftError))
   return pd.DataFrame(list(rows.values()), columns=header, index=list(rows), dtype=str)

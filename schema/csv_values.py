@@ -13,6 +13,7 @@ import numpy as np
 
 MISSING_MARKERS = frozenset({'', 'na', 'nan', 'null', 'none'})
 BYTE_ORDER_MARK = '\ufeff'
+OTHER_SEPARATORS = (';', '\t', '|')  # what a one-column header holds when not comma-separated
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -59,9 +60,25 @@ def clean_header(header: List[str]) -> List[str]:
   return header
 
 
+def decode_utf8(raw: bytes, where: str, error: Type[ValueError] = ValueError) -> str:
+  """`raw` as text; `error`, naming `where` (the file) and the line, if it is not UTF-8."""
+  try:
+    return raw.decode('utf-8')
+  except UnicodeDecodeError as failure:
+    line = raw[:failure.start].count(b'\n') + 1
+    raise error(f'{where}, line {line}: byte {raw[failure.start]:#04x} is not UTF-8 text; '
+                'save the file as UTF-8 (in a spreadsheet: CSV UTF-8)') from None
+
+
 def check_header(header: List[str], where: str, error: Type[ValueError] = ValueError) -> None:
-  """Raises `error`, naming `where` (the file), when the header gives a name twice: the
-  later column would hide the earlier one."""
+  """Raises `error`, naming `where` (the file), when the header is one name that holds
+  another separator (';', tab, '|'), or gives a name twice: the later column would hide
+  the earlier one."""
+  separators = [mark for mark in OTHER_SEPARATORS if len(header) == 1 and mark in header[0]]
+  if separators:
+    raise error(f'{where}: the header is one column, {header[0]!r}: the file looks '
+                f'separated by {separators[0]!r}; the pipeline reads comma-separated values, '
+                'so save it with commas')
   for position, name in enumerate(header):
     if name in header[:position]:
       raise error(f'{where}: the header names {name!r} twice (columns '

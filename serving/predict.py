@@ -37,6 +37,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
+  output_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else None
+  if output_dir and not os.path.isdir(output_dir):
+    print(f'tft-predict: error: --output {args.output}: the directory {output_dir} does not '
+          'exist; create it or write elsewhere', file=sys.stderr)
+    return 2
   from serving import prediction  # after the log settings: it imports TensorFlow
 
   try:
@@ -46,8 +51,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
   prediction.write_forecasts(rows, sys.stdout)
   if args.output:
-    with open(args.output, 'w', newline='') as f:
-      prediction.write_forecasts(rows, f)
+    try:
+      with open(args.output, 'w', newline='') as f:
+        prediction.write_forecasts(rows, f)
+    except OSError as error:
+      print(f'tft-predict: error: --output {args.output}: {error.strerror}', file=sys.stderr)
+      return 2
   return 0
 
 

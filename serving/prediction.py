@@ -12,12 +12,14 @@ or a subclass naming the failed check, with the series, line or column and the f
 import csv
 import dataclasses
 import datetime
+import io
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
 
-from schema.csv_values import check_header, clean_header, data_rows, real_value
+from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
+                               decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import parse_timestamp
@@ -85,42 +87,68 @@ def format_time(seconds: int) -> str:
 
 def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[InputRow]]:
   """The CSV's rows grouped by the values of the key columns, ordered by time."""
-  if not tf.io.gfile.exists(path):
-    raise PredictionInputError(f'{path} does not exist; pass the CSV of recent rows')
-  with tf.io.gfile.GFile(path) as f:
-    reader = csv.reader(f)
-    header = clean_header(next(reader, None) or [])
-    check_header(header, path, PredictionInputError)
-    missing = [column.name for column in spec.columns if column.name not in header]
-    if missing:
-      raise MissingColumnsError(
-          f'{path}: columns {missing} are missing; the model was trained on dataset spec '
-          f"'{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
-          '(leave the target and observed columns empty in the horizon rows)')
-    positions = {column.name: header.index(column.name) for column in spec.columns}
-    real_columns = [column.name for column in spec.columns if column.dtype == DType.REAL]
-    series: Dict[Tuple[str, ...], List[InputRow]] = {}
-    for line, fields in data_rows(reader, header, path, PredictionInputError):
-      values = {name: fields[position].strip() for name, position in positions.items()}
-      for column in real_columns:  # missing markers and non-finite numbers read as empty
-        try:
-          if real_value(values[column], f"{path}, line {line}: column '{column}'") is None:
-            values[column] = ''
-        except ValueError as error:
-          raise PredictionInputError(str(error)) from None
-      try:
-        seconds = parse_timestamp(values[spec.time_column],
-                                  what=f"{path}, line {line}, column '{spec.time_column}'")
-      except ValueError as error:
-        raise PredictionInputError(str(error)) from None
-      key = tuple(values[name] for name in spec.series_key_columns)
-      series.setdefault(key, []).append(InputRow(line, seconds, values))
+  if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+    raise PredictionInputError(f'{path} is not a file; pass the CSV of recent rows')
+  with tf.io.gfile.GFile(path, 'rb') as f:
+    reader = csv.reader(io.StringIO(decode_utf8(f.read(), path, PredictionInputError),
+                                    newline=''))
+  header = clean_header(next(reader, None) or [])
+  if not header:
+    raise PredictionInputError(f'{path} is empty; give a header with the columns '
+                               f'{[c.name for c in spec.columns]}, then the rows')
+  check_header(header, path, PredictionInputError)
+  missing = [column.name for column in spec.columns if column.name not in header]
+  if missing:
+    raise MissingColumnsError(
+        f'{path}: columns {missing} are missing; the model was trained on dataset spec '
+        f"'{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
+        '(leave the target and observed columns empty in the horizon rows)')
+  positions = {column.name: header.index(column.name) for column in spec.columns}
+  series: Dict[Tuple[str, ...], List[InputRow]] = {}
+  for line, fields in data_rows(reader, header, path, PredictionInputError):
+    values = {name: fields[position].strip() for name, position in positions.items()}
+    where = f'{path}, line {line}'
+    for column in spec.columns:
+      values[column.name] = _checked_value(values[column.name], column, where)
+    try:
+      seconds = parse_timestamp(values[spec.time_column],
+                                what=f"{where}, column '{spec.time_column}'")
+    except ValueError as error:
+      raise PredictionInputError(str(error)) from None
+    key = tuple(values[name] for name in spec.series_key_columns)
+    series.setdefault(key, []).append(InputRow(line, seconds, values))
   if not series:
     raise PredictionInputError(f'{path} has no rows; give each series its last '
                                f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
   for rows in series.values():
     rows.sort(key=lambda row: row.seconds)
   return series
+
+
+def _checked_value(text: str, column: Column, where: str) -> str:
+  """The value of `column` as the window reads it: '' for a missing real value (a missing
+  marker, or a non-finite number where the spec allows missing values).
+
+  Raises:
+    PredictionInputError: a real value that is not a number, a non-finite number where
+      the column may not be missing (the target, for one), or an empty key value.
+  """
+  if column.role == Role.SERIES_KEY and not text:
+    raise PredictionInputError(f"{where}: key column '{column.name}' is empty; every row "
+                               'needs the key of its series')
+  if column.dtype != DType.REAL:
+    return text
+  try:
+    number = real_value(text, f"{where}: column '{column.name}'")
+  except ValueError as error:
+    raise PredictionInputError(str(error)) from None
+  if number is not None:
+    return text
+  if text.lower() not in MISSING_MARKERS and not column.allow_missing:
+    raise PredictionInputError(f"{where}: column '{column.name}' holds {text!r}, which is not "
+                               'a finite number; the model reads finite values only: fix '
+                               'the value')
+  return ''
 
 
 def series_key(key_values: Sequence[str], spec: DatasetSpec) -> str:
@@ -142,21 +170,33 @@ def _grid_steps(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> np.nda
   steps = np.array(steps)
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
-    row = rows[duplicated[0] + 1]
-    raise TimeGridError(f"series '{key}' has more than one row at "
-                        f'{format_time(row.seconds)} (line {row.line}); keep one')
+    first, second = rows[duplicated[0]], rows[duplicated[0] + 1]
+    raise TimeGridError(f"series '{key}' has two rows at {format_time(second.seconds)} "
+                        f'(lines {first.line} and {second.line}); keep one')
   return steps
 
 
-def _window_slice(rows: List[InputRow], spec: DatasetSpec, key: str) -> slice:
-  """Where the window's rows are: the last E history rows and the first H horizon rows."""
+def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
+                  key: str) -> slice:
+  """Where the window's rows are: the last E history rows and the H horizon rows after.
+
+  Raises:
+    PredictionInputError: too few history rows (naming an empty target or a gap among
+      them first, the likelier cause), fewer than H rows after the last target value,
+      or a horizon row with observed values.
+  """
   target = spec.target_column
   observed = [i for i, row in enumerate(rows) if row.values[target]]
+  last = observed[-1] if observed else -1
   if len(observed) < spec.encoder_steps:
+    if observed:
+      _check_history_targets(rows[:last + 1], spec, key)
+      _check_consecutive(rows[:last + 1], steps[:last + 1], spec, key)
     raise TooLittleHistoryError(
         f"series '{key}' has {len(observed)} rows with a '{target}' value; the model "
         f'needs the last {spec.encoder_steps} (its history length E): add earlier rows')
-  last = observed[-1]
+  start = last + 1 - spec.encoder_steps
+  _check_history_targets(rows[start:last + 1], spec, key)
   horizon_rows = len(rows) - last - 1
   if horizon_rows < spec.horizon:
     raise MissingFutureRowsError(
@@ -164,14 +204,38 @@ def _window_slice(rows: List[InputRow], spec: DatasetSpec, key: str) -> slice:
         f'{format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
         f'the missing rows with the known columns '
         f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty')
-  start = last + 1 - spec.encoder_steps
-  for row in rows[start:last]:
-    if not row.values[target]:
-      raise PredictionInputError(
-          f"series '{key}', line {row.line}: '{target}' is empty at "
-          f'{format_time(row.seconds)}, before the last {target!r} value; only the '
-          f'horizon rows after it may leave the target empty: fill the value')
+  _check_horizon_rows(rows[last + 1:last + 1 + spec.horizon], spec, key)
   return slice(start, last + 1 + spec.horizon)
+
+
+def _check_horizon_rows(horizon: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
+  """Raises PredictionInputError for a horizon row with an observed value: a history row
+  whose target is missing would otherwise start the forecast a step early."""
+  observed = [c.name for c in spec.columns_with(Role.OBSERVED)]
+  for row in horizon:
+    filled = [name for name in observed if row.values[name]]
+    if filled:
+      raise PredictionInputError(
+          f"series '{key}', line {row.line}: '{spec.target_column}' is empty at "
+          f'{format_time(row.seconds)} but the observed columns {filled} are not, so it is '
+          'neither a history row (they need the target) nor a horizon row (they leave the '
+          'observed columns empty): fill the target or empty those columns')
+
+
+def _check_history_targets(history: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
+  """Raises PredictionInputError for the last row of `history` (rows up to the last target
+  value) without a target: history rows need it, and only the horizon rows after the
+  last value leave it empty."""
+  target = spec.target_column
+  empty = [row for row in history if not row.values[target]]
+  if empty:
+    row, last = empty[-1], history[-1]
+    raise PredictionInputError(
+        f"series '{key}', line {row.line}: '{target}' is empty at "
+        f'{format_time(row.seconds)}, before the last {target!r} value (line {last.line}, '
+        f'{format_time(last.seconds)}); history rows need the target and the horizon rows '
+        f'after the last value leave it empty: fill this value, or empty line {last.line}\'s '
+        'if it is a horizon row')
 
 
 def _check_consecutive(rows: Sequence[InputRow], steps: np.ndarray, spec: DatasetSpec,
@@ -211,7 +275,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
   """The raw serving window of one series from its rows, ordered by time."""
   key = series_key(key_values, spec)
   steps = _grid_steps(rows, spec, key)
-  window = _window_slice(rows, spec, key)
+  window = _window_slice(rows, steps, spec, key)
   window_rows = rows[window]
   _check_consecutive(window_rows, steps[window], spec, key)
   last_history = spec.encoder_steps - 1
@@ -262,8 +326,12 @@ def predict(model_dir: str, csv_path: str,
   """
   model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
-  windows = [build_window(key_values, rows, spec)
-             for key_values, rows in read_series(csv_path, spec).items()]
+  windows = []
+  for key_values, rows in read_series(csv_path, spec).items():
+    try:
+      windows.append(build_window(key_values, rows, spec))
+    except PredictionInputError as error:
+      raise type(error)(f'{csv_path}: {error}') from None
   if not allow_unknown_series:
     check_known_series(windows, model_dir)
   return forecast_rows(model_dir, windows, spec)

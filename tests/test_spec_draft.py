@@ -107,7 +107,7 @@ def test_a_file_the_pipeline_cannot_read_is_refused_with_the_fix(tmp_path, text,
 
 
 def test_text_that_is_not_utf8_is_refused_at_its_line(tmp_path):
-  with pytest.raises(spec_draft.DraftError, match=r'line 3 holds byte 0xe9, which is not UTF-8 '
+  with pytest.raises(spec_draft.DraftError, match=r'the file, line 3: byte 0xe9 is not UTF-8 '
                      r'text; save the file as UTF-8'):
     _read(tmp_path, 'shop,day,sales\nA,2024-01-01,1\nCafé,2024-01-01,2\n', encoding='latin-1')
 

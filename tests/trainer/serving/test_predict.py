@@ -197,7 +197,8 @@ def _empty_known_value(rows):
     (_unknown_series, prediction.UnknownSeriesError, r"\['station_99'\] are not among the 2"),
     (_off_grid, prediction.TimeGridError, r"'station_00', line 12: .* not on the model's hourly"),
     (_gap, prediction.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
-    (_duplicate, prediction.TimeGridError, r"'station_00' has more than one row at"),
+    (_duplicate, prediction.TimeGridError,
+     r"in.csv: series 'station_00' has two rows at .* \(lines 12 and 13\)"),
     (_empty_known_value, prediction.PredictionInputError, r"column 'price' is empty"),
 ])
 def test_bad_input_gets_its_own_error(exported, good_rows, tmp_path, mutate, error,

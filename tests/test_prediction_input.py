@@ -1,0 +1,106 @@
+"""What `tft-predict` reads of a CSV before any model runs: every bad cell, row or file
+named with its line and the fix, and no value silently moved or dropped
+(`serving.prediction.read_series` and `build_window`; spec: synthetic, E = 3, H = 2)."""
+
+import pytest
+
+from schema import datasets
+from serving import predict, prediction
+
+SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
+HEADER = ['station', 'timestamp', 'load', 'region', 'capacity', 'price', 'temperature']
+
+
+def _rows(history=3, horizon=2, station='s1'):
+  """CSV rows of one series: `history` hours with a load, then `horizon` without."""
+  return [[station, f'2024-01-01 {hour:02d}:00:00', '' if hour >= history else '1.5',
+           'north', '50', '1.1', '' if hour >= history else '20.0']
+          for hour in range(history + horizon)]
+
+
+def _write(tmp_path, rows, header=HEADER):
+  path = tmp_path / 'recent.csv'
+  path.write_text('\n'.join(','.join(row) for row in [header, *rows]) + '\n')
+  return str(path)
+
+
+def _window(tmp_path, rows):
+  [(key_values, series)] = prediction.read_series(_write(tmp_path, rows), SPEC).items()
+  return prediction.build_window(key_values, series, SPEC)
+
+
+def test_a_well_formed_series_makes_its_window(tmp_path):
+  window = _window(tmp_path, _rows())
+  assert window.key == 's1' and len(window.horizon_seconds) == 2
+
+
+@pytest.mark.parametrize('column, value, message', [
+    ('load', 'inf', r"line 4: column 'load' holds 'inf', which is not a finite number"),
+    ('price', '1e39', r"line 6: column 'price' holds '1e39', which is not a finite number"),
+    ('station', '', r"line 4: key column 'station' is empty"),
+])
+def test_a_value_the_window_cannot_use_is_refused_at_its_line(tmp_path, column, value,
+                                                              message):
+  rows = _rows()
+  row = 2 if column != 'price' else 4  # the last history row, or the last horizon row
+  rows[row][HEADER.index(column)] = value
+  with pytest.raises(prediction.PredictionInputError, match=message):
+    prediction.read_series(_write(tmp_path, rows), SPEC)
+
+
+def test_a_non_finite_value_where_missing_values_are_allowed_reads_as_missing(tmp_path):
+  rows = _rows()
+  rows[1][HEADER.index('temperature')] = 'inf'
+  [series] = prediction.read_series(_write(tmp_path, rows), SPEC).values()
+  assert series[1].values['temperature'] == ''
+
+
+def test_a_missing_last_target_is_not_taken_for_the_start_of_the_horizon(tmp_path):
+  rows = _rows(history=4)
+  rows[3][HEADER.index('load')] = 'NA'  # the last history row, its temperature observed
+  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' is empty at "
+                     r".* but the observed columns \['temperature'\] are not.*fill the target "
+                     'or empty those columns'):
+    _window(tmp_path, rows)
+
+
+def test_horizon_rows_beyond_the_horizon_are_left_out(tmp_path):
+  window = _window(tmp_path, _rows(horizon=5))
+  assert [second % 86400 // 3600 for second in window.horizon_seconds] == [3, 4]
+
+
+def test_a_target_filled_in_a_horizon_row_is_named_with_the_empty_one_before_it(tmp_path):
+  rows = _rows(horizon=3)
+  rows[4][HEADER.index('load')] = '2.0'
+  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' is empty .* "
+                     r"before the last 'load' value \(line 6, .*empty line 6's if it is a "
+                     'horizon row'):
+    _window(tmp_path, rows)
+
+
+def test_a_gap_in_too_short_a_history_is_named_rather_than_the_count(tmp_path):
+  rows = _rows(history=4)
+  del rows[1]  # 3 history rows, one hour missing among them
+  with pytest.raises(prediction.TimeGridError, match=r'rows at 2024-01-01 00:00:00 \(line 2\) '
+                     r'and 2024-01-01 02:00:00 \(line 3\) are not consecutive'):
+    _window(tmp_path, rows)
+
+
+@pytest.mark.parametrize('content, message', [
+    (b'', 'recent.csv is empty; give a header with the columns'),
+    (b'station;timestamp;load\n', "looks separated by ';'"),
+    (b'station,timestamp,load\ns\xf6,2024-01-01,1\n', r'recent.csv, line 2: byte 0xf6 is not '
+     'UTF-8 text'),
+])
+def test_a_file_that_is_not_the_csv_asked_for_says_what_it_is(tmp_path, content, message):
+  path = tmp_path / 'recent.csv'
+  path.write_bytes(content)
+  with pytest.raises(prediction.PredictionInputError, match=message):
+    prediction.read_series(str(path), SPEC)
+
+
+def test_an_output_in_a_missing_directory_stops_before_any_model_is_loaded(tmp_path, capsys):
+  code = predict.main(['--model-dir', str(tmp_path / 'no_model'), '--input', 'x.csv',
+                       '--output', str(tmp_path / 'absent' / 'forecasts.csv')])
+  assert code == 2
+  assert 'absent does not exist; create it or write elsewhere' in capsys.readouterr().err
