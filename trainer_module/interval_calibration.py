@@ -35,6 +35,10 @@ CALIBRATION_FILE = os.path.join('assets.extra', 'calibration.json')
 # the band's middle, so the band keeps its order.
 _MIN_FACTOR = -0.45
 _MIN_WIDTH = 1e-6
+# Each end moves this share of the width past the actual its rank falls on, so that the
+# actual stays inside after float32 rounding: the served band, and metrics computed on
+# other batches (other kernels), would otherwise disagree on it.
+_ROUNDING_MARGIN = 1e-3
 # The factors of each band, as `fit` gives them: {'0.1:0.9': {'lower': w_lo, 'upper': w_hi}}.
 BandFactors = Mapping[str, Mapping[str, float]]
 
@@ -53,10 +57,11 @@ def quantile_pairs(quantiles: Sequence[float]) -> Tuple[Tuple[int, int], ...]:
 
 def _end_factor(scores: np.ndarray, level: float) -> float:
   """The ceil((n + 1) level)-th smallest of n scores (split conformal's finite-sample
-  rank), at least the factor that stops an end at the band's middle."""
+  rank) plus `_ROUNDING_MARGIN`, at least the factor that stops an end at the band's
+  middle."""
   scores = np.sort(scores.ravel())
   rank = math.ceil((scores.size + 1) * level)
-  return float(max(scores[min(rank, scores.size) - 1], _MIN_FACTOR))
+  return float(max(scores[min(rank, scores.size) - 1] + _ROUNDING_MARGIN, _MIN_FACTOR))
 
 
 def conformal_factors(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray,

@@ -61,14 +61,33 @@ def test_an_end_factor_is_the_split_conformal_rank_of_its_scores():
   lower, upper = np.zeros(9), np.ones(9)
   actual = np.array([-4, -3, -2, -1, 0.5, 2, 3, 4, 5], float)
   # below scores (lo - y) / 1: 4 3 2 1 -.5 -2 -3 -4 -5; above (y - hi) / 1: -5 -4 -3 -2
-  # -.5 1 2 3 4. Tail 0.2: rank ceil(10 * 0.8) = 8 of each, sorted.
-  assert calibration.conformal_factors(lower, upper, actual, 0.2) == {'lower': 3.0,
-                                                                      'upper': 3.0}
+  # -.5 1 2 3 4. Tail 0.2: rank ceil(10 * 0.8) = 8 of each, sorted; each plus the margin
+  # that keeps its actual inside after rounding.
+  margin = calibration._ROUNDING_MARGIN
+  assert calibration.conformal_factors(lower, upper, actual, 0.2) == pytest.approx(
+      {'lower': 3.0 + margin, 'upper': 3.0 + margin})
   # Tail 0.4: rank 6 of each.
-  assert calibration.conformal_factors(lower, upper, actual, 0.4) == {'lower': 1.0,
-                                                                      'upper': 1.0}
+  assert calibration.conformal_factors(lower, upper, actual, 0.4) == pytest.approx(
+      {'lower': 1.0 + margin, 'upper': 1.0 + margin})
   shifted = calibration.conformal_factors(lower, upper, actual + 1, 0.2)
-  assert shifted == {'lower': 2.0, 'upper': 4.0}
+  assert shifted == pytest.approx({'lower': 2.0 + margin, 'upper': 4.0 + margin})
+
+
+def test_the_actual_an_end_stops_at_stays_inside_after_float32_rounding():
+  rng = np.random.default_rng(3)
+  forecasts, actual = _forecasts(rng, 2000, 1.28, shift=100.0)
+  forecasts, actual = forecasts.astype(np.float32), (actual + 100.0).astype(np.float32)
+  factors = calibration.fit(forecasts, actual, QUANTILES)
+  served = calibration.apply(tf.constant(forecasts), QUANTILES, factors).numpy()
+  lower, upper = served[..., 0], served[..., 2]
+  for _ in range(4):  # ends moved in by a few float32 steps, as other kernels may round
+    lower, upper = np.nextafter(lower, upper), np.nextafter(upper, lower)
+  # What the split-conformal ranks promise, in float64: the actuals at most at the rank.
+  width = (forecasts[..., 2] - forecasts[..., 0]).astype(np.float64)
+  margin = calibration._ROUNDING_MARGIN
+  promised = (((forecasts[..., 0] - actual) / width <= factors['0.1:0.9']['lower'] - margin)
+              & ((actual - forecasts[..., 2]) / width <= factors['0.1:0.9']['upper'] - margin))
+  assert np.mean((actual >= lower) & (actual <= upper)) >= np.mean(promised)
 
 
 def test_an_end_never_moves_in_past_the_bands_middle():
