@@ -12,6 +12,7 @@ or a subclass naming the failed check, with the series, line or column and the f
 import csv
 import dataclasses
 import datetime
+import difflib
 import io
 from typing import Dict, List, Sequence, Tuple
 
@@ -99,9 +100,12 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[Inpu
   check_header(header, path, PredictionInputError)
   missing = [column.name for column in spec.columns if column.name not in header]
   if missing:
+    near = {name: difflib.get_close_matches(name, header, n=1) for name in missing}
+    written = ''.join(f'; {close[0]!r} may be {name!r}' for name, close in near.items()
+                      if close)
     raise MissingColumnsError(
-        f'{path}: columns {missing} are missing; the model was trained on dataset spec '
-        f"'{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
+        f'{path}: columns {missing} are missing{written}; the model was trained on dataset '
+        f"spec '{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
         '(leave the target and observed columns empty in the horizon rows)')
   positions = {column.name: header.index(column.name) for column in spec.columns}
   series: Dict[Tuple[str, ...], List[InputRow]] = {}

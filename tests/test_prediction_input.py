@@ -104,3 +104,10 @@ def test_an_output_in_a_missing_directory_stops_before_any_model_is_loaded(tmp_p
                        '--output', str(tmp_path / 'absent' / 'forecasts.csv')])
   assert code == 2
   assert 'absent does not exist; create it or write elsewhere' in capsys.readouterr().err
+
+
+def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
+  header = [' load' if name == 'load' else name for name in HEADER]
+  with pytest.raises(prediction.MissingColumnsError, match=r"columns \['load'\] are missing; "
+                     r"' load' may be 'load'; the model was trained"):
+    prediction.read_series(_write(tmp_path, _rows(), header), SPEC)
