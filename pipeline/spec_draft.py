@@ -12,7 +12,6 @@ the pipeline computes them, show the bar a model must clear to be blessed.
 
 import csv
 import dataclasses
-import datetime
 import difflib
 import io
 import itertools
@@ -26,7 +25,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text)
-from schema.time_split import parse_timestamp
+from schema.time_split import names_utc_offset, parse_timestamp
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -215,7 +214,7 @@ def _check_target_values(values: pd.Series, target: str, numbers: Optional[pd.Se
   """Raises DraftError, naming the first line, when a present target value is not a
   finite number (rows without a target are told apart later, by series)."""
   if numbers is None:
-    line = _line(pd.to_numeric(values.where(~missing), errors='coerce').isna() & ~missing)
+    line = _line(_not_numbers(values, missing))
     raise DraftError(f"target column '{target}' holds {values[line]!r} on line {line}, which "
                      'is not a number; the target must be a number in every row (written '
                      'as 1234.5, without thousands separators)')
@@ -233,7 +232,7 @@ def _stray_text(name: str, values: pd.Series, numbers: Optional[pd.Series],
   therefore drafted as text), or None."""
   if numbers is not None:
     return None
-  stray = pd.to_numeric(values.where(~missing), errors='coerce').isna() & ~missing
+  stray = _not_numbers(values, missing)
   if not 0 < stray.sum() <= _STRAY_TEXT_SHARE * (~missing).sum():
     return None
   line = _line(stray)
@@ -270,10 +269,15 @@ def _missing_mask(values: pd.Series) -> pd.Series:
 def _numbers(values: pd.Series, missing: pd.Series) -> Optional[pd.Series]:
   """The column as floats (NaN where missing or non-finite), or None if any present
   value is not a number."""
-  parsed = pd.to_numeric(values.where(~missing), errors='coerce')
-  if (parsed.isna() & ~missing).any():
+  if _not_numbers(values, missing).any():
     return None
+  parsed = pd.to_numeric(values.where(~missing))
   return parsed.where(np.isfinite(parsed.astype(float)))
+
+
+def _not_numbers(values: pd.Series, missing: pd.Series) -> pd.Series:
+  """Where a present value is not a number."""
+  return pd.to_numeric(values.where(~missing), errors='coerce').isna() & ~missing
 
 
 def _integral(numbers: pd.Series) -> bool:
@@ -328,21 +332,25 @@ def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
       empty values (`left_out`, by column) are named as the other likely cause.
   """
   times = pd.Series(seconds, index=table.index, name='__time__')
-  repeats = {}
+
+  def repeat(key: Tuple[str, ...]) -> pd.Series:  # rows that repeat an earlier one's time
+    return pd.concat([table[list(key)], times], axis=1).duplicated()
+
+  repeat_counts = {}
   for candidates in (list(text), list(text) + list(integers)):
     for size in range(0, min(_MAX_KEY_COLUMNS, len(candidates)) + 1):
       found = []
       for key in itertools.combinations(candidates, size):
-        repeats[key] = pd.concat([table[list(key)], times], axis=1).duplicated()
-        if not repeats[key].any():
+        repeat_counts[key] = int(repeat(key).sum())
+        if not repeat_counts[key]:
           found.append((len(table[list(key)].drop_duplicates()) if key else 1, key))
       if found:  # ties: the file's order
         return min(found, key=lambda item: item[0])[1]
-    closest = min(repeats, key=lambda key: (repeats[key].sum(), len(key)))
+    closest = min(repeat_counts, key=lambda key: (repeat_counts[key], len(key)))
+    repeats = repeat(closest)
     series = _series_ids(table, closest)
-    in_their_series = series.isin(series[repeats[closest]]).sum()
-    if repeats[closest].sum() <= _DUPLICATE_SHARE * in_their_series:
-      raise DraftError(_duplicates_message(table, times, closest, time, repeats[closest]))
+    if repeats.sum() <= _DUPLICATE_SHARE * series.isin(series[repeats]).sum():
+      raise DraftError(_duplicates_message(table, times, closest, time, repeats))
   earlier, line = _first_repeat(times.to_frame())
   unusable = ''.join(f"; column '{column}' is empty on line {_line(empty)}, so it cannot be "
                      'part of the key' for column, empty in left_out.items())
@@ -405,16 +413,10 @@ def _grid_hint(frequency: Frequency, text: str) -> str:
     step = frequency.period_of(parse_timestamp(text))
     return (f'write each time as the first day of its period ('
             f'{_format_time(frequency.seconds_of(step))} for {text!r}), or remove the row')
-  if frequency.step_seconds >= DAY and _has_utc_offset(text):
+  if frequency.step_seconds >= DAY and names_utc_offset(text):
     return ('times are placed on the grid in UTC, and a UTC offset moves a midnight off '
             'it: write the dates without the offset, or remove the row')
   return 'align the times to the grid, or remove the row'
-
-
-def _has_utc_offset(text: str) -> bool:
-  """Whether a time that parses as ISO 8601 names its offset from UTC ('+01:00', 'Z')."""
-  iso = text.strip()
-  return iso.endswith(('Z', 'z')) or datetime.datetime.fromisoformat(iso).tzinfo is not None
 
 
 def _frequency_of_spacing(step: int, seconds: np.ndarray) -> Frequency:

@@ -69,17 +69,10 @@ class Frequency:
       ValueError: the time is not on the grid (e.g. 10:30 on an hourly grid, or the
         15th on a monthly grid).
     """
+    step = self.period_of(seconds)
+    if self.seconds_of(step) == int(seconds):
+      return step
     moment = datetime.datetime.fromtimestamp(int(seconds), tz=datetime.timezone.utc)
-    if self._months:
-      on_grid = ((moment.day, moment.hour, moment.minute, moment.second) == (1, 0, 0, 0)
-                 and (moment.month - 1) % self._months == 0)
-      if on_grid:
-        return (moment.year * 12 + moment.month - 1) // self._months
-    else:
-      offset = (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
-      step, remainder = divmod(int(seconds) - offset, self.step_seconds)
-      if not remainder:
-        return step
     raise ValueError(f'{moment:%Y-%m-%d %H:%M:%S} is not on the {self.value} grid '
                      f'({self.description}); align the timestamps or declare another '
                      'frequency')
@@ -89,8 +82,7 @@ class Frequency:
     if self._months:
       moment = datetime.datetime.fromtimestamp(int(seconds), tz=datetime.timezone.utc)
       return (moment.year * 12 + moment.month - 1) // self._months
-    offset = (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
-    return (int(seconds) - offset) // self.step_seconds
+    return (int(seconds) - self._offset) // self.step_seconds
 
   def seconds_of(self, step: int) -> int:
     """Epoch seconds of grid step `step` (the inverse of `step_of`)."""
@@ -98,8 +90,12 @@ class Frequency:
       month = int(step) * self._months
       moment = datetime.datetime(month // 12, month % 12 + 1, 1, tzinfo=datetime.timezone.utc)
       return int(moment.timestamp())
-    offset = (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
-    return int(step) * self.step_seconds + offset
+    return int(step) * self.step_seconds + self._offset
+
+  @property
+  def _offset(self) -> int:
+    """Seconds from the epoch to a step of a fixed grid (weekly grids start on their day)."""
+    return (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
 
   @property
   def description(self) -> str:

@@ -48,14 +48,23 @@ class TimeSplit:
 def parse_timestamp(text: str, what: str = 'timestamp') -> int:
   """Seconds since the Unix epoch for an ISO 8601 timestamp; naive means UTC, and so
   does a 'Z' after the time."""
-  iso = text.strip()
-  if iso.endswith(('Z', 'z')):  # Python 3.10's fromisoformat reads '+00:00' only
-    iso = iso[:-1] + '+00:00'
   try:
-    moment = datetime.datetime.fromisoformat(iso)
+    moment = _moment(text)
   except ValueError:
     raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; use ISO 8601, e.g. '
                      "'2024-01-31' or '2024-01-31 13:00:00'") from None
   if moment.tzinfo is None:
     moment = moment.replace(tzinfo=datetime.timezone.utc)
   return int(moment.timestamp())
+
+
+def names_utc_offset(text: str) -> bool:
+  """Whether an ISO 8601 timestamp names its offset from UTC ('+01:00', 'Z')."""
+  return _moment(text).tzinfo is not None
+
+
+def _moment(text: str) -> datetime.datetime:
+  iso = text.strip()
+  if iso.endswith(('Z', 'z')):  # Python 3.10's fromisoformat reads '+00:00' only
+    iso = iso[:-1] + '+00:00'
+  return datetime.datetime.fromisoformat(iso)
