@@ -1,8 +1,10 @@
 """The `tft-predict` command: forecasts from a published model for a CSV of recent rows.
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
-units) as CSV and writes them to `--output` if given. The input format and its checks
-are in `serving.prediction`.
+units) as CSV and writes them to `--output` if given. Input the model uses otherwise than
+written (a category it was not trained on, a static value that changes within a series)
+is named on stderr as a warning. The input format and its checks are in
+`serving.prediction`.
 """
 
 import argparse
@@ -45,7 +47,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   from serving import prediction  # after the log settings: it imports TensorFlow
 
   try:
-    rows = prediction.predict(args.model_dir, args.input, args.allow_unknown_series)
+    rows = prediction.predict(
+        args.model_dir, args.input, args.allow_unknown_series,
+        warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr))
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
     return 2

@@ -14,7 +14,8 @@ import dataclasses
 import datetime
 import difflib
 import io
-from typing import Dict, List, Sequence, Tuple
+import logging
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -74,11 +75,16 @@ class SeriesWindow:
     key_values: the values of the key columns.
     horizon_seconds: epoch seconds of the H forecast steps.
     example: the raw window example.
+    categories: (column, value, line) of each categorical value the window uses, at
+      the first line that holds it.
+    notes: what the window took differently from what the rows say, for the user.
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_seconds: Tuple[int, ...]
   example: tf.train.Example
+  categories: Tuple[Tuple[str, str, int], ...] = ()
+  notes: Tuple[str, ...] = ()
 
 
 def format_time(seconds: int) -> str:
@@ -283,7 +289,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
   window_rows = rows[window]
   _check_consecutive(window_rows, steps[window], spec, key)
   last_history = spec.encoder_steps - 1
-  features = {}
+  features, categories = {}, {}
   for column in spec.columns:
     # Static values are read at the last history step, as the windowing component does.
     if column.role in (Role.SERIES_KEY, Role.STATIC):
@@ -291,10 +297,61 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
     else:
       used = window_rows[:export.raw_value_count(column, spec)]
     features[column.name] = _feature(column, used, spec, key)
+    if column.dtype == DType.CATEGORICAL:
+      for row in used:
+        categories.setdefault((column.name, row.values[column.name]), row.line)
   return SeriesWindow(
       key=key, key_values=key_values,
       horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
-      example=tf.train.Example(features=tf.train.Features(feature=features)))
+      example=tf.train.Example(features=tf.train.Features(feature=features)),
+      categories=tuple((name, value, line) for (name, value), line in categories.items()),
+      notes=_changing_statics(window_rows, spec, key))
+
+
+def _changing_statics(window_rows: Sequence[InputRow], spec: DatasetSpec,
+                      key: str) -> Tuple[str, ...]:
+  """A note per static column whose value changes within the window's rows: the model
+  reads the last history row's, and a new value in a horizon row is not used."""
+  used = window_rows[spec.encoder_steps - 1]
+  notes = []
+  for column in spec.columns_with(Role.STATIC):
+    other = next((row for row in window_rows
+                  if row.values[column.name] != used.values[column.name]), None)
+    if other is not None:
+      notes.append(
+          f"series '{key}': static column '{column.name}' is "
+          f'{other.values[column.name]!r} at line {other.line} but '
+          f'{used.values[column.name]!r} at the last history row (line {used.line}); the '
+          'model reads static columns at the last history step, as in training, so '
+          f'{used.values[column.name]!r} is used')
+  return tuple(notes)
+
+
+def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
+                      spec: DatasetSpec) -> List[str]:
+  """A note per categorical value the model was not trained on, naming a series and line
+  that hold it: the model forecasts with its out-of-vocabulary embedding there, which a
+  misspelt value would otherwise change silently."""
+  names = {c.name for c in spec.columns
+           if c.dtype == DType.CATEGORICAL and c.role in (Role.STATIC, Role.KNOWN, Role.OBSERVED)}
+  if len(spec.series_key_columns) > 1:  # Transform learns each key column's values too
+    names.update(spec.series_key_columns)
+  holders: Dict[Tuple[str, str], List[Tuple[str, int]]] = {}
+  for window in windows:
+    for name, value, line in window.categories:
+      if name in names:
+        holders.setdefault((name, value), []).append((window.key, line))
+  known = {name: published_models.vocabulary(model_dir, name) for name in sorted(names)}
+  notes = []
+  for (name, value), series in holders.items():
+    if value and value not in known[name]:
+      first_key, first_line = series[0]
+      more = f'; {len(series) - 1} more series' if len(series) > 1 else ''
+      notes.append(
+          f"column '{name}' holds {value!r}, a value the model was not trained on (series "
+          f"'{first_key}', line {first_line}{more}); the model forecasts it with its "
+          "out-of-vocabulary embedding: check the value, or retrain on data that has it")
+  return notes
 
 
 def check_known_series(windows: Sequence[SeriesWindow], model_dir: str) -> None:
@@ -309,8 +366,8 @@ def check_known_series(windows: Sequence[SeriesWindow], model_dir: str) -> None:
         '(--allow-unknown-series), or retrain with their history')
 
 
-def predict(model_dir: str, csv_path: str,
-            allow_unknown_series: bool = False) -> List[Dict[str, object]]:
+def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
+            warn: Callable[[str], None] = logging.warning) -> List[Dict[str, object]]:
   """Forecast rows, one per series and horizon step, in the CSV's series order.
 
   Args:
@@ -318,6 +375,8 @@ def predict(model_dir: str, csv_path: str,
     csv_path: recent history and known future values, with the spec's columns.
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
+    warn: called with each note on input the model uses otherwise than written: a
+      categorical value it was not trained on, a static value that changes in a series.
 
   Returns:
     Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
@@ -338,6 +397,9 @@ def predict(model_dir: str, csv_path: str,
       raise type(error)(f'{csv_path}: {error}') from None
   if not allow_unknown_series:
     check_known_series(windows, model_dir)
+  for note in [*(note for window in windows for note in window.notes),
+               *unseen_categories(windows, model_dir, spec)]:
+    warn(f'{csv_path}: {note}')
   return forecast_rows(model_dir, windows, spec)
 
 

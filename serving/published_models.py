@@ -1,4 +1,4 @@
-"""Finding a published model and the series it knows.
+"""Finding a published model, and the series and categories it knows.
 
 A serving directory holds one SavedModel per version (`components.model_publishing`:
 `<base>/<version>/saved_model.pb`, versions named by growing integers); other entries,
@@ -41,18 +41,23 @@ def resolve_model_dir(path: str) -> str:
 
 
 def series_vocabulary(model_dir: str) -> FrozenSet[str]:
-  """The series keys the model was trained on.
+  """The series keys the model was trained on (`vocabulary` of the series key)."""
+  return vocabulary(model_dir, SERIES_VOCABULARY)
 
-  Transform's series-key vocabulary travels in the SavedModel's assets under its
-  vocabulary name, because the serving signature's Transform layer looks keys up in it.
+
+def vocabulary(model_dir: str, name: str) -> FrozenSet[str]:
+  """The values of a categorical input (a column's name, or the series key's vocabulary)
+  the model was trained on; others get its out-of-vocabulary embedding.
+
+  Transform's vocabularies travel in the SavedModel's assets under their names, because
+  the serving signature's Transform layer looks values up in them.
 
   Raises:
     ModelNotFoundError: the model has no such asset.
   """
-  path = os.path.join(model_dir, 'assets', SERIES_VOCABULARY)
+  path = os.path.join(model_dir, 'assets', name)
   if not tf.io.gfile.exists(path):
-    raise ModelNotFoundError(f"{model_dir} has no series vocabulary asset 'assets/"
-                             f"{SERIES_VOCABULARY}'; it was not exported by this project's "
-                             'Trainer')
+    raise ModelNotFoundError(f"{model_dir} has no vocabulary asset 'assets/{name}'; it was "
+                             "not exported by this project's Trainer")
   with tf.io.gfile.GFile(path) as f:
     return frozenset(line.rstrip('\n') for line in f if line.strip())

@@ -111,3 +111,41 @@ def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
   with pytest.raises(prediction.MissingColumnsError, match=r"columns \['load'\] are missing; "
                      r"' load' may be 'load'; the model was trained"):
     prediction.read_series(_write(tmp_path, _rows(), header), SPEC)
+
+
+def test_a_static_value_that_changes_in_the_window_is_named_and_the_used_one_said(tmp_path):
+  rows = _rows()
+  rows[3][HEADER.index('region')] = 'south'  # the first horizon row (line 5)
+  window = _window(tmp_path, rows)
+  assert window.example.features.feature['region'].bytes_list.value == [b'north']
+  [note] = window.notes
+  assert note.startswith("series 's1': static column 'region' is 'south' at line 5 but "
+                         "'north' at the last history row (line 4)")
+  assert not _window(tmp_path, _rows()).notes
+
+
+def _model_knowing(tmp_path, regions):
+  """A model directory whose only asset is the 'region' vocabulary."""
+  assets = tmp_path / 'model' / 'assets'
+  assets.mkdir(parents=True)
+  (assets / 'region').write_text(''.join(f'{region}\n' for region in regions))
+  return str(tmp_path / 'model')
+
+
+def _in_region(region, station):
+  rows = _rows(station=station)
+  for row in rows:
+    row[HEADER.index('region')] = region
+  return rows
+
+
+def test_a_category_the_model_never_saw_is_named_with_a_series_and_its_line(tmp_path):
+  model_dir = _model_knowing(tmp_path, ['north', 'south'])
+  windows = [_window(tmp_path, _in_region(region, station))
+             for region, station in [('north', 's1'), ('south', 's2')]]
+  assert prediction.unseen_categories(windows, model_dir, SPEC) == []
+
+  windows += [_window(tmp_path, _in_region('nort', station)) for station in ('s3', 's4')]
+  [note] = prediction.unseen_categories(windows, model_dir, SPEC)
+  assert note.startswith("column 'region' holds 'nort', a value the model was not trained "
+                         "on (series 's3', line 4; 1 more series)")

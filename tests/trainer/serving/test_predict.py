@@ -141,7 +141,9 @@ def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, 
                        '--output', str(output)])
 
   assert code == 0
-  printed = capsys.readouterr().out
+  captured = capsys.readouterr()
+  assert 'warning' not in captured.err
+  printed = captured.out
   assert output.read_text() == printed
   written = list(csv.DictReader(io.StringIO(printed)))
   assert [row['timestamp'] for row in written] == [row['timestamp'] for row in predicted]
@@ -217,6 +219,22 @@ def test_unknown_series_are_forecast_when_allowed(exported, good_rows, tmp_path)
   unknown = [row for row in rows if row['station'] == 'station_99']
   assert len(unknown) == 4
   assert all(np.isfinite(row['p50']) for row in unknown)
+
+
+def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, good_rows,
+                                                                  tmp_path, capsys):
+  rows = [{**row, 'region': 'nowhere'} if row['station'] == 'station_01' else row
+          for row in good_rows]
+  path = _write_csv(rows, tmp_path / 'in.csv')
+
+  code = predict.main(['--model-dir', exported.serving_dir, '--input', path])
+
+  captured = capsys.readouterr()
+  assert code == 0
+  assert ("tft-predict: warning: " + path + ": column 'region' holds 'nowhere', a value the "
+          "model was not trained on (series 'station_01', line") in captured.err
+  assert {row['station'] for row in csv.DictReader(io.StringIO(captured.out))} == {
+      'station_00', 'station_01'}
 
 
 def _fake_model(directory):
