@@ -117,8 +117,7 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
           key_values, with_horizon(rows, future.get(key_values, []), spec), spec))
     except prediction.PredictionInputError as error:
       not_forecast.append((key_values, error))
-  for note in [*(note for window in windows for note in window.notes),
-               *prediction.unseen_categories(windows, model_dir, spec)]:
+  for note in prediction.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
   return Forecasts(rows=rows, not_forecast=not_forecast)

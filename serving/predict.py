@@ -1,10 +1,10 @@
 """The `tft-predict` command: forecasts from a published model for a CSV of recent rows.
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
-units) as CSV and writes them to `--output` if given. Input the model uses otherwise than
-written (a category it was not trained on, a static value that changes within a series)
-is named on stderr as a warning. The input format and its checks are in
-`serving.prediction`.
+units) as CSV and writes them to `--output` if given. A categorical value the model was
+not trained on is named on stderr as a warning; so is each series left out with
+`--skip-bad-series`.
+The input format and its checks are in `serving.prediction`.
 """
 
 import argparse
@@ -33,6 +33,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--allow-unknown-series', action='store_true',
                       help='forecast series the model was not trained on (with its '
                       'out-of-vocabulary series embedding) instead of stopping')
+  parser.add_argument('--skip-bad-series', action='store_true',
+                      help='forecast the other series when the rows of one cannot make its '
+                      'window (too little history, too few horizon rows, a gap, a static '
+                      'value that changes, an unknown series), naming each series left out '
+                      'on stderr, instead of stopping; a file or cell that cannot be read '
+                      'still stops')
   return parser.parse_args(argv)
 
 
@@ -48,7 +54,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
   try:
     rows = prediction.predict(
-        args.model_dir, args.input, args.allow_unknown_series,
+        args.model_dir, args.input, args.allow_unknown_series, args.skip_bad_series,
         warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr))
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)

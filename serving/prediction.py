@@ -77,14 +77,12 @@ class SeriesWindow:
     example: the raw window example.
     categories: (column, value, line) of each categorical value the window uses, at
       the first line that holds it.
-    notes: what the window took differently from what the rows say, for the user.
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_seconds: Tuple[int, ...]
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, int], ...] = ()
-  notes: Tuple[str, ...] = ()
 
 
 def format_time(seconds: int) -> str:
@@ -284,6 +282,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
                  spec: DatasetSpec) -> SeriesWindow:
   """The raw serving window of one series from its rows, ordered by time."""
   key = series_key(key_values, spec)
+  _check_static_columns(rows, spec, key)
   steps = _grid_steps(rows, spec, key)
   window = _window_slice(rows, steps, spec, key)
   window_rows = rows[window]
@@ -304,27 +303,30 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
       key=key, key_values=key_values,
       horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
-      categories=tuple((name, value, line) for (name, value), line in categories.items()),
-      notes=_changing_statics(window_rows, spec, key))
+      categories=tuple((name, value, line) for (name, value), line in categories.items()))
 
 
-def _changing_statics(window_rows: Sequence[InputRow], spec: DatasetSpec,
-                      key: str) -> Tuple[str, ...]:
-  """A note per static column whose value changes within the window's rows: the model
-  reads the last history row's, and a new value in a horizon row is not used."""
-  used = window_rows[spec.encoder_steps - 1]
-  notes = []
+def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
+  """Raises PredictionInputError for a static column whose value changes within the
+  series' rows, as the windowing refuses it in training; rows that leave it empty (the
+  horizon rows may) are not compared."""
   for column in spec.columns_with(Role.STATIC):
-    other = next((row for row in window_rows
-                  if row.values[column.name] != used.values[column.name]), None)
+    given = [row for row in rows if row.values[column.name]]
+    other = next((row for row in given
+                  if _value_of(row, column) != _value_of(given[0], column)), None)
     if other is not None:
-      notes.append(
+      raise PredictionInputError(
           f"series '{key}': static column '{column.name}' is "
-          f'{other.values[column.name]!r} at line {other.line} but '
-          f'{used.values[column.name]!r} at the last history row (line {used.line}); the '
-          'model reads static columns at the last history step, as in training, so '
-          f'{used.values[column.name]!r} is used')
-  return tuple(notes)
+          f'{given[0].values[column.name]!r} at line {given[0].line} but '
+          f'{other.values[column.name]!r} at line {other.line}; a static column holds one '
+          'value per series, as in training: make it constant, or declare it known (or '
+          'observed) and retrain if it changes over time')
+
+
+def _value_of(row: InputRow, column: Column):
+  """The row's value of `column`: a number for a real column ('50' and '50.0' are one)."""
+  text = row.values[column.name]
+  return text if column.dtype == DType.CATEGORICAL else float(text)
 
 
 def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
@@ -354,19 +356,17 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   return notes
 
 
-def check_known_series(windows: Sequence[SeriesWindow], model_dir: str) -> None:
-  """Raises UnknownSeriesError for series missing from the model's vocabulary."""
-  vocabulary = published_models.series_vocabulary(model_dir)
-  unknown = [window.key for window in windows if window.key not in vocabulary]
-  if unknown:
-    raise UnknownSeriesError(
-        f'series {unknown[:10]}{" ..." if len(unknown) > 10 else ""} are not among the '
-        f'{len(vocabulary)} series the model in {model_dir} was trained on; check the key '
-        'columns, or forecast them with the model\'s out-of-vocabulary series embedding '
-        '(--allow-unknown-series), or retrain with their history')
+def _unknown_series_error(unknown: Sequence[str], known: int,
+                          model_dir: str) -> UnknownSeriesError:
+  return UnknownSeriesError(
+      f'series {list(unknown[:10])}{" ..." if len(unknown) > 10 else ""} are not among the '
+      f'{known} series the model in {model_dir} was trained on; check the key columns, or '
+      "forecast them with the model's out-of-vocabulary series embedding "
+      '(--allow-unknown-series), or retrain with their history')
 
 
 def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
+            skip_bad_series: bool = False,
             warn: Callable[[str], None] = logging.warning) -> List[Dict[str, object]]:
   """Forecast rows, one per series and horizon step, in the CSV's series order.
 
@@ -375,8 +375,13 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     csv_path: recent history and known future values, with the spec's columns.
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
-    warn: called with each note on input the model uses otherwise than written: a
-      categorical value it was not trained on, a static value that changes in a series.
+    skip_bad_series: forecast the other series when a series' rows cannot make its
+      window (too little history, too few horizon rows, a gap, a static value that
+      changes, an unknown series), and
+      name each series left out through `warn`; a file or a cell that cannot be read
+      stops the run all the same.
+    warn: called with each categorical value the model was not trained on, and each
+      series left out.
 
   Returns:
     Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
@@ -385,7 +390,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   Raises:
     published_models.ModelNotFoundError: no model at `model_dir`.
     FileNotFoundError: the model has no dataset spec (exported before specs were saved).
-    PredictionInputError: the CSV cannot make the windows; the subclass says why.
+    PredictionInputError: the CSV cannot make the windows (with `skip_bad_series`: those
+      of any series); the subclass says why.
   """
   model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
@@ -394,11 +400,22 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     try:
       windows.append(build_window(key_values, rows, spec))
     except PredictionInputError as error:
-      raise type(error)(f'{csv_path}: {error}') from None
+      if not skip_bad_series:
+        raise type(error)(f'{csv_path}: {error}') from None
+      warn(f'{csv_path}: not forecast: {error}')
   if not allow_unknown_series:
-    check_known_series(windows, model_dir)
-  for note in [*(note for window in windows for note in window.notes),
-               *unseen_categories(windows, model_dir, spec)]:
+    vocabulary = published_models.series_vocabulary(model_dir)
+    unknown = [window.key for window in windows if window.key not in vocabulary]
+    if unknown:
+      error = _unknown_series_error(unknown, len(vocabulary), model_dir)
+      if not skip_bad_series:
+        raise error
+      warn(f'{csv_path}: not forecast: {error}')
+      windows = [window for window in windows if window.key in vocabulary]
+  if not windows:
+    raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
+                               'above say why for each')
+  for note in unseen_categories(windows, model_dir, spec):
     warn(f'{csv_path}: {note}')
   return forecast_rows(model_dir, windows, spec)
 

@@ -113,15 +113,27 @@ def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
     prediction.read_series(_write(tmp_path, _rows(), header), SPEC)
 
 
-def test_a_static_value_that_changes_in_the_window_is_named_and_the_used_one_said(tmp_path):
+@pytest.mark.parametrize('column, value, written', [
+    ('region', 'south', "'region' is 'north' at line 2 but 'south' at line 5"),
+    ('capacity', '60', "'capacity' is '50' at line 2 but '60' at line 5"),
+])
+def test_a_static_value_that_changes_within_a_series_is_refused(tmp_path, column, value,
+                                                                written):
   rows = _rows()
-  rows[3][HEADER.index('region')] = 'south'  # the first horizon row (line 5)
-  window = _window(tmp_path, rows)
-  assert window.example.features.feature['region'].bytes_list.value == [b'north']
-  [note] = window.notes
-  assert note.startswith("series 's1': static column 'region' is 'south' at line 5 but "
-                         "'north' at the last history row (line 4)")
-  assert not _window(tmp_path, _rows()).notes
+  rows[3][HEADER.index(column)] = value  # the first horizon row (line 5)
+  with pytest.raises(prediction.PredictionInputError,
+                     match=f"series 's1': static column {written}; a static column holds "
+                     'one value per series, as in training'):
+    _window(tmp_path, rows)
+
+
+def test_a_static_value_written_another_way_or_left_empty_in_a_horizon_row_is_kept(tmp_path):
+  rows = _rows()
+  rows[3][HEADER.index('capacity')] = '50.0'
+  rows[4][HEADER.index('region')] = ''
+  features = _window(tmp_path, rows).example.features.feature
+  assert features['capacity'].float_list.value == [50]
+  assert features['region'].bytes_list.value == [b'north']
 
 
 def _model_knowing(tmp_path, regions):

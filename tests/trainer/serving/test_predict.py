@@ -9,6 +9,7 @@ import datetime
 import io
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -235,6 +236,34 @@ def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, goo
           "model was not trained on (series 'station_01', line") in captured.err
   assert {row['station'] for row in csv.DictReader(io.StringIO(captured.out))} == {
       'station_00', 'station_01'}
+
+
+@pytest.mark.parametrize('mutate, message', [
+    (_short_history, "series 'station_01' has 11 rows with a 'load' value"),
+    (_unknown_series, r"series \['station_99'\] are not among the 2 series"),
+])
+def test_with_skip_bad_series_the_other_series_are_forecast(exported, good_rows, predicted,
+                                                            tmp_path, mutate, message):
+  path = _write_csv(mutate(good_rows), tmp_path / 'in.csv')
+  notes = []
+
+  rows = prediction.predict(exported.serving_dir, path, skip_bad_series=True,
+                            warn=notes.append)
+
+  expected = [row for row in predicted if row['station'] == 'station_00']
+  assert [row['timestamp'] for row in rows] == [row['timestamp'] for row in expected]
+  for key in QUANTILE_KEYS:  # batches of another size round the last digits otherwise
+    np.testing.assert_allclose([row[key] for row in rows], [row[key] for row in expected],
+                               rtol=1e-5)
+  [note] = notes
+  assert note.startswith(f'{path}: not forecast: ') and re.search(message, note)
+
+
+def test_with_skip_bad_series_no_series_left_is_an_error(exported, good_rows, tmp_path):
+  path = _write_csv([{**row, 'station': 'station_99'} for row in good_rows], tmp_path / 'in.csv')
+
+  with pytest.raises(prediction.PredictionInputError, match='no series could be forecast'):
+    prediction.predict(exported.serving_dir, path, skip_bad_series=True, warn=lambda _: None)
 
 
 def _fake_model(directory):
