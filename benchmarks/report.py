@@ -455,6 +455,32 @@ def scale_table(results: Results) -> List[str]:
                  'peak RSS', 'CSV', 'examples / windows, x CSV'], rows)
 
 
+def stallion_calibration_table(results: Results) -> List[str]:
+  """Per way of fitting the band's factors (`benchmarks.stallion_calibration`): the test
+  coverage, shares beyond each end, q-risk P10 and P90 and band width, the single TFTs'
+  mean and the ensemble's."""
+  result = results['stallion_calibration']
+  singles = [figures for label, figures in result['results'].items()
+             if not label.startswith('ensemble')]
+  [ensemble] = [figures for label, figures in result['results'].items()
+                if label.startswith('ensemble')]
+  fitted_on = {'none': 'none (the models\' own bands)', 'eval': 'the eval months (the Trainer)',
+               'eval and backtest': 'the eval months and the backtest origin, pooled',
+               'backtest': 'the backtest origin alone'}
+  rows = []
+  for variant, name in fitted_on.items():
+    single = {key: _mean([s[variant]['test'][key] for s in singles])
+              for key in ensemble[variant]['test']}
+    rows.append([name] + [
+        f'{single[key]:{form}} / {ensemble[variant]["test"][key]:{form}}'
+        for key, form in (('coverage', '.3f'), ('below_p10', '.3f'), ('above_p90', '.3f'),
+                          ('q_risk_p10', '.4f'), ('q_risk_p90', '.4f'), ('mean_width', '.0f'))])
+  return _table(['factors fitted on', 'test coverage', 'below P10', 'above P90',
+                 'q-risk P10', 'q-risk P90', 'band width (volume)'], rows) + [
+                     '', f'Host: {_host(result["host"])}; seeds {result["seeds"]}; single '
+                     'TFTs (mean) / their ensemble.']
+
+
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table,
@@ -462,4 +488,5 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'throughput': throughput_table, 'peer': peer_table,
     'peer_avx2': functools.partial(peer_table, key='peer_throughput_avx2'),
     'headline': headline_table, 'dev_loop': dev_loop_table,
-    'step_profile': step_profile_table, 'scale': scale_table}
+    'step_profile': step_profile_table, 'scale': scale_table,
+    'stallion_calibration': stallion_calibration_table}

@@ -17,7 +17,7 @@ import glob
 import json
 import os
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -40,30 +40,52 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   return parser.parse_args(argv)
 
 
-def train_and_score(run_root: str, overrides: dict, seed: int, steps: int,
-                    work_dir: str) -> dict:
-  """One seed's figures: eval MAE, best validation loss, test errors and coverage by step."""
-  [windows] = glob.glob(os.path.join(run_root, 'Windowing', 'windows', '*'))
+def train_model(run_root: str, overrides: dict, seed: int, steps: int, work_dir: str,
+                calibrate: bool = True) -> Tuple[str, str]:
+  """Trains `train.run_fn` on the run's windows; returns `model_and_windows`."""
+  model_dir, windows = model_and_windows(run_root, work_dir)
   [transform_graph] = glob.glob(os.path.join(run_root, 'Transform', 'transform_graph', '*'))
-  spec = get_dataset('stallion').spec
-  model_dir = os.path.join(work_dir, 'serving')
-  model_config = {'preset': 'local', 'overrides': overrides}
   train.run_fn(FnArgs(
       train_files=[os.path.join(windows, 'Split-train', '*')],
       eval_files=[os.path.join(windows, 'Split-eval', '*')], train_steps=steps,
       transform_graph_path=transform_graph, serving_model_dir=model_dir,
       model_run_dir=os.path.join(work_dir, 'model_run'), base_model=None,
-      custom_config={'dataset_spec': spec.to_json(),
-                     'model_config': model_config,
-                     'training': {'warm_start': False, 'seed': seed}}))
-  quantiles = train.model_config_from(model_config).quantiles
-  scored = {split: pipeline_run.score_windows(
-      model_dir, glob.glob(os.path.join(windows, f'Split-{split}', '*.gz')), quantiles)
-            for split in ('eval', 'test')}
+      custom_config={'dataset_spec': get_dataset('stallion').spec.to_json(),
+                     'model_config': model_config(overrides),
+                     'training': {'warm_start': False, 'seed': seed,
+                                  'calibrate_intervals': calibrate}}))
+  return model_dir, windows
+
+
+def model_and_windows(run_root: str, work_dir: str) -> Tuple[str, str]:
+  """(the directory `train_model` exports the model to, the run's windows directory)."""
+  [windows] = glob.glob(os.path.join(run_root, 'Windowing', 'windows', '*'))
+  return os.path.join(work_dir, 'serving'), windows
+
+
+def model_config(overrides: dict) -> dict:
+  return {'preset': 'local', 'overrides': overrides}
+
+
+def scored_splits(model_dir: str, windows: str, overrides: dict
+                  ) -> Dict[str, pipeline_run.ScoredWindows]:
+  """The model's forecasts of the run's eval and test windows."""
+  quantiles = train.model_config_from(model_config(overrides)).quantiles
+  return {split: pipeline_run.score_windows(
+              model_dir, sorted(glob.glob(os.path.join(windows, f'Split-{split}', '*.gz'))),
+              quantiles)
+          for split in ('eval', 'test')}
+
+
+def train_and_score(run_root: str, overrides: dict, seed: int, steps: int,
+                    work_dir: str) -> dict:
+  """One seed's figures: eval MAE, best validation loss, test errors and coverage by step."""
+  model_dir, windows = train_model(run_root, overrides, seed, steps, work_dir)
+  scored = scored_splits(model_dir, windows, overrides)
   errors = {split: metrics.quantile_errors(split_windows.forecasts, split_windows.actual)
             for split, split_windows in scored.items()}
   test = scored['test']
-  low, high = test.forecasts[min(quantiles)], test.forecasts[max(quantiles)]
+  low, high = test.forecasts[min(test.forecasts)], test.forecasts[max(test.forecasts)]
   losses = pipeline_run.validation_losses(os.path.join(work_dir, 'model_run'))
   return {'seed': seed, 'eval_mae': errors['eval']['mae'],
           'eval_mae_by_forecast_start': mae_by_forecast_start(scored['eval']),
@@ -82,10 +104,14 @@ def mae_by_forecast_start(windows: pipeline_run.ScoredWindows) -> Dict[str, floa
           for start in np.unique(starts)}
 
 
+def plan_overrides() -> dict:
+  """The benchmark plan's TFTConfig fields: the Stallion data set's, then the plan's."""
+  return {**get_dataset('stallion').model_overrides, **stallion.FULL.model_overrides}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
-  overrides = {**get_dataset('stallion').model_overrides, **stallion.FULL.model_overrides,
-               **json.loads(args.overrides)}
+  overrides = {**plan_overrides(), **json.loads(args.overrides)}
   results = []
   for seed in args.seeds:
     result = train_and_score(args.run_root, overrides, seed, args.steps,
