@@ -34,11 +34,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       help='forecast series the model was not trained on (with its '
                       'out-of-vocabulary series embedding) instead of stopping')
   parser.add_argument('--skip-bad-series', action='store_true',
-                      help='forecast the other series when the rows of one cannot make its '
-                      'window (too little history, too few horizon rows, a gap, a static '
-                      'value that changes, an unknown series), naming each series left out '
-                      'on stderr, instead of stopping; a file or cell that cannot be read '
-                      'still stops')
+                      help='forecast the other series when the rows of one cannot be read '
+                      'or cannot make its window (a value that is not a number, too little '
+                      'history, too few horizon rows, a gap, a static value that changes, an '
+                      'unknown series), naming each series left out on stderr, instead of '
+                      'stopping; a file that cannot be read or a row without its key still '
+                      'stops')
   return parser.parse_args(argv)
 
 

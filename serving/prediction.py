@@ -15,7 +15,7 @@ import datetime
 import difflib
 import io
 import logging
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -90,8 +90,19 @@ def format_time(seconds: int) -> str:
       '%Y-%m-%d %H:%M:%S')
 
 
-def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[InputRow]]:
-  """The CSV's rows grouped by the values of the key columns, ordered by time."""
+def read_series(path: str, spec: DatasetSpec,
+                on_bad_series: Optional[Callable[[str], None]] = None
+                ) -> Dict[Tuple[str, ...], List[InputRow]]:
+  """The CSV's rows grouped by the values of the key columns, ordered by time.
+
+  Args:
+    path: the CSV.
+    spec: the model's dataset spec.
+    on_bad_series: None: a cell that cannot be read (a value that is not a number, a
+      non-finite target, a time that cannot be parsed) raises PredictionInputError.
+      Else the series whose row holds it is left out, and this is called with why; an
+      empty key, which names no series, still raises.
+  """
   if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
     raise PredictionInputError(f'{path} is not a file; pass the CSV of recent rows')
   with tf.io.gfile.GFile(path, 'rb') as f:
@@ -113,24 +124,43 @@ def read_series(path: str, spec: DatasetSpec) -> Dict[Tuple[str, ...], List[Inpu
         '(leave the target and observed columns empty in the horizon rows)')
   positions = {column.name: header.index(column.name) for column in spec.columns}
   series: Dict[Tuple[str, ...], List[InputRow]] = {}
+  unreadable: Dict[Tuple[str, ...], str] = {}
   for line, fields in data_rows(reader, header, path, PredictionInputError):
     values = {name: fields[position].strip() for name, position in positions.items()}
-    where = f'{path}, line {line}'
-    for column in spec.columns:
-      values[column.name] = _checked_value(values[column.name], column, where)
-    try:
-      seconds = parse_timestamp(values[spec.time_column],
-                                what=f"{where}, column '{spec.time_column}'")
-    except ValueError as error:
-      raise PredictionInputError(str(error)) from None
     key = tuple(values[name] for name in spec.series_key_columns)
-    series.setdefault(key, []).append(InputRow(line, seconds, values))
-  if not series:
+    try:
+      row = _read_row(line, values, spec, f'{path}, line {line}')
+    except PredictionInputError as error:
+      if on_bad_series is None or not all(key):
+        raise
+      unreadable.setdefault(key, str(error))
+      continue
+    series.setdefault(key, []).append(row)
+  for key, error in unreadable.items():
+    series.pop(key, None)
+    on_bad_series(f"series '{series_key(key, spec)}': {error}")
+  if not series and not unreadable:
     raise PredictionInputError(f'{path} has no rows; give each series its last '
                                f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
   for rows in series.values():
     rows.sort(key=lambda row: row.seconds)
   return series
+
+
+def _read_row(line: int, values: Dict[str, str], spec: DatasetSpec, where: str) -> InputRow:
+  """One row with its values checked (`_checked_value`) and its time parsed.
+
+  Raises:
+    PredictionInputError: a value or the time cannot be read.
+  """
+  for column in spec.columns:
+    values[column.name] = _checked_value(values[column.name], column, where)
+  try:
+    seconds = parse_timestamp(values[spec.time_column],
+                              what=f"{where}, column '{spec.time_column}'")
+  except ValueError as error:
+    raise PredictionInputError(str(error)) from None
+  return InputRow(line, seconds, values)
 
 
 def _checked_value(text: str, column: Column, where: str) -> str:
@@ -375,11 +405,11 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     csv_path: recent history and known future values, with the spec's columns.
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
-    skip_bad_series: forecast the other series when a series' rows cannot make its
-      window (too little history, too few horizon rows, a gap, a static value that
-      changes, an unknown series), and
-      name each series left out through `warn`; a file or a cell that cannot be read
-      stops the run all the same.
+    skip_bad_series: forecast the other series when a series' rows cannot be read or
+      cannot make its window (a value that is not a number, too little history, too few
+      horizon rows, a gap, a static value that changes, an unknown series), and name
+      each series left out through `warn`; a file that cannot be read, or a row without
+      its key, stops the run all the same.
     warn: called with each categorical value the model was not trained on, and each
       series left out.
 
@@ -395,14 +425,19 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   """
   model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
+
+  def left_out(why: str) -> None:
+    warn(f'{csv_path}: not forecast: {why}')
+
   windows = []
-  for key_values, rows in read_series(csv_path, spec).items():
+  for key_values, rows in read_series(csv_path, spec,
+                                      left_out if skip_bad_series else None).items():
     try:
       windows.append(build_window(key_values, rows, spec))
     except PredictionInputError as error:
       if not skip_bad_series:
         raise type(error)(f'{csv_path}: {error}') from None
-      warn(f'{csv_path}: not forecast: {error}')
+      left_out(str(error))
   if not allow_unknown_series:
     vocabulary = published_models.series_vocabulary(model_dir)
     unknown = [window.key for window in windows if window.key not in vocabulary]
@@ -410,7 +445,7 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       error = _unknown_series_error(unknown, len(vocabulary), model_dir)
       if not skip_bad_series:
         raise error
-      warn(f'{csv_path}: not forecast: {error}')
+      left_out(str(error))
       windows = [window for window in windows if window.key in vocabulary]
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '

@@ -161,3 +161,25 @@ def test_a_category_the_model_never_saw_is_named_with_a_series_and_its_line(tmp_
   [note] = prediction.unseen_categories(windows, model_dir, SPEC)
   assert note.startswith("column 'region' holds 'nort', a value the model was not trained "
                          "on (series 's3', line 4; 1 more series)")
+
+
+def test_a_series_with_a_cell_that_cannot_be_read_can_be_left_out_by_itself(tmp_path):
+  rows = _rows(station='s1') + _rows(station='s2')
+  rows[6][HEADER.index('load')] = 'abc'  # s2's second row, line 8
+  path = _write(tmp_path, rows)
+  with pytest.raises(prediction.PredictionInputError, match='line 8'):
+    prediction.read_series(path, SPEC)
+
+  left_out = []
+  series = prediction.read_series(path, SPEC, left_out.append)
+
+  assert list(series) == [('s1',)] and len(series[('s1',)]) == 5
+  [why] = left_out
+  assert why.startswith(f"series 's2': {path}, line 8: column 'load'")
+
+
+def test_a_row_without_its_key_stops_even_when_bad_series_are_left_out(tmp_path):
+  rows = _rows()
+  rows[1][HEADER.index('station')] = ''
+  with pytest.raises(prediction.PredictionInputError, match="line 3: key column 'station'"):
+    prediction.read_series(_write(tmp_path, rows), SPEC, lambda why: None)

@@ -238,8 +238,14 @@ def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, goo
       'station_00', 'station_01'}
 
 
+def _not_a_number(rows):
+  first_01 = next(i for i, row in enumerate(rows) if row['station'] == 'station_01')
+  return rows[:first_01] + [{**rows[first_01], 'price': 'n/a'}] + rows[first_01 + 1:]
+
+
 @pytest.mark.parametrize('mutate, message', [
     (_short_history, "series 'station_01' has 11 rows with a 'load' value"),
+    (_not_a_number, r"series 'station_01': .*in.csv, line \d+: column 'price'"),
     (_unknown_series, r"series \['station_99'\] are not among the 2 series"),
 ])
 def test_with_skip_bad_series_the_other_series_are_forecast(exported, good_rows, predicted,
