@@ -38,7 +38,6 @@ from schema.datasets import get_dataset
 from trainer_module import export, interval_calibration
 
 QUANTILES = (0.1, 0.5, 0.9)
-VARIANTS = ('none', 'eval', 'eval and backtest', 'backtest')
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:

@@ -23,7 +23,7 @@ import tensorflow as tf
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
-from schema.features import SERIES_KEY_SEPARATOR
+from schema.features import SERIES_KEY_SEPARATOR, SERIES_VOCABULARY, model_features
 from schema.time_split import parse_timestamp
 from serving import published_models
 from trainer_module import export
@@ -364,10 +364,9 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   """A note per categorical value the model was not trained on, naming a series and line
   that hold it: the model forecasts with its out-of-vocabulary embedding there, which a
   misspelt value would otherwise change silently."""
-  names = {c.name for c in spec.columns
-           if c.dtype == DType.CATEGORICAL and c.role in (Role.STATIC, Role.KNOWN, Role.OBSERVED)}
-  if len(spec.series_key_columns) > 1:  # Transform learns each key column's values too
-    names.update(spec.series_key_columns)
+  # The series key is checked on its own (`predict`'s allow_unknown_series).
+  names = {feature.vocabulary for feature in model_features(spec)
+           if feature.vocabulary and feature.vocabulary != SERIES_VOCABULARY}
   holders: Dict[Tuple[str, str], List[Tuple[str, int]]] = {}
   for window in windows:
     for name, value, line in window.categories:
