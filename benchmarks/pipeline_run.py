@@ -157,8 +157,21 @@ def _run_here(config: PipelineConfig, score_split: Optional[str],
 
 
 def _only(config: PipelineConfig, *parts: str) -> str:
-  [path] = glob.glob(os.path.join(config.pipeline_root, *parts))
-  return path
+  return only_path(config.pipeline_root, *parts)
+
+
+def only_path(pipeline_root: str, *parts: str) -> str:
+  """The one path matching `parts` (glob patterns) under a pipeline root.
+
+  Raises:
+    SystemExit: none or several match, naming the root and what to pass.
+  """
+  found = glob.glob(os.path.join(pipeline_root, *parts))
+  if len(found) != 1:
+    raise SystemExit(f'{pipeline_root} holds {len(found)} {"/".join(parts)}, not one; pass '
+                     'the pipeline root of one benchmark run (the .../pipeline_root '
+                     'directory it prints)')
+  return found[0]
 
 
 def _split_files(config: PipelineConfig, split: str) -> List[str]:

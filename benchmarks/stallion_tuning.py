@@ -44,7 +44,7 @@ def train_model(run_root: str, overrides: dict, seed: int, steps: int, work_dir:
                 calibrate: bool = True) -> Tuple[str, str]:
   """Trains `train.run_fn` on the run's windows; returns `model_and_windows`."""
   model_dir, windows = model_and_windows(run_root, work_dir)
-  [transform_graph] = glob.glob(os.path.join(run_root, 'Transform', 'transform_graph', '*'))
+  transform_graph = pipeline_run.only_path(run_root, 'Transform', 'transform_graph', '*')
   train.run_fn(FnArgs(
       train_files=[os.path.join(windows, 'Split-train', '*')],
       eval_files=[os.path.join(windows, 'Split-eval', '*')], train_steps=steps,
@@ -59,7 +59,7 @@ def train_model(run_root: str, overrides: dict, seed: int, steps: int, work_dir:
 
 def model_and_windows(run_root: str, work_dir: str) -> Tuple[str, str]:
   """(the directory `train_model` exports the model to, the run's windows directory)."""
-  [windows] = glob.glob(os.path.join(run_root, 'Windowing', 'windows', '*'))
+  windows = pipeline_run.only_path(run_root, 'Windowing', 'windows', '*')
   return os.path.join(work_dir, 'serving'), windows
 
 

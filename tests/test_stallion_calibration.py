@@ -40,3 +40,10 @@ def test_band_figures_count_each_end_and_the_width():
   assert figures['coverage'] == 0.5
   assert figures['below_p10'] == 0.25 and figures['above_p90'] == 0.25
   assert figures['mean_width'] == 10.0
+
+
+def test_a_directory_that_is_no_pipeline_root_is_named_with_what_to_pass(tmp_path):
+  with pytest.raises(SystemExit, match=r'holds 0 Windowing/windows/\*, not one; pass the '
+                     'pipeline root of one benchmark run'):
+    stallion_calibration.main(['--run-root', str(tmp_path), '--backtest-run-root',
+                               str(tmp_path), '--work-dir', str(tmp_path / 'work')])
