@@ -2,8 +2,8 @@
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
 units) as CSV and writes them to `--output` if given. A categorical value the model was
-not trained on is named on stderr as a warning; so is each series left out with
-`--skip-bad-series`.
+not trained on is named on stderr as a warning; so are the rows after a series' horizon,
+which are not forecast, and each series left out with `--skip-bad-series`.
 The input format and its checks are in `serving.prediction`.
 """
 

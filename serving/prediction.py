@@ -5,8 +5,9 @@ each series, the rows up to its last target value are its history; the rows afte
 are its horizon, with the known columns filled and the target and observed columns
 empty. The last E history rows and the first H horizon rows, consecutive steps of the
 spec's time grid, make one raw window per series for the model's `serving_default`
-signature (format: `trainer_module.export`). Bad input raises `PredictionInputError`,
-or a subclass naming the failed check, with the series, line or column and the fix.
+signature (format: `trainer_module.export`); rows after the horizon are not used, and a
+warning names them. Bad input raises `PredictionInputError`, or a subclass naming the
+failed check, with the series, line or column and the fix.
 """
 
 import csv
@@ -77,12 +78,15 @@ class SeriesWindow:
     example: the raw window example.
     categories: (column, value, line) of each categorical value the window uses, at
       the first line that holds it.
+    rows_after_horizon: the series' rows after its H horizon rows, which the window
+      does not use.
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_seconds: Tuple[int, ...]
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, int], ...] = ()
+  rows_after_horizon: Tuple[InputRow, ...] = ()
 
 
 def format_time(seconds: int) -> str:
@@ -333,7 +337,8 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
       key=key, key_values=key_values,
       horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
-      categories=tuple((name, value, line) for (name, value), line in categories.items()))
+      categories=tuple((name, value, line) for (name, value), line in categories.items()),
+      rows_after_horizon=tuple(rows[window.stop:]))
 
 
 def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -385,6 +390,29 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   return notes
 
 
+def unused_rows_note(windows: Sequence[SeriesWindow], spec: DatasetSpec) -> Optional[str]:
+  """A note naming the rows after the H horizon rows, which are not forecast, or None.
+
+  A series' forecast starts after its last target value, so a target left empty at the
+  end of the history moves the horizon a step early and leaves a row over at its end:
+  the note is how the user sees that."""
+  over = [window for window in windows if window.rows_after_horizon]
+  if not over:
+    return None
+  first = over[0]
+  rows = first.rows_after_horizon
+  counted = '1 row' if len(rows) == 1 else f'{len(rows)} rows'
+  lines = (f'line {rows[0].line}' if len(rows) == 1 else
+           f'lines {rows[0].line} to {rows[-1].line}')
+  more = f'; {len(over) - 1} more series have rows after their horizon' if len(over) > 1 else ''
+  target = spec.target_column
+  return (f"series '{first.key}' has {counted} after its {spec.horizon} horizon rows ({lines}, "
+          f'from {format_time(rows[0].seconds)}){more}; they are not forecast: the horizon is '
+          f'the {spec.horizon} rows after the last {target!r} value, here from '
+          f'{format_time(first.horizon_seconds[0])}. If a later {target!r} value is missing, '
+          'fill it; else leave those rows out')
+
+
 def _unknown_series_error(unknown: Sequence[str], known: int,
                           model_dir: str) -> UnknownSeriesError:
   return UnknownSeriesError(
@@ -409,8 +437,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       horizon rows, a gap, a static value that changes, an unknown series), and name
       each series left out through `warn`; a file that cannot be read, or a row without
       its key, stops the run all the same.
-    warn: called with each categorical value the model was not trained on, and each
-      series left out.
+    warn: called with each categorical value the model was not trained on, with the
+      rows after the horizon (not forecast), and with each series left out.
 
   Returns:
     Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
@@ -449,7 +477,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
                                'above say why for each')
-  for note in unseen_categories(windows, model_dir, spec):
+  unused = unused_rows_note(windows, spec)
+  for note in unseen_categories(windows, model_dir, spec) + ([unused] if unused else []):
     warn(f'{csv_path}: {note}')
   return forecast_rows(model_dir, windows, spec)
 

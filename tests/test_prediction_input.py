@@ -64,9 +64,33 @@ def test_a_missing_last_target_is_not_taken_for_the_start_of_the_horizon(tmp_pat
     _window(tmp_path, rows)
 
 
-def test_horizon_rows_beyond_the_horizon_are_left_out(tmp_path):
+def test_rows_beyond_the_horizon_are_left_out_and_named(tmp_path):
   window = _window(tmp_path, _rows(horizon=5))
   assert [second % 86400 // 3600 for second in window.horizon_seconds] == [3, 4]
+  others = [_window(tmp_path, _rows(station=station, horizon=horizon))
+            for station, horizon in [('s2', 2), ('s3', 3)]]
+  assert prediction.unused_rows_note(others[:1], SPEC) is None
+
+  note = prediction.unused_rows_note([window, *others], SPEC)
+  assert note.startswith("series 's1' has 3 rows after its 2 horizon rows (lines 7 to 9, "
+                         'from 2024-01-01 05:00:00); 1 more series have rows after their '
+                         'horizon; they are not forecast')
+  assert "here from 2024-01-01 03:00:00. If a later 'load' value is missing, fill it" in note
+
+
+def test_a_missing_last_target_without_observed_columns_is_named_by_the_row_left_over(
+    tmp_path):
+  spec = datasets.SYNTHETIC.with_window(encoder_steps=2, horizon=2)
+  rows = _rows(history=4)
+  for row in rows:
+    row[HEADER.index('temperature')] = ''
+  rows[3][HEADER.index('load')] = ''  # the last history row's target, lost
+  [(key_values, series)] = prediction.read_series(_write(tmp_path, rows), spec).items()
+  window = prediction.build_window(key_values, series, spec)
+
+  note = prediction.unused_rows_note([window], spec)
+  assert note.startswith("series 's1' has 1 row after its 2 horizon rows (line 7, from "
+                         '2024-01-01 05:00:00)')
 
 
 def test_a_target_filled_in_a_horizon_row_is_named_with_the_empty_one_before_it(tmp_path):

@@ -93,7 +93,8 @@ def first_eval_windows(tiny):
 
 @pytest.fixture(scope='module')
 def good_rows(tiny, first_eval_windows):
-  """Rows of both stations: more history than E; station_01 also has 2 extra known rows."""
+  """Rows of both stations: more history than E; station_01 also has 2 known rows after its
+  horizon."""
   rows = []
   for station, (start, _) in sorted(first_eval_windows.items()):
     extra = 2 if station == 'station_01' else 0
@@ -143,7 +144,10 @@ def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, 
 
   assert code == 0
   captured = capsys.readouterr()
-  assert 'warning' not in captured.err
+  # station_01's two rows after its horizon are the one thing to warn of.
+  [warning] = captured.err.splitlines()
+  assert warning.startswith(f"tft-predict: warning: {good_csv}: series 'station_01' has 2 "
+                            'rows after its')
   printed = captured.out
   assert output.read_text() == printed
   written = list(csv.DictReader(io.StringIO(printed)))
