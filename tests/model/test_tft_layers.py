@@ -138,13 +138,18 @@ def test_variable_selection_folds_real_embeddings_into_the_same_function(shape,
     np.testing.assert_allclose(folded_output, plain_output, rtol=1e-5, atol=1e-5)
   # The same gradients reach the embedding's and the GRNs' weights.
   weights = embedding.trainable_variables + vsn.trainable_variables
-  for plain_gradient, folded_gradient in zip(
-      tape.gradient(plain[0], weights), tape.gradient(folded[0], weights)):
+  pairs = list(zip(tape.gradient(plain[0], weights), tape.gradient(folded[0], weights)))
+  # The two paths sum in another order, so float32 error grows with the size of the
+  # gradients (up to about 9 here); a wrong fold differs by far more.
+  scale = max(np.abs(tf.convert_to_tensor(gradient)).max() for gradient, _ in pairs
+              if gradient is not None)
+  for plain_gradient, folded_gradient in pairs:
     assert (plain_gradient is None) == (folded_gradient is None)
     if plain_gradient is None:  # a variable GRN's context map: it gets no context
       continue
     np.testing.assert_allclose(tf.convert_to_tensor(folded_gradient),
-                               tf.convert_to_tensor(plain_gradient), rtol=1e-4, atol=1e-5)
+                               tf.convert_to_tensor(plain_gradient), rtol=1e-4,
+                               atol=1e-5 * max(1.0, scale))
   _assert_config_round_trip(vsn, vectors, context=context, reals=reals)
 
 
