@@ -147,17 +147,14 @@ def _run_here(config: PipelineConfig, score_split: Optional[str],
     model_dir = path_utils.serving_model_path(summary.model_uri)
     scored = score_windows(model_dir, _split_files(config, score_split),
                     config.model_config.quantiles)
-  with open(_only(config, 'Windowing', 'windows', '*', WINDOW_REPORT_FILE)) as f:
+  root = config.pipeline_root
+  with open(only_path(root, 'Windowing', 'windows', '*', WINDOW_REPORT_FILE)) as f:
     window_counts = json.load(f)['windows']
   return {'seconds': seconds,
           'components': {c.node_id: c.seconds for c in summary.components},
           'window_counts': window_counts,
-          'validation_losses': validation_losses(_only(config, 'Trainer', 'model_run', '*')),
+          'validation_losses': validation_losses(only_path(root, 'Trainer', 'model_run', '*')),
           'blessed': summary.blessed, 'eval_metrics': summary.metrics, 'scored': scored}
-
-
-def _only(config: PipelineConfig, *parts: str) -> str:
-  return only_path(config.pipeline_root, *parts)
 
 
 def only_path(pipeline_root: str, *parts: str) -> str:
@@ -175,7 +172,7 @@ def only_path(pipeline_root: str, *parts: str) -> str:
 
 
 def _split_files(config: PipelineConfig, split: str) -> List[str]:
-  return glob.glob(os.path.join(_only(config, 'Windowing', 'windows', '*'),
+  return glob.glob(os.path.join(only_path(config.pipeline_root, 'Windowing', 'windows', '*'),
                                 f'Split-{split}', '*.gz'))
 
 
