@@ -404,30 +404,39 @@ def _minutes(seconds: float) -> str:
   return f'{minutes} min {rest} s' if minutes else f'{rest} s'
 
 
-def step_profile_table(results: Results, least_share: float = 0.01) -> List[str]:
-  """Op time per training step of each block in each profile (`benchmarks.step_profile`),
-  blocks below `least_share` of every profile's op time summed into one row."""
-  profiles = results['step_profile']['profiles']
-  first = next(iter(profiles.values()))['blocks_op_ms']
-  names = sorted({name for profile in profiles.values() for name in profile['blocks_op_ms']},
+# A profile's breakdowns (`benchmarks.step_profile`): its figures' key -> (what a row is,
+# the row that sums the small ones).
+_BREAKDOWNS = {'blocks_op_ms': ('block', 'the other blocks'),
+               'op_types_op_ms': ('op type', 'the other op types')}
+
+
+def step_profile_table(results: Results, least_share: float = 0.01, key: str = 'step_profile',
+                       breakdown: str = 'blocks_op_ms') -> List[str]:
+  """Op time per training step of each block (or op type) in each profile of `key`
+  (`benchmarks.step_profile`), those below `least_share` of every profile's op time summed
+  into one row."""
+  profiles = results[key]['profiles']
+  row_name, others = _BREAKDOWNS[breakdown]
+  first = next(iter(profiles.values()))[breakdown]
+  names = sorted({name for profile in profiles.values() for name in profile[breakdown]},
                  key=lambda name: -first.get(name, 0.0))
   shown = [name for name in names if any(
-      profile['blocks_op_ms'].get(name, 0.0) >= least_share * profile['op_ms_per_step']
+      profile[breakdown].get(name, 0.0) >= least_share * profile['op_ms_per_step']
       for profile in profiles.values())]
 
   def cells(pick) -> List[str]:
     return [_share(pick(profile), profile['op_ms_per_step']) for profile in profiles.values()]
 
-  rows = [[name] + cells(lambda profile, name=name: profile['blocks_op_ms'].get(name, 0.0))
+  rows = [[name] + cells(lambda profile, name=name: profile[breakdown].get(name, 0.0))
           for name in shown]
-  rows.append(['the other blocks'] + cells(lambda profile: sum(
-      ms for name, ms in profile['blocks_op_ms'].items() if name not in shown)))
+  rows.append([others] + cells(lambda profile: sum(
+      ms for name, ms in profile[breakdown].items() if name not in shown)))
   rows.append(['**all ops** (summed over threads)'] + cells(
       lambda profile: profile['op_ms_per_step']))
   rows.append(['**wall time per step**'] + [f'{profile["wall_ms_per_step"]:.0f}'
                                              for profile in profiles.values()])
-  header = ['block'] + [f'{label} (ms, share): {profile["commit"]}'
-                        for label, profile in profiles.items()]
+  header = [row_name] + [f'{label} (ms, share): {profile["commit"]}'
+                         for label, profile in profiles.items()]
   return _table(header, rows)
 
 
@@ -488,5 +497,9 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'throughput': throughput_table, 'peer': peer_table,
     'peer_avx2': functools.partial(peer_table, key='peer_throughput_avx2'),
     'headline': headline_table, 'dev_loop': dev_loop_table,
-    'step_profile': step_profile_table, 'scale': scale_table,
+    'step_profile': step_profile_table,
+    'step_profile_avx2': functools.partial(step_profile_table, key='step_profile_avx2'),
+    'step_profile_avx2_op_types': functools.partial(
+        step_profile_table, key='step_profile_avx2', breakdown='op_types_op_ms'),
+    'scale': scale_table,
     'stallion_calibration': stallion_calibration_table}

@@ -176,6 +176,21 @@ def test_step_profile_table_compares_the_profiles_block_by_block():
   assert table[-1] == '| **wall time per step** | 600 | 450 |'
 
 
+def test_step_profile_table_can_break_the_profiles_down_by_op_type():
+  def profile(op_types, wall):
+    return {'commit': 'ccc', 'wall_ms_per_step': wall, 'op_ms_per_step': sum(op_types.values()),
+            'blocks_op_ms': {'lstm': sum(op_types.values())}, 'op_types_op_ms': op_types}
+  results = {'step_profile_avx2': {'profiles': {
+      'as-built': profile({'_MklMatMul': 600.0, 'Mul': 395.0, 'Cast': 5.0}, 700.0),
+      'matmuls-only': profile({'_MklMatMul': 600.0, 'Mul': 195.0, 'Cast': 5.0}, 500.0)}}}
+
+  table = report.TABLES['step_profile_avx2_op_types'](results)
+  assert table[0] == ('| op type | as-built (ms, share): ccc | matmuls-only (ms, share): ccc |')
+  assert table[2:5] == ['| _MklMatMul | 600 (60%) | 600 (75%) |', '| Mul | 395 (40%) | 195 (24%) |',
+                        '| the other op types | 5 (0%) | 5 (1%) |']
+  assert table[-1] == '| **wall time per step** | 700 | 500 |'
+
+
 @pytest.mark.parametrize('op_name, block', [
     ('tft/history_vsn/variable_grn_3/output_dense/MatMul', 'history_vsn: one GRN per variable'),
     ('gradient_tape/tft/history_vsn/selection_grn/MatMul', 'history_vsn: selection GRN'),
