@@ -8,9 +8,9 @@ Op time is summed over TensorFlow's threads, so a block's share of the total is 
 the wall time per step is printed beside it, and the op time of each op type too.
 
 `--variable-grns matmuls-only` measures a bound instead of the model: every variable
-selection network's per-variable GRNs keep their matmuls (and biases) and lose all their
-element-wise work (ELU, dropout, the GLU's sigmoid and product, layer normalization), so
-the wall time says how fast the step could be if that work cost nothing.
+selection network's per-variable GRNs keep their matmuls, biases and residual sum and lose
+the rest of their element-wise work (ELU, dropout, the GLU's sigmoid and product, layer
+normalization), so the wall time says how fast the step could be if that work cost nothing.
 
   .venv/bin/python -m benchmarks.step_profile --label before   # writes results/step_profile.json
 """
@@ -89,7 +89,8 @@ def op_milliseconds(trace_dir: str, model_name: str, layer_names: Set[str]
 
 
 def _matmuls_only(grn, hidden, skip):
-  """A per-variable GRN's matmuls and biases without its element-wise work."""
+  """A per-variable GRN's matmuls, biases and residual sum, without its other element-wise
+  work."""
   hidden = grn.output_dense(hidden)
   gate = grn.gate_add_norm.gate
   if not gate.gates_dense.built:  # its kernel is read, the layer never called

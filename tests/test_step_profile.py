@@ -1,4 +1,4 @@
-"""The step profile's bound: per-variable GRNs reduced to their matmuls."""
+"""The step profile's bound: per-variable GRNs reduced to their matmuls, biases and sum."""
 
 import numpy as np
 import tensorflow as tf
