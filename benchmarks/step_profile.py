@@ -181,7 +181,8 @@ def main(argv: Optional[List[str]] = None) -> int:
   readme_tables.write_results(args.output, results)
   print(f'{args.label}: {figures["wall_ms_per_step"]} ms per step (wall), '
         f'{figures["op_ms_per_step"]} ms of ops')
-  for table in ('blocks_op_ms', 'op_types_op_ms'):
+  for table, heading in (('blocks_op_ms', 'by block'), ('op_types_op_ms', 'by op type')):
+    print(f'{heading}:')
     for name, ms in figures[table].items():
       print(f'  {ms:8.1f} ms  {100 * ms / figures["op_ms_per_step"]:4.1f}%  {name}')
   return 0

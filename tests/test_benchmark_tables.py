@@ -185,7 +185,7 @@ def test_step_profile_table_can_break_the_profiles_down_by_op_type():
       'matmuls-only': profile({'_MklMatMul': 600.0, 'Mul': 195.0, 'Cast': 5.0}, 500.0)}}}
 
   table = report.TABLES['step_profile_avx2_op_types'](results)
-  assert table[0] == ('| op type | as-built (ms, share): ccc | matmuls-only (ms, share): ccc |')
+  assert table[0] == '| op type | as-built (ms, share): ccc | matmuls-only (ms, share): ccc |'
   assert table[2:5] == ['| _MklMatMul | 600 (60%) | 600 (75%) |', '| Mul | 395 (40%) | 195 (24%) |',
                         '| the other op types | 5 (0%) | 5 (1%) |']
   assert table[-1] == '| **wall time per step** | 700 | 500 |'

@@ -31,8 +31,8 @@ def test_matmuls_only_keeps_a_variable_grns_matmuls_and_drops_its_element_wise_w
              selection_grn.from_projections(hidden, skip)]
 
   gate = variable_grn.gate_add_norm.gate
-  output = hidden.numpy() @ variable_grn.output_dense.kernel.numpy() + \
-      variable_grn.output_dense.bias.numpy()
+  output = (hidden.numpy() @ variable_grn.output_dense.kernel.numpy()
+            + variable_grn.output_dense.bias.numpy())
   expected = (skip.numpy() + output @ gate.values_dense.kernel.numpy()
               + gate.values_dense.bias.numpy() + output @ gate.gates_dense.kernel.numpy()
               + gate.gates_dense.bias.numpy())
