@@ -6,7 +6,9 @@ the paper's electricity size (`benchmarks/tft_throughput.py` for the project's,
 the ratio of their windows per second is the figure: absolute speeds differ between hosts
 of one class by 2x. Three rounds of project then peer by default; the round with the
 median float32 ratio at the paper's width is reported (every pair's figures from that
-round), every round's ratios beside it. The peer is measured three times:
+round), every round's ratios beside it, and each library's float32 rate for the matmuls
+that dominate the project's step (a per-variable GRN's, [B * E, D] x [D, D]), since the
+ratio follows it from host to host. The peer is measured three times:
 embedding every real input at the hidden size, as the paper and the project do; with its
 default narrower embeddings of real inputs (`hidden_continuous_size=8`), a smaller model;
 and at the hidden size in bfloat16 (`torch.autocast`), beside the project's
@@ -92,8 +94,14 @@ def measure_round(config, args) -> dict:
             f'{run["windows_per_second"]} windows/s, {run["parameter_count"]:,} parameters; '
             f'project / peer = {ratios[key]}', flush=True)
     peer_runs += peer['runs']
+  rows = tft_throughput.ELECTRICITY_LAYOUT.encoder_steps * config.batch_size
+  matmul_gflops = {'tensorflow': tft_throughput.matmul_gflops(rows, config.hidden_size),
+                   'torch': peer['matmul_gflops']}
+  print(f'[host] float32 matmuls [{rows}, {config.hidden_size}] x [{config.hidden_size}, '
+        f'{config.hidden_size}]: {matmul_gflops} GFLOPS', flush=True)
   return {'project': ours['float32'], 'project_bfloat16': ours.get('bfloat16'),
-          'peer': {**peer, 'runs': peer_runs}, 'ratios': ratios}
+          'peer': {**peer, 'runs': peer_runs}, 'ratios': ratios,
+          'matmul_gflops': matmul_gflops}
 
 
 def main():
@@ -131,6 +139,7 @@ def main():
          if median['project_bfloat16'] else {}),
       'peer': median['peer'],
       'ratio_project_over_peer': median['ratios'],
+      'matmul_gflops': median['matmul_gflops'],
       'rounds': [r['ratios'] for r in rounds],
   }
   print(f'[peer] median of {len(rounds)} rounds: project / peer = '

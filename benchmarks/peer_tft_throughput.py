@@ -92,6 +92,22 @@ def measure(hidden_continuous_size: int, steps: int, warmup: int, dropout: float
   }
 
 
+def matmul_gflops(rows: int, width: int, repeats: int = 20, rounds: int = 3) -> float:
+  """torch's float32 rate (GFLOPS, best of `rounds`) for [rows, width] x [width, width]
+  matmuls on this host: `benchmarks.tft_throughput.matmul_gflops`' measure."""
+  generator = torch.Generator().manual_seed(0)
+  inputs = [torch.randn(rows, width, generator=generator) for _ in range(repeats)]
+  kernel = torch.randn(width, width, generator=generator)
+  torch.matmul(inputs[0], kernel)
+  best = float('inf')
+  for _ in range(rounds):
+    start = time.perf_counter()
+    for x in inputs:
+      torch.matmul(x, kernel)
+    best = min(best, time.perf_counter() - start)
+  return round(2 * rows * width * width * repeats / best / 1e9, 1)
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--steps', type=int, default=20)
@@ -107,6 +123,7 @@ def main():
   import pytorch_forecasting  # pylint: disable=import-outside-toplevel
   report = {'torch': torch.__version__, 'pytorch_forecasting': pytorch_forecasting.__version__,
             'threads': torch.get_num_threads(), 'cpu_count': os.cpu_count(),
+            'matmul_gflops': matmul_gflops(BATCH * ENCODER, HIDDEN),
             'runs': [measure(size, args.steps, args.warmup, args.dropout, args.precision)
                      for size in args.hidden_continuous_size or [HIDDEN]]}
   print(json.dumps(report))

@@ -320,7 +320,19 @@ def peer_table(results: Results, key: str = 'peer_throughput') -> List[str]:
                  f'`hidden_continuous_size={width}`', f'{run["parameter_count"]:,}',
                  run['windows_per_second'], _ratio_cell(result, peer_ratio_key(run))])
   return _table(['model', 'parameters', 'windows/s', 'project / peer'], rows) + [
-      '', f'Host: {_host(result["host"])}.']
+      '', f'Host: {_host(result["host"])}.{_matmul_rates(result)}']
+
+
+def _matmul_rates(result: Dict[str, Any]) -> str:
+  """' Float32 matmuls ... TensorFlow 170 GFLOPS, torch 140.', or '' for runs measured
+  before `peer_comparison` timed them."""
+  if 'matmul_gflops' not in result:
+    return ''
+  size, rates = result['size'], result['matmul_gflops']
+  rows, width = size['encoder_steps'] * size['batch_size'], size['hidden_size']
+  return (f' Float32 matmuls of a per-variable GRN\'s shape, [{rows:,}, {width}] x [{width}, '
+          f'{width}], in that round: TensorFlow {rates["tensorflow"]} GFLOPS, torch '
+          f'{rates["torch"]}.')
 
 
 def _host(description: Dict[str, Any]) -> str:

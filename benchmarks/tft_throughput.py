@@ -80,6 +80,26 @@ def measure(layout: InputLayout, config: hparams.TFTConfig, steps: int,
   }
 
 
+def matmul_gflops(rows: int, width: int, repeats: int = 20, rounds: int = 3) -> float:
+  """This host's float32 rate (GFLOPS, best of `rounds`) for [rows, width] x [width, width]
+  matmuls, the shape of a per-variable GRN's at the electricity size (B * E rows).
+
+  Each matmul reads its own input, so that none is merged with another as a repeat.
+  """
+  rng = np.random.default_rng(0)
+  inputs = [tf.constant(rng.normal(size=(rows, width)), tf.float32) for _ in range(repeats)]
+  kernel = tf.constant(rng.normal(size=(width, width)), tf.float32)
+  products = tf.function(lambda: [tf.matmul(x, kernel) for x in inputs])
+  products()
+  best = float('inf')
+  for _ in range(rounds):
+    start = time.perf_counter()
+    outputs = products()
+    float(outputs[-1][0, 0])
+    best = min(best, time.perf_counter() - start)
+  return round(2 * rows * width * width * repeats / best / 1e9, 1)
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--steps', type=int, default=20,

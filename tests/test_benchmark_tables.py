@@ -298,3 +298,13 @@ def test_peer_table_pairs_each_peer_run_with_the_project_at_its_precision():
   other_host = {'peer_throughput_avx2': _peer_results(with_bfloat16=True)['peer_throughput']}
   assert report.TABLES['peer_avx2'](other_host)[:-2] == table
   assert report.peer_ratio_key({'hidden_continuous_size': 8}) == 'hidden_continuous_size_8'
+
+
+def test_peer_table_names_each_librarys_matmul_rate_when_the_run_measured_it():
+  results = _peer_results(with_bfloat16=False)
+  results['peer_throughput']['size'].update(encoder_steps=168, batch_size=64)
+  results['peer_throughput']['matmul_gflops'] = {'tensorflow': 171.5, 'torch': 140.2}
+  assert report.peer_table(results)[-1] == (
+      'Host: AMD EPYC, 2 CPUs, with avx2, fma. Float32 matmuls of a per-variable GRN\'s '
+      'shape, [10,752, 160] x [160, 160], in that round: TensorFlow 171.5 GFLOPS, torch '
+      '140.2.')
