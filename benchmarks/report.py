@@ -508,6 +508,8 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'stallion_by_step': stallion_by_step_table, 'pipeline_times': pipeline_times_table,
     'throughput': throughput_table, 'peer': peer_table,
     'peer_avx2': functools.partial(peer_table, key='peer_throughput_avx2'),
+    'peer_avx512_second_host': functools.partial(
+        peer_table, key='peer_throughput_avx512_second_host'),
     'headline': headline_table, 'dev_loop': dev_loop_table,
     'step_profile': step_profile_table,
     'step_profile_avx2': functools.partial(step_profile_table, key='step_profile_avx2'),

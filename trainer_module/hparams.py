@@ -81,10 +81,11 @@ class TFTConfig:
       'mixed_bfloat16', the TPU's native type (variables float32, the layers'
       computations bfloat16; the selection softmaxes, the attention weights, the
       quantile outputs and the losses float32); or 'auto': mixed_bfloat16 under a TPU
-      strategy, float32 elsewhere (on CPU it gains little: TensorFlow's element-wise
-      kernels are slower in bfloat16; benchmarks/README.md). The weights are
-      float32 either way, so a model warm-starts from one of the other precision, and
-      the exported model takes and returns float32.
+      strategy, float32 elsewhere (on CPU its speed depends on the host: slower than
+      float32 without bfloat16 instructions, 2 to 35% faster with AVX-512 BF16;
+      benchmarks/README.md). The weights are float32 either way, so a model
+      warm-starts from one of the other precision, and the exported model takes and
+      returns float32.
     seasonal_lag: The season L of the target in steps (12 for monthly data with a
       yearly season), or 0 for none. When set, each horizon step also reads the target
       L steps before it (the same month last year), scaled as the history, as one more
