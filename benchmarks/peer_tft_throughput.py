@@ -108,6 +108,33 @@ def matmul_gflops(rows: int, width: int, repeats: int = 20, rounds: int = 3) -> 
   return round(2 * rows * width * width * repeats / best / 1e9, 1)
 
 
+def lstm_matmul_flops(model: TemporalFusionTransformer) -> int:
+  """The flops of the model's LSTMs' matmuls per training step, from their shapes: torch
+  2.13's `FlopCounterMode` does not see its fused LSTM kernel. Each step multiplies the
+  input and the state by the four gates' weights; the input and weight gradients cost
+  twice the forward."""
+  total = 0
+  for lstm, steps in ((model.lstm_encoder, ENCODER), (model.lstm_decoder, HORIZON)):
+    assert lstm.num_layers == 1 and not lstm.bidirectional, lstm
+    forward = 2 * BATCH * steps * 4 * lstm.hidden_size * (lstm.input_size + lstm.hidden_size)
+    total += 3 * forward
+  return total
+
+
+def matmul_flops(hidden_continuous_size: int, dropout: float) -> dict:
+  """The matmul flops of one training step, forward and backward, by aten op, and the
+  LSTMs' (`lstm_matmul_flops`)."""
+  from torch.utils import flop_counter  # pylint: disable=import-outside-toplevel
+  torch.manual_seed(0)
+  model = build(hidden_continuous_size, dropout)
+  model.train()
+  x, y = synthetic_batch()
+  with flop_counter.FlopCounterMode(display=False) as counter:
+    model.loss.loss(model(x)['prediction'], y).mean().backward()
+  counted = {str(op): count for op, count in counter.get_flop_counts()['Global'].items()}
+  return {**counted, 'lstm (from shapes)': lstm_matmul_flops(model)}
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--steps', type=int, default=20)
@@ -115,11 +142,17 @@ def main():
   parser.add_argument('--dropout', type=float, default=0.1)
   parser.add_argument('--precision', choices=('float32', 'bfloat16'), default='float32',
                       help='bfloat16: the forward pass under torch.autocast')
+  parser.add_argument('--flops', action='store_true',
+                      help='print the matmul flops of one training step at the paper\'s '
+                      'width instead of timing (benchmarks/step_flops.py)')
   parser.add_argument('--hidden-continuous-size', type=int, action='append',
                       help='width of the real inputs\' embeddings and their GRNs; repeat '
                       'to measure several (default: 160, the hidden size, as the paper '
                       'and the project embed every input)')
   args = parser.parse_args()
+  if args.flops:
+    print(json.dumps(matmul_flops(HIDDEN, args.dropout)))
+    return
   import pytorch_forecasting  # pylint: disable=import-outside-toplevel
   report = {'torch': torch.__version__, 'pytorch_forecasting': pytorch_forecasting.__version__,
             'threads': torch.get_num_threads(), 'cpu_count': os.cpu_count(),
