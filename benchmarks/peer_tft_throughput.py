@@ -115,7 +115,8 @@ def lstm_matmul_flops(model: TemporalFusionTransformer) -> int:
   twice the forward."""
   total = 0
   for lstm, steps in ((model.lstm_encoder, ENCODER), (model.lstm_decoder, HORIZON)):
-    assert lstm.num_layers == 1 and not lstm.bidirectional, lstm
+    if lstm.num_layers != 1 or lstm.bidirectional:
+      raise ValueError(f'counted for one forward layer only, got {lstm}')
     forward = 2 * BATCH * steps * 4 * lstm.hidden_size * (lstm.input_size + lstm.hidden_size)
     total += 3 * forward
   return total
