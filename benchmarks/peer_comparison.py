@@ -41,6 +41,7 @@ from trainer_module import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER_VENV = os.path.join(PROJECT_ROOT, '.peer-venv')
+PEER_PYTHON = os.path.join(PEER_VENV, 'bin', 'python')
 PEER_REQUIREMENTS = ['torch==2.13.0', 'pytorch-forecasting==1.8.0']
 RESULTS = os.path.join(PROJECT_ROOT, 'benchmarks', 'results', 'peer_throughput.json')
 PAPER_WIDTH, PEER_DEFAULT_WIDTH = 160, 8
@@ -51,20 +52,33 @@ PrecisionPair = Tuple[str, str, Tuple[int, ...]]  # peer's, project's, the peer'
 def setup_peer(python: str) -> None:
   print(f'[peer] creating {PEER_VENV} with {python}: {" ".join(PEER_REQUIREMENTS)}')
   subprocess.run([python, '-m', 'venv', PEER_VENV], check=True)
-  subprocess.run([os.path.join(PEER_VENV, 'bin', 'python'), '-m', 'pip', 'install', '--quiet',
+  subprocess.run([PEER_PYTHON, '-m', 'pip', 'install', '--quiet',
                   *PEER_REQUIREMENTS], check=True)
+
+
+def require_peer(peer_python: str) -> None:
+  """Stops, naming the set-up command, when `peer_python` does not exist."""
+  if not os.path.exists(peer_python):
+    raise SystemExit(f'no peer environment at {peer_python}: run '
+                     '`.venv/bin/python -m benchmarks.peer_comparison --setup` first')
+
+
+def run_peer_script(peer_python: str, arguments: Sequence[str]) -> dict:
+  """The JSON that `peer_tft_throughput.py arguments` prints last, run in the peer's
+  environment; stops with its error output when it fails."""
+  completed = subprocess.run(
+      [peer_python, os.path.join(PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
+       *arguments], capture_output=True, text=True, check=False)
+  if completed.returncode:
+    raise SystemExit(f'the peer benchmark failed:\n{completed.stderr[-3000:]}')
+  return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def measure_peer(peer_python: str, steps: int, warmup: int, widths: Sequence[int],
                  precision: str) -> dict:
-  completed = subprocess.run(
-      [peer_python, os.path.join(PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
-       '--steps', str(steps), '--warmup', str(warmup), '--precision', precision,
-       *[argument for width in widths for argument in ('--hidden-continuous-size', str(width))]],
-      capture_output=True, text=True, check=False)
-  if completed.returncode:
-    raise SystemExit(f'the peer benchmark failed:\n{completed.stderr[-3000:]}')
-  return json.loads(completed.stdout.strip().splitlines()[-1])
+  return run_peer_script(peer_python, [
+      '--steps', str(steps), '--warmup', str(warmup), '--precision', precision,
+      *[argument for width in widths for argument in ('--hidden-continuous-size', str(width))]])
 
 
 def precisions_to_compare(cpu_flags: Sequence[str]) -> Tuple[PrecisionPair, ...]:
@@ -112,7 +126,7 @@ def main():
                       help=f'create {PEER_VENV} with pytorch-forecasting, then stop')
   parser.add_argument('--setup-python', default='python3.11',
                       help='the Python that creates it (torch 2.13 wheels: 3.11)')
-  parser.add_argument('--peer-python', default=os.path.join(PEER_VENV, 'bin', 'python'))
+  parser.add_argument('--peer-python', default=PEER_PYTHON)
   parser.add_argument('--steps', type=int, default=20)
   parser.add_argument('--warmup', type=int, default=3)
   parser.add_argument('--rounds', type=int, default=3,
@@ -123,8 +137,7 @@ def main():
   if args.setup:
     setup_peer(args.setup_python)
     return
-  if not os.path.exists(args.peer_python):
-    raise SystemExit(f'no peer environment at {args.peer_python}: run with --setup first')
+  require_peer(args.peer_python)
 
   config = dataclasses.replace(hparams.from_name('electricity'), jit_compile=False)
   rounds = [measure_round(config, args) for _ in range(args.rounds)]

@@ -15,9 +15,7 @@ much of a step's time the matmuls alone must take at a host's matmul rate.
 import argparse
 import dataclasses
 import datetime
-import json
 import os
-import subprocess
 import sys
 from typing import Dict, List, Optional
 
@@ -74,27 +72,14 @@ def project_matmul_flops(config: hparams.TFTConfig) -> Dict[str, int]:
   return graph_matmul_flops(graph)
 
 
-def peer_matmul_flops(peer_python: str) -> Dict[str, int]:
-  """The peer's matmul flops per training step, from `peer_tft_throughput.py --flops`."""
-  completed = subprocess.run(
-      [peer_python, os.path.join(host.PROJECT_ROOT, 'benchmarks', 'peer_tft_throughput.py'),
-       '--flops'], capture_output=True, text=True, check=False)
-  if completed.returncode:
-    raise SystemExit(f'the peer\'s count failed:\n{completed.stderr[-3000:]}')
-  return json.loads(completed.stdout.strip().splitlines()[-1])
-
-
 def main(argv: Optional[List[str]] = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--peer-python', default=os.path.join(peer_comparison.PEER_VENV, 'bin',
-                                                             'python'))
+  parser.add_argument('--peer-python', default=peer_comparison.PEER_PYTHON)
   parser.add_argument('--output', default=RESULTS)
   args = parser.parse_args(argv)
-  if not os.path.exists(args.peer_python):
-    raise SystemExit(f'no peer environment at {args.peer_python}: run '
-                     '`.venv/bin/python -m benchmarks.peer_comparison --setup` first')
+  peer_comparison.require_peer(args.peer_python)
   ours = project_matmul_flops(hparams.from_name('electricity'))
-  peer = peer_matmul_flops(args.peer_python)
+  peer = peer_comparison.run_peer_script(args.peer_python, ['--flops'])
   figures = {'project': ours, 'peer': peer,
              'project_gflop': round(sum(ours.values()) / 1e9, 1),
              'peer_gflop': round(sum(peer.values()) / 1e9, 1)}
