@@ -40,6 +40,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--target', required=True, help='the column to forecast')
   parser.add_argument('--time', help='the time column (default: the column whose every '
                       'value is an ISO 8601 timestamp)')
+  parser.add_argument('--series-key', nargs='+', metavar='COLUMN',
+                      help='the columns that tell the series apart (default: the fewest '
+                      'text or integer columns that, with the time, identify every row)')
   parser.add_argument('--output', help='the spec file to write (default: '
                       '<name>.yaml in the current directory); the schema goes next to it')
   parser.add_argument('--name', help='the data set name (default: from the file name)')
@@ -70,7 +73,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
   try:
     drafted = draft(read_table(csv_path), target=args.target, name=name, time=args.time,
-                    horizon=args.horizon, encoder_steps=args.encoder_steps)
+                    horizon=args.horizon, encoder_steps=args.encoder_steps,
+                    series_key=args.series_key)
   except (DraftError, OSError) as error:
     print(f'tft-pipeline init: error: {csv_path}: {error}', file=sys.stderr)
     return 2

@@ -15,6 +15,7 @@ import dataclasses
 import difflib
 import io
 import itertools
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -33,7 +34,14 @@ from trainer_module.naive_forecasts import naive_forecasts, periods_for
 # a month, half a year and a year ahead.
 _MAX_DEFAULT_HISTORY = 384
 EVAL_SHARE = 0.2  # of the longest series' steps, at least one horizon
-_TIME_NAMES = ('timestamp', 'datetime', 'date', 'time', 'ds', 'period', 'month', 'week')
+_TIME_NAMES = ('timestamp', 'datetime', 'date', 'day', 'time', 'ts', 'ds', 'period', 'month',
+               'week')
+# Words in the names of columns that usually identify series: among keys that tell the
+# series apart equally well, one named so is preferred.
+_ID_WORDS = frozenset({'id', 'key', 'code', 'series', 'sku', 'store', 'shop', 'item',
+                       'product', 'station', 'site', 'sensor', 'meter', 'customer', 'agency',
+                       'name'})
+_TIME_OF_DAY = re.compile(r'\d{1,2}:\d{2}(:\d{2})?')
 # Time-varying reals with these in their name are usually known ahead (prices, calendars).
 _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'weekend',
                 'planned', 'schedule', 'tariff', 'forecast')
@@ -112,19 +120,23 @@ def read_table(path: str) -> pd.DataFrame:
 
 
 def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = None,
-          horizon: Optional[int] = None, encoder_steps: Optional[int] = None) -> Draft:
+          horizon: Optional[int] = None, encoder_steps: Optional[int] = None,
+          series_key: Optional[Sequence[str]] = None) -> Draft:
   """Drafts the spec of `table` (every value a string, as in the file; the index is each
-  row's line in the file, as `read_table` gives it).
+  row's line in the file, as `read_table` gives it). `series_key`, when given, names the
+  columns that tell the series apart instead of the guess.
 
   Raises:
     DraftError: a named column is absent, no time column is found, the target is not
-      numeric or has missing values, the rows do not fall on a regular grid, a series
-      has two rows at one time, or the series are too short for any window.
+      numeric, has missing values or never changes within a series, the rows do not fall
+      on a regular grid, a series has two rows at one time, a key column has empty
+      values, or the series are too short for any window.
   """
   if table.empty:
     raise DraftError('the file has a header and no rows')
   table = table.apply(lambda column: column.str.strip())
-  for what, column in (('target', target), ('time', time)):
+  named = [('target', target), ('time', time)] + [('series key', c) for c in series_key or ()]
+  for what, column in named:
     if column is not None and column not in table.columns:
       raise DraftError(f"{what} column '{column}' is not in the file"
                        f'{_did_you_mean(column, table.columns)}; its columns are '
@@ -138,17 +150,21 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   _check_target_values(table[target], target, numbers[target], missing[target])
   time = time or _guess_time_column(table, exclude=target)
   seconds = _timestamps(table[time], time)
-  others = [c for c in table.columns if c not in (time, target) and not missing[c].any()]
-  key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
-                    integers=[c for c in others
-                              if numbers[c] is not None and _integral(numbers[c])],
-                    time=time, left_out={c: missing[c] for c in table.columns
-                                         if c not in (time, target) and missing[c].any()
-                                         and (numbers[c] is None or _integral(numbers[c]))})
+  if series_key:
+    key = _given_series_key(table, seconds, tuple(series_key), time, target, missing)
+  else:
+    _check_no_time_of_day_column(table, seconds, time, numbers)
+    others = [c for c in table.columns if c not in (time, target)]
+    key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
+                      integers=[c for c in others
+                                if numbers[c] is not None and _integral(numbers[c])],
+                      time=time)
+    _check_key_filled(table, key, missing)
   series = _series_ids(table, key)
   if missing[target].any():
     raise DraftError(_missing_target_message(table[target], target, missing[target],
                                              seconds, series))
+  _check_target_varies(table, numbers[target], target, key, series)
   frequency = _frequency(seconds, series, table[time])
   moments, inverse = np.unique(seconds, return_inverse=True)
   steps = np.array([frequency.step_of(moment) for moment in moments])[inverse]
@@ -157,9 +173,10 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   if gaps:
     findings.append(f'{gaps} steps are missing inside series: windows over a gap are '
                     'skipped, never shifted')
-  columns = [ColumnDraft(c, Role.SERIES_KEY, DType.CATEGORICAL, check=numbers[c] is not None,
-                         note=None if numbers[c] is None else
-                         'CHECK: numbers that tell the series apart; is this the id?')
+  guessed_numbers = [c for c in key if numbers[c] is not None and not series_key]
+  columns = [ColumnDraft(c, Role.SERIES_KEY, DType.CATEGORICAL, check=c in guessed_numbers,
+                         note='CHECK: numbers that tell the series apart; is this the id?'
+                         if c in guessed_numbers else None)
              for c in key]
   columns.append(ColumnDraft(time, Role.TIME, DType.CATEGORICAL))
   columns.append(ColumnDraft(target, Role.TARGET, DType.REAL))
@@ -167,7 +184,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     if column in (time, target) or column in key:
       continue
     drafted, left_out = _other_column(column, table[column], numbers[column],
-                                      missing[column], series, missing[target])
+                                      missing[column], series, missing[target], seconds)
     stray = _stray_text(column, table[column], numbers[column], missing[column])
     if stray:
       findings.append(stray)
@@ -178,18 +195,26 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     else:
       columns.append(drafted)
   lengths = pd.Series(steps).groupby(series.to_numpy()).agg(lambda s: s.max() - s.min() + 1)
-  horizon, encoder_steps, eval_steps, note = _window(frequency, int(lengths.max()),
-                                                     horizon, encoder_steps)
+  horizon, encoder_steps, eval_start_step, note = _window(
+      frequency, int(lengths.max()), int(steps.max()), horizon, encoder_steps)
   if note:
     findings.append(note)
-  eval_start_step = int(steps.max()) - eval_steps + 1
+  short = _short_series_finding(table, key, series, lengths, encoder_steps + horizon)
+  if short:
+    findings.append(short)
   target_values = numbers[target].to_numpy()
   maes = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
                     eval_start_step)
+  eval_start = _format_time(frequency.seconds_of(eval_start_step))
   if not maes:
-    raise DraftError(f'no series has an eval window of {encoder_steps} history and {horizon} '
-                     'forecast steps without gaps; give longer series, or a shorter '
-                     '--horizon and --encoder-steps')
+    raise DraftError(f'no series has an eval window ({encoder_steps} history and {horizon} '
+                     f'forecast steps{" without gaps" if gaps else ""}, forecasting from '
+                     f'{eval_start} on); give longer series, or a shorter --horizon and '
+                     '--encoder-steps')
+  if min(maes.values()) == 0:
+    findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every eval '
+                    'window (MAE 0), so no model can beat it and none will be blessed: check '
+                    'the target column')
   calendar = frequency.default_calendar_features()
   for feature in set(calendar) & set(table.columns):
     findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
@@ -197,7 +222,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
                calendar_features=tuple(f for f in calendar if f not in table.columns),
                columns=columns,
-               eval_start=_format_time(frequency.seconds_of(eval_start_step)),
+               eval_start=eval_start,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
@@ -293,6 +318,8 @@ def _line(mask: pd.Series) -> int:
 def _guess_time_column(table: pd.DataFrame, exclude: str) -> str:
   parsed = [c for c in table.columns if c != exclude and _all_timestamps(table[c])]
   if not parsed:
+    for column in (c for c in table.columns if c != exclude and c.lower() in _TIME_NAMES):
+      _timestamps(table[column], column)  # names its first value that is no timestamp
     raise DraftError('no column holds an ISO 8601 timestamp (2024-01-31, 2024-01-31 '
                      '13:00:00) in every row; pass --time COLUMN, with the times written '
                      'so')
@@ -320,16 +347,15 @@ def _timestamps(values: pd.Series, column: str) -> np.ndarray:
 
 
 def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
-                integers: Sequence[str], time: str,
-                left_out: Dict[str, pd.Series]) -> Tuple[str, ...]:
+                integers: Sequence[str], time: str) -> Tuple[str, ...]:
   """The fewest columns that with the time identify every row, text columns (the usual
-  ids) before integer ones; of those, the ones that make the fewest, longest series.
+  ids) before integer ones; of those, the ones that make the fewest, longest series, and
+  of those the ones named like ids (`_ID_WORDS`), then the first in the file.
 
   Raises:
     DraftError: no such columns, or a few rows (up to `_DUPLICATE_SHARE` of their
       series) repeat a series' time under the closest key: duplicates, which the
-      message names, not a sign that the key needs another column. Candidates with
-      empty values (`left_out`, by column) are named as the other likely cause.
+      message names, not a sign that the key needs another column.
   """
   times = pd.Series(seconds, index=table.index, name='__time__')
 
@@ -344,20 +370,107 @@ def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
         repeat_counts[key] = int(repeat(key).sum())
         if not repeat_counts[key]:
           found.append((len(table[list(key)].drop_duplicates()) if key else 1, key))
-      if found:  # ties: the file's order
-        return min(found, key=lambda item: item[0])[1]
+      if found:  # min() keeps the first of equals: the file's order
+        return min(found, key=lambda item: (item[0], -_id_words(item[1])))[1]
     closest = min(repeat_counts, key=lambda key: (repeat_counts[key], len(key)))
     repeats = repeat(closest)
     series = _series_ids(table, closest)
     if repeats.sum() <= _DUPLICATE_SHARE * series.isin(series[repeats]).sum():
       raise DraftError(_duplicates_message(table, times, closest, time, repeats))
-  earlier, line = _first_repeat(times.to_frame())
-  unusable = ''.join(f"; column '{column}' is empty on line {_line(empty)}, so it cannot be "
-                     'part of the key' for column, empty in left_out.items())
+  earlier, line = _first_repeat(pd.concat([table[list(closest)], times], axis=1))
+  at = f'e.g. lines {earlier} and {line}, {time} {table.loc[line, time]!r}'
+  if closest:
+    where = (f'{int(repeats.sum())} rows repeat the time of an earlier row with the same '
+             f"{', '.join(closest)} ({at})")
+  else:
+    where = f'rows at the same time ({at}) differ in no such column'
   raise DraftError(f'no combination of up to {_MAX_KEY_COLUMNS} text or integer columns '
-                   f'tells the series apart: rows at the same time (e.g. lines {earlier} and '
-                   f'{line}, {time} {table.loc[line, time]!r}) differ in no such '
-                   f'column{unusable}. Add a series id column, or aggregate the duplicates')
+                   f'tells the series apart: {where}. Remove or aggregate repeated rows; if '
+                   'they belong to other series, add a column that tells them apart, or '
+                   'name the key columns with --series-key')
+
+
+def _id_words(key: Tuple[str, ...]) -> int:
+  """How many of `key`'s columns are named like ids (`store_id`, `SKU`, `site`)."""
+  return sum(bool(_ID_WORDS & set(re.split(r'[^a-z0-9]+', column.lower()))) for column in key)
+
+
+def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, ...],
+                      time: str, target: str, missing: Dict[str, pd.Series]
+                      ) -> Tuple[str, ...]:
+  """`key` as the user named it, checked: other columns than the time and target, no
+  empty values, and with the time one row each."""
+  for column in key:
+    if key.count(column) > 1:
+      problem = 'twice'
+    elif column in (time, target):
+      problem = f'that is the {"time" if column == time else "target"} column'
+    else:
+      continue
+    raise DraftError(f"--series-key names column '{column}' {problem}; name the columns "
+                     'that tell the series apart, each once')
+  _check_key_filled(table, key, missing)
+  times = pd.Series(seconds, index=table.index, name='__time__')
+  repeats = pd.concat([table[list(key)], times], axis=1).duplicated()
+  if repeats.any():
+    raise DraftError(_duplicates_message(table, times, key, time, repeats))
+  return key
+
+
+def _check_key_filled(table: pd.DataFrame, key: Tuple[str, ...],
+                      missing: Dict[str, pd.Series]) -> None:
+  """Raises DraftError naming the first row where a key column is empty."""
+  for column in key:
+    if missing[column].any():
+      count = int(missing[column].sum())
+      raise DraftError(
+          f"column '{column}' tells the series apart but is empty in {count} "
+          f'row{"s" if count > 1 else ""} (first on line {_line(missing[column])}): fill '
+          'them in, or remove those rows, or name the key columns with --series-key')
+
+
+def _check_no_time_of_day_column(table: pd.DataFrame, seconds: np.ndarray, time: str,
+                                 numbers: Dict[str, Optional[pd.Series]]) -> None:
+  """Raises DraftError when the time column holds dates and another the times of day:
+  split so, each day's rows would be taken for series of their own."""
+  if (seconds % DAY).any():
+    return
+  for column in table.columns:
+    values = table[column]
+    if numbers[column] is None and column != time and values.str.fullmatch(_TIME_OF_DAY).all():
+      raise DraftError(
+          f"column '{column}' holds times of day ({values.iloc[0]!r} on line "
+          f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
+          f"and time in one column ('{_format_time(int(seconds[0]))} {values.iloc[0]}') "
+          'and run init again')
+
+
+def _check_target_varies(table: pd.DataFrame, numbers: pd.Series, target: str,
+                         key: Tuple[str, ...], series: pd.Series) -> None:
+  """Raises DraftError when the target never changes within a series: nothing to
+  forecast, and a naive forecast no model can beat."""
+  if (numbers.groupby(series.to_numpy()).nunique() > 1).any():
+    return
+  first = table.index[0]
+  where = (' of the series ' + ', '.join(f'{c} {table.loc[first, c]!r}' for c in key)
+           if key else '')
+  raise DraftError(f"target column '{target}' never changes within a series (e.g. "
+                   f'{table.loc[first, target]!r} in every row{where}): there is nothing to '
+                   'forecast; check that --target names the column to forecast')
+
+
+def _short_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
+                          lengths: pd.Series, window: int) -> Optional[str]:
+  """Names the series too short to hold one window of `window` steps, or None."""
+  short = lengths[lengths < window]
+  if short.empty:
+    return None
+  line = _line(series == short.index[0])
+  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key) or 'the series'
+  return (f'{len(short)} series cannot fill one window of history and horizon ({window} '
+          f'steps), so no window of theirs is trained on or scored: e.g. {name} (from line '
+          f'{line}), {int(short.iloc[0])} steps; give them more rows, or a shorter '
+          '--encoder-steps')
 
 
 def _first_repeat(identity: pd.DataFrame) -> Tuple[int, int]:
@@ -440,8 +553,8 @@ def _gaps(steps: np.ndarray, series: pd.Series) -> int:
 
 
 def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
-                  missing: pd.Series, series: pd.Series, target_missing: pd.Series
-                  ) -> Tuple[Optional[ColumnDraft], Optional[str]]:
+                  missing: pd.Series, series: pd.Series, target_missing: pd.Series,
+                  seconds: np.ndarray) -> Tuple[Optional[ColumnDraft], Optional[str]]:
   """The draft of a column that is neither key, time nor target, or (None, why not)."""
   dtype = DType.REAL if numbers is not None else DType.CATEGORICAL
   compared = values.where(~missing, '') if dtype == DType.CATEGORICAL else numbers
@@ -465,13 +578,24 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
         'real): remove the line if its future values are not known')), None
   allow_missing = bool(numbers.isna().any())
   filled_ahead = bool((target_missing & numbers.notna()).any())
-  known = filled_ahead or any(hint in name.lower() for hint in _KNOWN_HINTS)
+  named_known = any(hint in name.lower() for hint in _KNOWN_HINTS)
+  flag = _calendar_flag(numbers, series, seconds)
+  known = filled_ahead or named_known or flag
   reason = ('filled where the target is not yet' if filled_ahead else
-            'its name suggests a value known ahead' if known else
+            'its name suggests a value known ahead' if named_known else
+            'a 0/1 flag the same in every series at each time, like a holiday' if flag else
             'default: its future values are not known')
   return ColumnDraft(name, Role.KNOWN if known else Role.OBSERVED, dtype,
                      allow_missing=allow_missing,
                      note=f'CHECK known or observed ({reason})', check=True), None
+
+
+def _calendar_flag(numbers: pd.Series, series: pd.Series, seconds: np.ndarray) -> bool:
+  """Whether a column is 0 or 1 in every row and, over two or more series, the same in
+  all of them at each time: a holiday or an event, most likely marked ahead."""
+  if series.nunique() < 2 or not numbers.isin((0, 1)).all():
+    return False
+  return bool((numbers.groupby(seconds).nunique() == 1).all())
 
 
 def _series_numbering(numbers: pd.Series, series: pd.Series) -> Optional[Tuple[int, int]]:
@@ -486,12 +610,17 @@ def _series_numbering(numbers: pd.Series, series: pd.Series) -> Optional[Tuple[i
   return (first, last) if last - first + 1 == len(values) else None
 
 
-def _window(frequency: Frequency, longest: int, horizon: Optional[int],
+def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],
             encoder_steps: Optional[int]) -> Tuple[int, int, int, Optional[str]]:
-  """(horizon, history, eval steps, a note if the history was shortened)."""
+  """(horizon, history, the eval period's first step, a note if the history was
+  shortened). The eval period ends at `last_step` and holds `EVAL_SHARE` of the longest
+  series, at least a horizon, from a step divisible by the horizon: the windowing
+  component starts forecasts there, so it holds a whole window."""
   default_horizon, default_history = _default_window(frequency)
   horizon = horizon or default_horizon
-  eval_steps = max(horizon, int(round(EVAL_SHARE * longest)))
+  eval_start = last_step + 1 - max(horizon, int(round(EVAL_SHARE * longest)))
+  eval_start -= eval_start % horizon
+  eval_steps = last_step + 1 - eval_start
   train_steps = longest - eval_steps
   if encoder_steps is None:
     encoder_steps = default_history
@@ -500,13 +629,13 @@ def _window(frequency: Frequency, longest: int, horizon: Optional[int],
       shortened = max(horizon, 2 * train_steps // 3 - horizon)
       note = (f'history shortened from {encoder_steps} to {shortened} steps so that the '
               f'training period ({train_steps} steps) holds windows')
-      return horizon, shortened, eval_steps, note
+      return horizon, shortened, eval_start, note
   if encoder_steps + horizon > train_steps:
     raise DraftError(f'the longest series has {longest} steps: after {eval_steps} eval steps '
                      f'its {train_steps} training steps cannot hold one window of '
                      f'{encoder_steps} history and {horizon} forecast steps; give a shorter '
                      '--encoder-steps or --horizon')
-  return horizon, encoder_steps, eval_steps, None
+  return horizon, encoder_steps, eval_start, None
 
 
 def _default_window(frequency: Frequency) -> Tuple[int, int]:

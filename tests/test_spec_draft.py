@@ -6,6 +6,7 @@ import yaml
 
 from pipeline import init_spec, spec_draft
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
+from schema.time_split import parse_timestamp
 
 SHOPS = [f'shop_{letter}' for letter in 'ABCDEFGHIJKL']  # 12
 
@@ -135,12 +136,12 @@ def test_a_second_key_column_that_splits_a_few_series_is_no_duplicate(tmp_path):
   assert drafted.series == 41
 
 
-def test_a_key_column_with_an_empty_value_is_named_when_no_key_is_found(tmp_path):
+def test_a_key_column_with_an_empty_value_is_named_with_its_line(tmp_path):
   lines = ['shop,day,sales'] + [f'{shop},2024-01-{day:02d},{day}' for shop in 'AB'
                                 for day in range(1, 29)]
   lines[40] = lines[40].replace('B,', ',', 1)  # line 41
-  with pytest.raises(spec_draft.DraftError, match=r"lines 2 and 30, day '2024-01-01'\) differ "
-                     r"in no such column; column 'shop' is empty on line 41"):
+  with pytest.raises(spec_draft.DraftError, match=r"column 'shop' tells the series apart but "
+                     r'is empty in 1 row \(first on line 41\): fill them in'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
@@ -214,3 +215,139 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
 def test_names_the_pipeline_cannot_take_are_refused_with_the_fix(tmp_path, table, message):
   with pytest.raises(spec_draft.DraftError, match=message):
     spec_draft.draft(_read(tmp_path, table), 'sales', 'sales')
+
+
+def _monthly(start, months, shops='AB'):
+  lines = ['shop,month,sales'] + [
+      f'{shop},{month.date().isoformat()},{100 + 7 * index + (number * 13) % 11}'
+      for index, shop in enumerate(shops)
+      for number, month in enumerate(pd.date_range(start, periods=months, freq='MS'))]
+  return '\n'.join(lines) + '\n'
+
+
+@pytest.mark.parametrize('start', [f'2021-{month:02d}-01' for month in range(1, 13)])
+def test_the_eval_period_starts_where_a_forecast_can_so_that_it_holds_a_window(tmp_path,
+                                                                               start):
+  # 30 months: the eval period is 6 steps, a horizon, wherever the data starts.
+  drafted = spec_draft.draft(_read(tmp_path, _monthly(start, 30)), 'sales', 'sales')
+  eval_step = drafted.frequency.step_of(parse_timestamp(drafted.eval_start))
+  assert eval_step % drafted.horizon == 0  # where the windowing component starts forecasts
+  last = pd.Timestamp(start) + pd.DateOffset(months=29)
+  assert pd.Timestamp(drafted.eval_start) <= last - pd.DateOffset(months=drafted.horizon - 1)
+  assert drafted.naive_maes
+
+
+def test_dates_not_in_iso_8601_in_a_column_named_for_time_are_named_with_line(tmp_path):
+  text = _daily().replace('2024-01-', '2024/01/')
+  with pytest.raises(spec_draft.DraftError, match=r"line 2: column 'day': cannot parse "
+                     r"'2024/01/01' as a timestamp; use ISO 8601"):
+    spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+
+
+def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
+  lines = ['day,hour,sales'] + [f'2024-01-{day:02d},{hour:02d}:00,{day + hour}'
+                                for day in range(1, 29) for hour in range(24)]
+  with pytest.raises(spec_draft.DraftError, match=r"column 'hour' holds times of day \('00:00' "
+                     r"on line 2\) beside the dates of column 'day': write each row's date "
+                     r"and time in one column \('2024-01-01 00:00'\)"):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_many_repeated_rows_are_named_under_the_closest_key(tmp_path):
+  # A re-export of each shop's last 10 days, appended: 20 of 80 rows repeat.
+  lines = _read_lines = ['shop,day,sales'] + [
+      f'{shop},2024-01-{day:02d},{day}' for shop in 'AB' for day in range(1, 31)]
+  lines += [line for line in _read_lines[1:] if int(line[-2:].strip(',')) > 20]
+  with pytest.raises(spec_draft.DraftError, match=r'20 rows repeat the time of an earlier row '
+                     r"with the same shop \(e\.g\. lines 22 and 62, day '2024-01-21'\)\. "
+                     r'Remove or aggregate repeated rows'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_a_series_too_short_for_a_window_is_named(tmp_path):
+  text = _monthly('2020-01-01', 40) + ''.join(
+      f'C,2023-{month:02d}-01,{month}\n' for month in range(1, 6))
+  drafted = spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+  assert any(finding.startswith(
+      f'1 series cannot fill one window of history and horizon '
+      f'({drafted.encoder_steps + drafted.horizon} steps), so no window of theirs is trained '
+      "on or scored: e.g. shop 'C' (from line 82), 5 steps") for finding in drafted.findings)
+  assert not any('cannot fill' in finding for finding in spec_draft.draft(
+      _read(tmp_path, _monthly('2020-01-01', 40)), 'sales', 'sales').findings)
+
+
+def test_a_target_that_never_changes_within_a_series_is_refused(tmp_path):
+  text = '\n'.join(['shop,day,sales'] + [f'{shop},2024-01-{day:02d},{ord(shop)}'
+                                         for shop in 'AB' for day in range(1, 31)]) + '\n'
+  with pytest.raises(spec_draft.DraftError, match=r"target column 'sales' never changes "
+                     r"within a series \(e\.g\. '65' in every row of the series shop 'A'\)"):
+    spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+
+
+def test_a_target_the_naive_forecast_matches_on_the_eval_windows_is_flagged(tmp_path):
+  # Sales vary over the first half of the year, then stay at 5.
+  lines = ['day,sales'] + [f'{day.date().isoformat()},{day.day % 7 if day.month < 7 else 5}'
+                           for day in pd.date_range('2024-01-01', '2024-12-31')]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert drafted.naive_maes[drafted.best_naive] == 0
+  assert any(finding.startswith(f'the naive forecast {drafted.best_naive} is exact on every '
+                                'eval window (MAE 0), so no model can beat it')
+             for finding in drafted.findings)
+
+
+def test_a_key_named_like_an_id_is_preferred_to_an_equal_static_number():
+  columns = _drafted_columns(_monthly_sales(
+      SHOPS, floor_m2=[100 + 50 * i for i in range(12)], store_id=list(range(12)))
+      .drop(columns='shop'))
+  assert columns['store_id'].role == Role.SERIES_KEY
+  assert columns['floor_m2'].role == Role.STATIC
+
+
+def test_series_key_names_the_key_instead_of_the_guess(tmp_path):
+  table = _monthly_sales(SHOPS, floor_m2=[100 + 50 * i for i in range(12)],
+                         number=list(range(12)))
+  drafted = spec_draft.draft(table, 'sales', 'sales', series_key=['number'])
+  [key] = [column for column in drafted.columns if column.role == Role.SERIES_KEY]
+  assert (key.name, key.check) == ('number', False)  # the user's word: nothing to check
+  # Named so, the shop is no key but a static text column.
+  assert {c.name: c.role for c in drafted.columns}['shop'] == Role.STATIC
+
+
+@pytest.mark.parametrize('key, message', [
+    (['region'], r"series key column 'region' is not in the file"),
+    (['month'], r"--series-key names column 'month' that is the time column"),
+    (['shop', 'shop'], r"--series-key names column 'shop' twice"),
+    (['tier'], r"lines 0 and 30 are two rows of the series tier 'gold' at the same time"),
+])
+def test_a_series_key_that_cannot_be_is_refused_with_the_fix(key, message):
+  table = _monthly_sales(SHOPS, tier=['gold'] * 6 + ['silver'] * 6)
+  with pytest.raises(spec_draft.DraftError, match=message):
+    spec_draft.draft(table, 'sales', 'sales', series_key=key)
+
+
+def test_a_0_1_flag_shared_by_every_series_at_each_time_is_drafted_as_known():
+  table = _monthly_sales(SHOPS)
+  months = table['month'].str[5:7]
+  table['christmas'] = (months == '12').astype(int).astype(str)
+  table['market_volume'] = (table['month'].str[:4].astype(int) * 10 + months.astype(int)
+                            ).astype(str)  # shared too, but not a flag
+  # A flag of each shop's own: (shop + month) % 3 == 0, 30 months a shop.
+  table['rained'] = ((table.index // 30 + table.index) % 3 == 0).astype(int).astype(str)
+  columns = _drafted_columns(table)
+  assert columns['christmas'].role == Role.KNOWN
+  assert columns['christmas'].note == ('CHECK known or observed (a 0/1 flag the same in every '
+                                       'series at each time, like a holiday)')
+  assert columns['market_volume'].role == columns['rained'].role == Role.OBSERVED
+  # One series cannot tell a shared flag from its own.
+  one = _monthly_sales(SHOPS[:1])
+  one['christmas'] = (one['month'].str[5:7] == '12').astype(int).astype(str)
+  assert _drafted_columns(one)['christmas'].role == Role.OBSERVED
+
+
+def test_series_with_no_whole_eval_window_are_refused_with_the_eval_start(tmp_path):
+  lines = _daily(days=100).splitlines()
+  del lines[71:97]  # days 70 to 95: every eval window crosses the gap
+  with pytest.raises(spec_draft.DraftError, match=r'no series has an eval window \(28 history '
+                     r'and 7 forecast steps without gaps, forecasting from 2024-03-21 on\); '
+                     r'give longer series'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
