@@ -80,7 +80,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
   text = render(drafted, csv_path, spec_path, schema_path)
   os.makedirs(os.path.dirname(spec_path), exist_ok=True)
-  with open(spec_path, 'w') as f:
+  with open(spec_path, 'w', encoding='utf-8') as f:
     f.write(text)
   print(f'[init] read {drafted.rows} rows of {drafted.series} series from {csv_path}')
   try:
@@ -92,6 +92,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
   print(summary(drafted, spec_path, schema_path, csv_path))
   return 0
+
+
+def _quoted(text: str) -> str:
+  """`text` as a YAML double-quoted string, its letters as written (`"Absatz (Stück)"`)."""
+  return json.dumps(text, ensure_ascii=False)
 
 
 def _name_from(path: str) -> str:
@@ -109,7 +114,7 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'{drafted.rows} rows, {drafted.series} series.',
       f'# {checks} lines are marked CHECK: confirm or change them, then run',
       f'#   tft-pipeline --spec {os.path.relpath(spec_path)}',
-      f'name: {json.dumps(drafted.name)}',
+      f'name: {_quoted(drafted.name)}',
       f'frequency: {drafted.frequency.value}  # {drafted.frequency.description}',
       f'encoder_steps: {drafted.encoder_steps}  # history length E, in steps',
       f'horizon: {drafted.horizon}  # forecast length H, in steps',
@@ -120,19 +125,19 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
                  'the data: no forecast will be (remove the line if the target can be lower)')
   lines.append(f'columns:  # roles: {_ROLE_HELP}')
   for column in drafted.columns:
-    fields = [f'name: {json.dumps(column.name)}', f'role: {column.role.value}',
+    fields = [f'name: {_quoted(column.name)}', f'role: {column.role.value}',
               f'dtype: {column.dtype.value}']
     if column.allow_missing:
       fields.append('allow_missing: true')
     note = f'  # {column.note}' if column.note else ''
     lines.append(f'  - {{{", ".join(fields)}}}{note}')
   lines += [
-      f'split: {{eval_start: {json.dumps(drafted.eval_start)}}}  # the eval period: the '
+      f'split: {{eval_start: {_quoted(drafted.eval_start)}}}  # the eval period: the '
       'last steps; windows forecast from here on',
       f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
       f'best naive forecast\'s; here: {maes}',
-      f'schema: {json.dumps(os.path.relpath(schema_path, base))}',
-      f'data: {json.dumps(os.path.relpath(csv_path, base))}',
+      f'schema: {_quoted(os.path.relpath(schema_path, base))}',
+      f'data: {_quoted(os.path.relpath(csv_path, base))}',
   ]
   return '\n'.join(lines) + '\n'
 
@@ -166,7 +171,7 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
   kept = [domain for domain in schema.string_domain if domain.name in used]
   del schema.string_domain[:]
   schema.string_domain.extend(kept)
-  with open(schema_path, 'w') as f:
+  with open(schema_path, 'w', encoding='utf-8') as f:
     f.write(f"# TFDV schema of data set '{spec.name}', inferred by tft-pipeline init from "
             f'{os.path.basename(csv_path)}.\n# The time column is INT epoch seconds, as the '
             'pipeline\'s ExampleGen writes it. Curate it as your data requires.\n')

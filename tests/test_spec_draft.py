@@ -351,3 +351,14 @@ def test_series_with_no_whole_eval_window_are_refused_with_the_eval_start(tmp_pa
                      r'and 7 forecast steps without gaps, forecasting from 2024-03-21 on\); '
                      r'give longer series'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_column_names_are_written_as_they_are_spelt_and_read_back_so(tmp_path):
+  text = _daily(**{'Preis (€)': lambda day: f'{2 + day % 3}.5'}).replace('sales', 'Absatz')
+  drafted = spec_draft.draft(_read(tmp_path, text), 'Absatz', 'verkauf')
+  spec_path = tmp_path / 'verkauf.yaml'
+  rendered = init_spec.render(drafted, str(tmp_path / 'sales.csv'), str(spec_path),
+                              str(tmp_path / 'verkauf.schema.pbtxt'))
+  assert '{name: "Preis (€)", role: observed' in rendered  # not "Preis (\u20ac)"
+  values = yaml.safe_load(rendered)
+  assert [column['name'] for column in values['columns']] == ['day', 'Absatz', 'Preis (€)']
