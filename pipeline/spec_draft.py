@@ -490,7 +490,19 @@ def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, .
   return (f'lines {earlier} and {line} are two rows{series} at the same time '
           f'({time} {table.loc[line, time]!r}; {count} row{"s" if count > 1 else ""} in all '
           'repeat an earlier row\'s series and time): remove or aggregate the duplicates, or, '
-          'if they are rows of different series, add a column that tells those apart')
+          'if they are rows of different series, add a column that tells those apart'
+          f'{_clock_change_hint(table.loc[repeats, time], times[repeats])}')
+
+
+def _clock_change_hint(texts: pd.Series, seconds: pd.Series) -> str:
+  """A hint when every repeated time is a local hour that a clock change repeats (in the
+  small hours, in March, April, October or November, without a UTC offset), else ''."""
+  moments = pd.to_datetime(seconds.to_numpy(), unit='s')
+  if (any(names_utc_offset(text) for text in texts) or (moments == moments.normalize()).all()
+      or not ((moments.hour < 4) & moments.month.isin((3, 4, 10, 11))).all()):
+    return ''
+  return ('; if the clocks went back an hour then, write the times in UTC or with their UTC '
+          "offset ('2023-10-29T02:00:00+01:00')")
 
 
 def _series_ids(table: pd.DataFrame, key: Tuple[str, ...]) -> pd.Series:

@@ -78,7 +78,7 @@ def check_header(header: List[str], where: str, error: Type[ValueError] = ValueE
   if separators:
     raise error(f'{where}: the header is one column, {header[0]!r}: the file looks '
                 f'separated by {separators[0]!r}; the pipeline reads comma-separated values, '
-                'so save it with commas')
+                "so save it with commas between values and '.' as the decimal mark")
   for position, name in enumerate(header):
     if name in header[:position]:
       raise error(f'{where}: the header names {name!r} twice (columns '

@@ -362,3 +362,20 @@ def test_column_names_are_written_as_they_are_spelt_and_read_back_so(tmp_path):
   assert '{name: "Preis (€)", role: observed' in rendered  # not "Preis (\u20ac)"
   values = yaml.safe_load(rendered)
   assert [column['name'] for column in values['columns']] == ['day', 'Absatz', 'Preis (€)']
+
+
+def test_an_hour_repeated_by_a_clock_change_is_told_to_be_written_with_its_offset(tmp_path):
+  hours = pd.date_range('2023-10-20', '2023-11-05', freq='h')
+  lines = ['time,load'] + [f'{hour},{hour.hour + hour.day}' for hour in hours]
+  lines.insert(lines.index('2023-10-29 03:00:00,32'), '2023-10-29 02:00:00,33')
+  with pytest.raises(spec_draft.DraftError, match=r"lines 220 and 221 are two rows at the same "
+                     r"time .*if the clocks went back an hour then, write the times in UTC "
+                     r'or with their UTC offset'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
+  # A repeat at another time is a duplicate and nothing else.
+  lines = ['time,load'] + [f'{hour},{hour.hour + hour.day}' for hour in hours]
+  lines.insert(lines.index('2023-10-29 15:00:00,44'), '2023-10-29 14:00:00,45')
+  with pytest.raises(spec_draft.DraftError) as error:
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
+  assert 'two rows at the same time' in str(error.value)
+  assert 'clocks' not in str(error.value)
