@@ -7,6 +7,7 @@ float32's range, which the model computes in). Categorical values are kept as wr
 the header (Excel's CSV export writes one) is not part of the first column's name.
 """
 
+import re
 from typing import Iterable, Iterator, List, Optional, Tuple, Type
 
 import numpy as np
@@ -30,9 +31,11 @@ def real_value(text: str, where: str) -> Optional[float]:
   try:
     number = float(text)
   except ValueError:
+    fix = ("write decimals with '.' and no thousands separator (12.5, 1234.5)"
+           if re.fullmatch(r'[-+]?[\d.]*\d,\d+', text) else
+           f'a missing value may be empty or one of {sorted(MISSING_MARKERS - {""})}')
     raise ValueError(f'{where} holds {text!r}, which is not a number; the dataset spec '
-                     'declares it real (a missing value may be empty or one of '
-                     f'{sorted(MISSING_MARKERS - {""})})') from None
+                     f'declares it real ({fix})') from None
   return number if abs(number) <= _FLOAT32_MAX else None  # inf, nan and overflows
 
 

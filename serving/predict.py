@@ -1,15 +1,16 @@
 """The `tft-predict` command: forecasts from a published model for a CSV of recent rows.
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
-units) as CSV and writes them to `--output` if given. A categorical value the model was
-not trained on is named on stderr as a warning; so are the rows after a series' horizon,
-which are not forecast, and each series left out with `--skip-bad-series`.
+units) as CSV and writes them to `--output` if given (whole or not at all: a file beside
+it, renamed into place). A categorical value the model was not trained on is named on
+stderr as a warning; so is each series left out with `--skip-bad-series`.
 The input format and its checks are in `serving.prediction`.
 """
 
 import argparse
 import os
 import sys
+import tempfile
 from typing import List, Optional
 
 from pipeline import cli_logs
@@ -46,10 +47,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
-  output_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else None
-  if output_dir and not os.path.isdir(output_dir):
-    print(f'tft-predict: error: --output {args.output}: the directory {output_dir} does not '
-          'exist; create it or write elsewhere', file=sys.stderr)
+  problem = _output_problem(args.output, args.input) if args.output else None
+  if problem:
+    print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)
     return 2
   from serving import prediction  # after the log settings: it imports TensorFlow
 
@@ -63,12 +63,38 @@ def main(argv: Optional[List[str]] = None) -> int:
   prediction.write_forecasts(rows, sys.stdout)
   if args.output:
     try:
-      with open(args.output, 'w', newline='') as f:
-        prediction.write_forecasts(rows, f)
+      _write_whole(args.output, lambda f: prediction.write_forecasts(rows, f))
     except OSError as error:
       print(f'tft-predict: error: --output {args.output}: {error.strerror}', file=sys.stderr)
       return 2
   return 0
+
+
+def _output_problem(output: str, input_path: str) -> Optional[str]:
+  """Why `output` cannot take the forecasts (checked before the model runs), or None."""
+  directory = os.path.dirname(os.path.abspath(output))
+  if not os.path.isdir(directory):
+    return f'the directory {directory} does not exist; create it or write elsewhere'
+  if os.path.isdir(output):
+    return 'is a directory; name a file in it, e.g. forecasts.csv'
+  if os.path.exists(output) and os.path.exists(input_path) and os.path.samefile(output,
+                                                                               input_path):
+    return 'is the input file, which the forecasts would overwrite; name another file'
+  return None
+
+
+def _write_whole(path: str, write) -> None:
+  """Calls `write` on a new file beside `path`, then renames it to `path`: a reader never
+  sees half the forecasts, and a failed write leaves `path` as it was."""
+  directory = os.path.dirname(os.path.abspath(path))
+  handle, partial = tempfile.mkstemp(prefix='.tft-predict-', suffix='.csv', dir=directory)
+  try:
+    with os.fdopen(handle, 'w', newline='') as f:
+      write(f)
+    os.replace(partial, path)
+  except BaseException:
+    os.remove(partial)
+    raise
 
 
 if __name__ == '__main__':

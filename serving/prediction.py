@@ -1,12 +1,13 @@
 """Forecasts from a published model for a CSV of recent history and known future values.
 
 The CSV has the training data's columns (the dataset spec saved with the model). For
-each series, the rows up to its last target value are its history; the rows after it
+each series, the rows up to its last target value are its history; the H rows after it
 are its horizon, with the known columns filled and the target and observed columns
-empty. The last E history rows and the first H horizon rows, consecutive steps of the
-spec's time grid, make one raw window per series for the model's `serving_default`
-signature (format: `trainer_module.export`); rows after the horizon are not used, and a
-warning names them. Bad input raises `PredictionInputError`, or a subclass naming the
+empty. The last E history rows and the H horizon rows, consecutive steps of the spec's
+time grid, make one raw window per series for the model's `serving_default` signature
+(format: `trainer_module.export`). More rows after the last target value are refused: a
+target left empty at the end of the history would otherwise start the forecast a step
+early. Bad input raises `PredictionInputError`, or a subclass naming the
 failed check, with the series, line or column and the fix.
 """
 
@@ -16,6 +17,7 @@ import datetime
 import difflib
 import io
 import logging
+import math
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -49,6 +51,10 @@ class MissingFutureRowsError(PredictionInputError):
   """A series has fewer than H rows after its last target value."""
 
 
+class RowsAfterHorizonError(PredictionInputError):
+  """A series has more than H rows after its last target value."""
+
+
 class TimeGridError(PredictionInputError):
   """Timestamps off the spec's time grid, duplicated, or not consecutive."""
 
@@ -78,15 +84,12 @@ class SeriesWindow:
     example: the raw window example.
     categories: (column, value, line) of each categorical value the window uses, at
       the first line that holds it.
-    rows_after_horizon: the series' rows after its H horizon rows, which the window
-      does not use.
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_seconds: Tuple[int, ...]
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, int], ...] = ()
-  rows_after_horizon: Tuple[InputRow, ...] = ()
 
 
 def format_time(seconds: int) -> str:
@@ -187,9 +190,10 @@ def _checked_value(text: str, column: Column, where: str) -> str:
   if number is not None:
     return text
   if text.lower() not in MISSING_MARKERS and not column.allow_missing:
-    raise PredictionInputError(f"{where}: column '{column.name}' holds {text!r}, which is not "
-                               'a finite number; the model reads finite values only: fix '
-                               'the value')
+    what = ("is beyond float32's range (3.4e38), which the model computes in"
+            if math.isfinite(float(text)) else 'is not a finite number')
+    raise PredictionInputError(f"{where}: column '{column.name}' holds {text!r}, which {what}; "
+                               'the model reads finite values only: fix the value')
   return ''
 
 
@@ -223,13 +227,17 @@ def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
   """Where the window's rows are: the last E history rows and the H horizon rows after.
 
   Raises:
-    PredictionInputError: too few history rows (naming an empty target or a gap among
-      them first, the likelier cause), fewer than H rows after the last target value,
-      or a horizon row with observed values.
+    PredictionInputError: more than H rows after the last target value (first: an empty
+      target at the end of the history is the likelier cause of too little history),
+      too few history rows (naming an empty target or a gap among them first), fewer
+      than H rows after the last target value, or a horizon row with observed values.
   """
   target = spec.target_column
   observed = [i for i, row in enumerate(rows) if row.values[target]]
   last = observed[-1] if observed else -1
+  if observed and len(rows) - last - 1 > spec.horizon:
+    _check_horizon_rows(rows[last + 1:last + 2], spec, key)  # an observed value, if any
+    raise _rows_after_horizon_error(rows, last, spec, key)
   if len(observed) < spec.encoder_steps:
     if observed:
       _check_history_targets(rows[:last + 1], spec, key)
@@ -248,6 +256,19 @@ def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
         f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty')
   _check_horizon_rows(rows[last + 1:last + 1 + spec.horizon], spec, key)
   return slice(start, last + 1 + spec.horizon)
+
+
+def _rows_after_horizon_error(rows: Sequence[InputRow], last: int, spec: DatasetSpec,
+                              key: str) -> RowsAfterHorizonError:
+  target, horizon = spec.target_column, spec.horizon
+  after, first, end = len(rows) - last - 1, rows[last + 1], rows[last + horizon]
+  return RowsAfterHorizonError(
+      f"series '{key}' has {after} rows after its last {target!r} value (line "
+      f'{rows[last].line}, {format_time(rows[last].seconds)}), {after - horizon} more than '
+      f'the {horizon} horizon rows the model forecasts: if {target!r} is missing on line '
+      f'{first.line} ({format_time(first.seconds)}), a history row, fill it; if the rows '
+      f'after line {end.line} ({format_time(end.seconds)}) are beyond the horizon, leave '
+      'them out')
 
 
 def _check_horizon_rows(horizon: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -337,8 +358,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
       key=key, key_values=key_values,
       horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
-      categories=tuple((name, value, line) for (name, value), line in categories.items()),
-      rows_after_horizon=tuple(rows[window.stop:]))
+      categories=tuple((name, value, line) for (name, value), line in categories.items()))
 
 
 def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -390,29 +410,6 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   return notes
 
 
-def unused_rows_note(windows: Sequence[SeriesWindow], spec: DatasetSpec) -> Optional[str]:
-  """A note naming the rows after the H horizon rows, which are not forecast, or None.
-
-  A series' forecast starts after its last target value, so a target left empty at the
-  end of the history moves the horizon a step early and leaves a row over at its end:
-  the note is how the user sees that."""
-  over = [window for window in windows if window.rows_after_horizon]
-  if not over:
-    return None
-  first = over[0]
-  rows = first.rows_after_horizon
-  counted = '1 row' if len(rows) == 1 else f'{len(rows)} rows'
-  lines = (f'line {rows[0].line}' if len(rows) == 1 else
-           f'lines {rows[0].line} to {rows[-1].line}')
-  more = f'; {len(over) - 1} more series have rows after their horizon' if len(over) > 1 else ''
-  target = spec.target_column
-  return (f"series '{first.key}' has {counted} after its {spec.horizon} horizon rows ({lines}, "
-          f'from {format_time(rows[0].seconds)}){more}; they are not forecast: the horizon is '
-          f'the {spec.horizon} rows after the last {target!r} value, here from '
-          f'{format_time(first.horizon_seconds[0])}. If a later {target!r} value is missing, '
-          'fill it; else leave those rows out')
-
-
 def _unknown_series_error(unknown: Sequence[str], known: int,
                           model_dir: str) -> UnknownSeriesError:
   return UnknownSeriesError(
@@ -437,8 +434,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       horizon rows, a gap, a static value that changes, an unknown series), and name
       each series left out through `warn`; a file that cannot be read, or a row without
       its key, stops the run all the same.
-    warn: called with each categorical value the model was not trained on, with the
-      rows after the horizon (not forecast), and with each series left out.
+    warn: called with each categorical value the model was not trained on, and with
+      each series left out.
 
   Returns:
     Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
@@ -477,8 +474,7 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
                                'above say why for each')
-  unused = unused_rows_note(windows, spec)
-  for note in unseen_categories(windows, model_dir, spec) + ([unused] if unused else []):
+  for note in unseen_categories(windows, model_dir, spec):
     warn(f'{csv_path}: {note}')
   return forecast_rows(model_dir, windows, spec)
 

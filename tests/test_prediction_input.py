@@ -36,7 +36,10 @@ def test_a_well_formed_series_makes_its_window(tmp_path):
 
 @pytest.mark.parametrize('column, value, message', [
     ('load', 'inf', r"line 4: column 'load' holds 'inf', which is not a finite number"),
-    ('price', '1e39', r"line 6: column 'price' holds '1e39', which is not a finite number"),
+    ('price', '1e39', r"line 6: column 'price' holds '1e39', which is beyond float32's "
+     r'range \(3.4e38\), which the model computes in'),
+    ('load', '"12,5"', r"line 4: column 'load' holds '12,5', which is not a number.*write "
+     r"decimals with '.' and no thousands separator"),
     ('station', '', r"line 4: key column 'station' is empty"),
 ])
 def test_a_value_the_window_cannot_use_is_refused_at_its_line(tmp_path, column, value,
@@ -64,33 +67,28 @@ def test_a_missing_last_target_is_not_taken_for_the_start_of_the_horizon(tmp_pat
     _window(tmp_path, rows)
 
 
-def test_rows_beyond_the_horizon_are_left_out_and_named(tmp_path):
-  window = _window(tmp_path, _rows(horizon=5))
-  assert [second % 86400 // 3600 for second in window.horizon_seconds] == [3, 4]
-  others = [_window(tmp_path, _rows(station=station, horizon=horizon))
-            for station, horizon in [('s2', 2), ('s3', 3)]]
-  assert prediction.unused_rows_note(others[:1], SPEC) is None
-
-  note = prediction.unused_rows_note([window, *others], SPEC)
-  assert note.startswith("series 's1' has 3 rows after its 2 horizon rows (lines 7 to 9, "
-                         'from 2024-01-01 05:00:00); 1 more series have rows after their '
-                         'horizon; they are not forecast')
-  assert "here from 2024-01-01 03:00:00. If a later 'load' value is missing, fill it" in note
+def test_rows_beyond_the_horizon_are_refused_with_both_fixes(tmp_path):
+  with pytest.raises(prediction.RowsAfterHorizonError, match=(
+      r"series 's1' has 5 rows after its last 'load' value \(line 4, 2024-01-01 02:00:00\), "
+      r"3 more than the 2 horizon rows the model forecasts: if 'load' is missing on line 5 "
+      r"\(2024-01-01 03:00:00\), a history row, fill it; if the rows after line 6 "
+      r"\(2024-01-01 04:00:00\) are beyond the horizon, leave them out")):
+    _window(tmp_path, _rows(horizon=5))
 
 
-def test_a_missing_last_target_without_observed_columns_is_named_by_the_row_left_over(
-    tmp_path):
-  spec = datasets.SYNTHETIC.with_window(encoder_steps=2, horizon=2)
-  rows = _rows(history=4)
+@pytest.mark.parametrize('history', [3, 4])  # exactly E rows with a target, and more
+def test_a_missing_last_target_without_observed_columns_is_refused_not_forecast_early(
+    tmp_path, history):
+  rows = _rows(history=history)
   for row in rows:
     row[HEADER.index('temperature')] = ''
-  rows[3][HEADER.index('load')] = ''  # the last history row's target, lost
-  [(key_values, series)] = prediction.read_series(_write(tmp_path, rows), spec).items()
-  window = prediction.build_window(key_values, series, spec)
-
-  note = prediction.unused_rows_note([window], spec)
-  assert note.startswith("series 's1' has 1 row after its 2 horizon rows (line 7, from "
-                         '2024-01-01 05:00:00)')
+  rows[history - 1][HEADER.index('load')] = ''  # the last history row's target, lost
+  # Not "too little history" nor a forecast from the lost row's hour: the row is named.
+  with pytest.raises(prediction.RowsAfterHorizonError, match=(
+      rf"series 's1' has 3 rows after its last 'load' value \(line {history}, .*if 'load' "
+      rf"is missing on line {history + 1} \(2024-01-01 0{history - 1}:00:00\), a history "
+      'row, fill it')):
+    _window(tmp_path, rows)
 
 
 def test_a_target_filled_in_a_horizon_row_is_named_with_the_empty_one_before_it(tmp_path):
@@ -128,6 +126,35 @@ def test_an_output_in_a_missing_directory_stops_before_any_model_is_loaded(tmp_p
                        '--output', str(tmp_path / 'absent' / 'forecasts.csv')])
   assert code == 2
   assert 'absent does not exist; create it or write elsewhere' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('output, message', [
+    ('.', 'is a directory; name a file in it'),
+    ('recent.csv', 'is the input file, which the forecasts would overwrite'),
+])
+def test_an_output_that_cannot_take_the_forecasts_stops_before_any_model_is_loaded(
+    tmp_path, capsys, monkeypatch, output, message):
+  monkeypatch.chdir(tmp_path)
+  input_path = _write(tmp_path, _rows())
+  code = predict.main(['--model-dir', str(tmp_path / 'no_model'), '--input', input_path,
+                       '--output', output])
+  assert code == 2
+  assert f'tft-predict: error: --output {output}: {message}' in capsys.readouterr().err
+  assert (tmp_path / 'recent.csv').read_text().startswith('station,timestamp')
+
+
+def test_the_output_is_written_whole_or_left_as_it_was(tmp_path):
+  path = tmp_path / 'forecasts.csv'
+  predict._write_whole(str(path), lambda f: f.write('a,b\n1,2\n'))
+  assert path.read_text() == 'a,b\n1,2\n'
+
+  def fail_halfway(f):
+    f.write('c,d\n')
+    raise OSError(28, 'No space left on device')
+  with pytest.raises(OSError):
+    predict._write_whole(str(path), fail_halfway)
+  assert path.read_text() == 'a,b\n1,2\n'  # the earlier forecasts, whole
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['forecasts.csv']  # nothing left over
 
 
 def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
