@@ -468,7 +468,7 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     if unknown:
       error = _unknown_series_error(unknown, len(vocabulary), model_dir)
       if not skip_bad_series:
-        raise error
+        raise type(error)(f'{csv_path}: {error}')
       left_out(str(error))
       windows = [window for window in windows if window.key in vocabulary]
   if not windows:
