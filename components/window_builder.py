@@ -124,9 +124,12 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
   if duplicated.size:
     moment = datetime.datetime.fromtimestamp(rows.seconds[duplicated[0]],
                                              tz=datetime.timezone.utc)
+    no_key = ('; the spec declares no series key: if the rows belong to several series, '
+              'give their key columns role: series_key' if not spec.series_key_columns else '')
     raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
                      f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
-                     '(with several spans: no two spans may hold the same time of a series)')
+                     '(with several spans: no two spans may hold the same time of a series)'
+                     f'{no_key}')
   _check_static_columns(series_key, rows, spec)
   first = int(steps[0])
   length = int(steps[-1]) - first + 1

@@ -110,9 +110,14 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) ->
                      'encoder or horizon, or more history')
   empty = [split for split in splits if report['windows'][split] == 0]
   if empty:
-    raise ValueError(f'no windows in splits {empty}; see {path}. Each split needs a '
-                     'stretch of at least one horizon without gaps: move the split '
-                     'boundaries or shorten the horizon')
+    gaps = counts.get('windows_skipped_gap', 0)
+    gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
+                "check that the spec's frequency is the data's time step." if gaps else '')
+    raise ValueError(f'no windows in splits {empty}; see {path}. A training window needs '
+                     'its history and horizon (E + H steps) without gaps before eval_start; '
+                     'an eval or test window needs one horizon without gaps inside its split '
+                     '(its history may lie before it): move the split boundaries, or '
+                     f'shorten the history or the horizon.{gap_note}')
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):

@@ -12,7 +12,7 @@ import time
 from typing import List, Optional
 
 from pipeline import cli_logs
-from schema import dataset_file
+from schema import curated_schema, dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
@@ -145,12 +145,15 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
 
 
 def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Optional[str]:
+  """The curated schema file, checked against the spec; ValueError names a mismatch."""
   if args.schema == 'infer':
     return None
   if dataset.schema_path is None:
     raise SystemExit(f"error: spec '{dataset.spec.name}' names no curated schema; add "
                      "'schema: FILE.pbtxt' to the spec file (tft-pipeline init writes one), "
                      'or run with --schema infer')
+  curated_schema.check_matches_spec(dataset.schema_path, dataset.spec,
+                                    dataset.source or f"spec '{dataset.spec.name}'")
   return dataset.schema_path
 
 

@@ -27,6 +27,7 @@ value and the fix in its `DatasetFileError`.
 import dataclasses
 import datetime
 import os
+import re
 from typing import Any, Dict, Mapping, Optional
 
 import yaml
@@ -42,6 +43,36 @@ BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression')
 
 class DatasetFileError(ValueError):
   """A spec file is unreadable or declares something inconsistent."""
+
+
+class _RepeatedKey(yaml.YAMLError):
+  """A mapping of the file gives a key twice."""
+
+
+class _SpecLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+  """YAML's safe loader, but a key given twice in a mapping is an error (YAML keeps the
+  last, so an added `horizon: 14` would silently win over the file's `horizon: 7`), and
+  `1e-3` is a number (YAML 1.1 wants `1.0e-3`)."""
+
+
+def _unique_mapping(loader: _SpecLoader, node: yaml.MappingNode, deep: bool = False):
+  lines: Dict[str, int] = {}
+  for key_node, _ in node.value:
+    key = loader.construct_object(key_node, deep=True)
+    if not isinstance(key, str):
+      continue  # the spec's keys are text; construct_mapping reports other trouble
+    line = key_node.start_mark.line + 1
+    if key in lines:
+      raise _RepeatedKey(f'line {line}: {key!r} is given twice in one mapping (also on line '
+                         f'{lines[key]}); YAML would keep the last silently: keep one')
+    lines[key] = line
+  return loader.construct_mapping(node, deep=deep)
+
+
+_SpecLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+_SpecLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float', re.compile(r'^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$'),
+    list('-+0123456789'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,8 +100,9 @@ class Blessing:
                        f'best naive MAE), got {self.beat_naive_by!r}')
     if self.max_mae is not None and not self.max_mae > 0:
       raise ValueError(f"'max_mae' must be greater than 0, got {self.max_mae!r}")
-    if not self.max_relative_regression >= 0:
-      raise ValueError(f"'max_relative_regression' must be at least 0, got "
+    if not 0.0 <= self.max_relative_regression <= 1.0:
+      raise ValueError(f"'max_relative_regression' is a fraction in [0, 1] (0.05: at most "
+                       f"5% worse than the last blessed model's eval MAE), got "
                        f'{self.max_relative_regression!r}')
 
 
@@ -105,9 +137,11 @@ def load(path: str) -> Dataset:
   """
   try:
     with open(path, encoding='utf-8-sig') as f:
-      values = yaml.safe_load(f)
+      values = yaml.load(f, Loader=_SpecLoader)  # nosec: a safe loader
   except OSError as error:
     raise DatasetFileError(f'cannot read the spec file {path}: {error.strerror}') from None
+  except _RepeatedKey as error:
+    raise DatasetFileError(f'{path}: {error}') from None
   except yaml.YAMLError as error:
     raise DatasetFileError(f'{path} is not valid YAML or JSON: {error}') from None
   try:
@@ -137,6 +171,8 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
     raise ValueError(f"'blessing': {error}") from None
   model = values.get('model') or {}
   check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
+  for key, value in model.items():
+    _check_model_value(key, value)
   if 'seasonal_lag' in model:
     try:  # the value's own rule (TFTConfig's), then against this file's window
       TFTConfig(seasonal_lag=model['seasonal_lag'])
@@ -147,6 +183,26 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
                  schema_path=_path(values.get('schema'), base_dir, 'schema'),
                  data_path=_path(values.get('data'), base_dir, 'data'),
                  model_overrides=dict(model), source=source)
+
+
+def _check_model_value(key: str, value: Any) -> None:
+  """Raises ValueError when a `model` value is not of its TFTConfig field's kind."""
+  default = getattr(TFTConfig(), key)
+  number = isinstance(value, (int, float)) and not isinstance(value, bool)
+  if isinstance(default, bool):
+    fits, kind = isinstance(value, bool), 'true or false'
+  elif isinstance(default, int):
+    fits, kind = number and float(value).is_integer(), 'a whole number'
+  elif isinstance(default, float):
+    fits, kind = number, 'a number'
+  elif isinstance(default, tuple):
+    fits, kind = isinstance(value, list) and all(
+        isinstance(item, (int, float)) and not isinstance(item, bool) for item in value), (
+            'a list of numbers, e.g. [0.1, 0.5, 0.9]')
+  else:
+    fits, kind = isinstance(value, str), 'text'
+  if not fits:
+    raise ValueError(f"'model: {key}' must be {kind}, got {value!r}")
 
 
 def to_dict(dataset: Dataset, base_dir: str) -> Dict[str, Any]:

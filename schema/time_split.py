@@ -32,6 +32,15 @@ class TimeSplit:
                          'lie strictly between 0 and 1, or give a timestamp string')
     if self.eval_start is None:
       raise ValueError('time split needs eval_start')
+    given = [(field, getattr(self, field)) for field in ('eval_start', 'test_start', 'end')
+             if getattr(self, field) is not None]
+    for (earlier, first), (later, second) in zip(given, given[1:]):
+      # Timestamps with timestamps, fractions with fractions; ExampleGen checks a mix.
+      if isinstance(first, str) == isinstance(second, str) and not (
+          _position(first) < _position(second)):
+        raise ValueError(f'time split {later}={second!r} is not after {earlier}={first!r}: '
+                         'train runs up to eval_start, eval from it up to test_start (or '
+                         'end), test from test_start up to end; put them in that order')
 
   @property
   def split_names(self):
@@ -43,6 +52,10 @@ class TimeSplit:
   @classmethod
   def from_json(cls, text: str) -> 'TimeSplit':
     return cls(**json.loads(text))
+
+
+def _position(boundary: Boundary) -> float:
+  return parse_timestamp(boundary) if isinstance(boundary, str) else float(boundary)
 
 
 def parse_timestamp(text: str, what: str = 'timestamp') -> int:

@@ -96,7 +96,25 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
      r"'model': seasonal_lag 52 must lie between the horizon \(4\) and the encoder steps "
      r"\(12\).*Lengthen the history or set seasonal_lag to 0"),
     (('model: {hidden_size: 8}', 'model: {seasonal_lag: yearly}'),
-     r"'model': seasonal_lag must be an integer >= 0 \(0: none\), got 'yearly'"),
+     r"'model: seasonal_lag' must be a whole number, got 'yearly'"),
+    (('model: {hidden_size: 8}', 'model: {hidden_size: "32"}'),
+     r"'model: hidden_size' must be a whole number, got '32'"),
+    (('model: {hidden_size: 8}', 'model: {quantiles: 0.5}'),
+     r"'model: quantiles' must be a list of numbers, e.g. \[0.1, 0.5, 0.9\], got 0.5"),
+    (('model: {hidden_size: 8}', 'model: {history_highway: 1}'),
+     r"'model: history_highway' must be true or false, got 1"),
+    (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 2024-06-02, test_start: '
+      '2024-03-03}'), r"time split test_start='2024-03-03' is not after "
+     r"eval_start='2024-06-02'.*put them in that order"),
+    (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 0.8, test_start: 0.9, '
+      'end: 0.85}'), r"time split end=0.85 is not after test_start=0.9"),
+    (('max_mae: 10}', 'max_mae: 10, max_relative_regression: 5}'),
+     r"'max_relative_regression' is a fraction in \[0, 1\] \(0.05: at most 5% worse"),
+    (('horizon: 4', 'horizon: 4\nhorizon: 14'),
+     r"line 5: 'horizon' is given twice in one mapping \(also on line 4\); YAML would keep "
+     'the last silently: keep one'),
+    (('{name: promo, role: known}', '{name: promo, role: known, role: observed}'),
+     r"line 10: 'role' is given twice in one mapping \(also on line 10\)"),
     (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 1.5}'),
      'a fraction of the time range must lie strictly between 0 and 1'),
     (('split: {eval_start: 2024-06-02}\n', ''), r"the spec file is missing \['split'\]"),
@@ -106,6 +124,12 @@ def test_bad_spec_files_name_the_file_the_key_and_the_fix(tmp_path, change, mess
   assert old in GOOD
   with pytest.raises(dataset_file.DatasetFileError, match=r'spec.yaml: .*' + message):
     _load(tmp_path, GOOD.replace(old, new))
+
+
+def test_numbers_written_with_an_exponent_are_numbers(tmp_path):
+  dataset = _load(tmp_path, GOOD.replace('model: {hidden_size: 8}',
+                                         'model: {learning_rate: 1e-3, clipnorm: 2E+1}'))
+  assert dataset.model_overrides == {'learning_rate': 0.001, 'clipnorm': 20.0}
 
 
 def test_unreadable_and_malformed_files_are_named(tmp_path):

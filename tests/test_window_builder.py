@@ -1,5 +1,6 @@
 """Windowing one series: exact windows, gaps, split membership, strides, duplicates."""
 
+import dataclasses
 import datetime
 
 import pytest
@@ -98,8 +99,15 @@ def test_a_series_shorter_than_a_window_is_counted_not_windowed():
 
 
 def test_duplicate_time_steps_are_an_error_naming_series_and_time():
-  with pytest.raises(ValueError, match=r"series 'a' has more than one row at 2024-01-01 02:00"):
+  with pytest.raises(ValueError, match=r"series 'a' has more than one row at 2024-01-01 02:00"
+                     r'.*same time of a series\)$'):
     build_windows('a', _rows([0, 1, 2, 2, 3, 4, 5]), SPEC, {'train': 1})
+  # Without a key, the likelier cause is a key the spec leaves out.
+  keyless = dataclasses.replace(SPEC, columns=tuple(
+      column for column in SPEC.columns if column.role != Role.SERIES_KEY))
+  with pytest.raises(ValueError, match=r'the spec declares no series key: if the rows belong '
+                     'to several series, give their key columns role: series_key'):
+    build_windows('a', _rows([0, 1, 2, 2, 3, 4, 5]), keyless, {'train': 1})
 
 
 def test_monthly_grid_counts_calendar_months():

@@ -25,7 +25,14 @@ def test_every_series_too_short_is_an_error(tmp_path):
 
 
 def test_a_split_without_windows_is_an_error(tmp_path):
-  with pytest.raises(ValueError, match=r"no windows in splits \['eval'\]"):
+  with pytest.raises(ValueError, match=r"no windows in splits \['eval'\].*shorten the history "
+                     r'or the horizon\.$'):
     write_window_report({'series': 1, 'rows': 50, 'windows_train': 10,
                          'windows_skipped_crossing_split': 3}, str(tmp_path / 'r.json'),
                         ['train', 'eval'])
+  # Windows lost to gaps point at the spec's frequency too (daily data read as hourly).
+  with pytest.raises(ValueError, match=r"8607 windows were skipped for gaps in the series: if "
+                     r"the data has none, check that the spec's frequency is the data's time "
+                     'step'):
+    write_window_report({'series': 3, 'rows': 450, 'windows_skipped_gap': 8607},
+                        str(tmp_path / 'r.json'), ['train', 'eval'])
