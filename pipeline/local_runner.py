@@ -144,17 +144,23 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
   os.symlink(input_path, os.path.join(data_dir, os.path.basename(input_path)))
 
 
-def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Optional[str]:
-  """The curated schema file, checked against the spec; ValueError names a mismatch."""
+def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
+                 output_dir: str) -> Optional[str]:
+  """The curated schema file the run uses (`curated_schema.schema_for_run`); ValueError
+  names a mismatch with the spec."""
   if args.schema == 'infer':
     return None
   if dataset.schema_path is None:
     raise SystemExit(f"error: spec '{dataset.spec.name}' names no curated schema; add "
                      "'schema: FILE.pbtxt' to the spec file (tft-pipeline init writes one), "
                      'or run with --schema infer')
-  curated_schema.check_matches_spec(dataset.schema_path, dataset.spec,
-                                    dataset.source or f"spec '{dataset.spec.name}'")
-  return dataset.schema_path
+  path, left_out = curated_schema.schema_for_run(
+      dataset.schema_path, dataset.spec, dataset.source or f"spec '{dataset.spec.name}'",
+      os.path.join(output_dir, 'schema'))
+  if left_out:
+    print(f'[pipeline] schema: features {left_out} of {dataset.schema_path} are not in the '
+          f'spec, so the run leaves them out ({path})')
+  return path
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -226,7 +232,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       pipeline_root=os.path.join(output_dir, 'pipeline_root'),
       data_root=data_root,
       serving_model_dir=os.path.join(output_dir, 'serving_model'),
-      schema_file=_schema_file(args, dataset),
+      schema_file=_schema_file(args, dataset, output_dir),
       model_preset=args.preset,
       train_steps=args.train_steps,
       input_pattern=args.input_pattern,
