@@ -10,6 +10,7 @@ import difflib
 import enum
 import json
 import math
+import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from schema.frequency import CALENDAR_CARDINALITIES, Frequency
@@ -158,8 +159,10 @@ class DatasetSpec:
     check_keys(data, SPEC_KEYS, 'the spec', required=('name', 'columns', 'frequency',
                                                         'encoder_steps', 'horizon'))
     name = data['name']
-    if not isinstance(name, str) or not name.strip():
-      raise ValueError(f"'name' must be a non-empty string, got {name!r}")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+      raise ValueError(f"'name' names the run directory runs/<name> and the pipeline "
+                       f"tft-<name>: use letters, digits, '_', '-' and '.', starting with a "
+                       f'letter or digit (e.g. shop_sales); got {name!r}')
     columns = data['columns']
     if not isinstance(columns, (list, tuple)) or not columns:
       raise ValueError("'columns' must be a list of columns, each a mapping such as "
@@ -203,6 +206,14 @@ def check_keys(data: Any, known: Sequence[str], where: str,
     raise ValueError(f'{where} is missing {missing}')
 
 
+_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]*')
+# What other tools call the two dtypes.
+_DTYPE_WORDS = {word: DType.REAL.value for word in
+                ('float', 'double', 'number', 'numeric', 'int', 'integer', 'decimal')}
+_DTYPE_WORDS.update({word: DType.CATEGORICAL.value for word in
+                     ('string', 'str', 'text', 'category', 'object', 'bytes')})
+
+
 def did_you_mean(value: str, choices: Sequence[str]) -> str:
   close = difflib.get_close_matches(value, list(choices), n=1)
   return f" (did you mean '{close[0]}'?)" if close else ''
@@ -211,8 +222,9 @@ def did_you_mean(value: str, choices: Sequence[str]) -> str:
 def _choice(enum_type, value: Any, where: str):
   choices = [member.value for member in enum_type]
   if value not in choices:
-    raise ValueError(f'{where}: {value!r} is not one of {choices}'
-                     f'{did_you_mean(str(value), choices)}')
+    synonym = _DTYPE_WORDS.get(str(value).lower()) if enum_type is DType else None
+    hint = f" (did you mean '{synonym}'?)" if synonym else did_you_mean(str(value), choices)
+    raise ValueError(f'{where}: {value!r} is not one of {choices}{hint}')
   return enum_type(value)
 
 

@@ -110,6 +110,11 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
       'end: 0.85}'), r"time split end=0.85 is not after test_start=0.9"),
     (('max_mae: 10}', 'max_mae: 10, max_relative_regression: 5}'),
      r"'max_relative_regression' is a fraction in \[0, 1\] \(0.05: at most 5% worse"),
+    (('{name: sales, role: target}', '{name: sales, role: target, dtype: float}'),
+     r"column 'sales' \(columns\[2\]\) dtype: 'float' is not one of \['categorical', "
+     r"'real'\] \(did you mean 'real'\?\)"),
+    (('name: shops', 'name: shops/v2'), r"'name' names the run directory runs/<name> and "
+     r"the pipeline tft-<name>: use letters, digits.*got 'shops/v2'"),
     (('horizon: 4', 'horizon: 4\nhorizon: 14'),
      r"line 5: 'horizon' is given twice in one mapping \(also on line 4\); YAML would keep "
      'the last silently: keep one'),
