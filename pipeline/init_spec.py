@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from schema import dataset_file
 from schema.dataset_spec import Role
+from schema.frequency import DAY
 
 if TYPE_CHECKING:
   from pipeline import spec_draft
@@ -94,6 +95,13 @@ def main(argv: Optional[List[str]] = None) -> int:
   return 0
 
 
+def _timed(drafted: 'spec_draft.Draft') -> bool:
+  """Whether the eval start has a time of day, which the user should read as UTC (the
+  pipeline's, whatever offset the data's times were written with)."""
+  step = drafted.frequency.step_seconds  # None for months and quarters
+  return step is not None and step < DAY
+
+
 def _quoted(text: str) -> str:
   """`text` as a YAML double-quoted string, its letters as written (`"Absatz (Stück)"`)."""
   return json.dumps(text, ensure_ascii=False)
@@ -133,7 +141,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
     lines.append(f'  - {{{", ".join(fields)}}}{note}')
   lines += [
       f'split: {{eval_start: {_quoted(drafted.eval_start)}}}  # the eval period: the '
-      'last steps; windows forecast from here on',
+      'last steps; windows forecast from here on'
+      f'{" (a UTC time, as every time in a spec)" if _timed(drafted) else ""}',
       f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
       f'best naive forecast\'s; here: {maes}',
       f'schema: {_quoted(os.path.relpath(schema_path, base))}',
@@ -185,7 +194,8 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
     mark = '*' if column.check else ''
     by_role.setdefault(column.role, []).append(column.name + mark)
   lines = [f'[init] frequency {drafted.frequency.value}; history {drafted.encoder_steps} '
-           f'steps, horizon {drafted.horizon}; eval from {drafted.eval_start}']
+           f'steps, horizon {drafted.horizon}; eval from {drafted.eval_start}'
+           f'{" UTC" if _timed(drafted) else ""}']
   lines += [f'  {role.value:<11} {", ".join(names)}' for role in Role
             for names in [by_role.get(role)] if names]
   lines += [f'  note: {finding}' for finding in drafted.findings]

@@ -379,3 +379,15 @@ def test_an_hour_repeated_by_a_clock_change_is_told_to_be_written_with_its_offse
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
   assert 'two rows at the same time' in str(error.value)
   assert 'clocks' not in str(error.value)
+
+
+def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
+  hours = pd.date_range('2023-10-01', '2023-11-05', freq='h', tz='Europe/Berlin')
+  lines = ['time,load'] + [f'{hour.isoformat()},{hour.hour + hour.day}' for hour in hours]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
+  summary = init_spec.summary(drafted, '/d/load.yaml', '/d/load.schema.pbtxt', '/d/load.csv')
+  assert f'eval from {drafted.eval_start} UTC' in summary
+  assert 'windows forecast from here on (a UTC time, as every time in a spec)' in (
+      init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt'))
+  daily = spec_draft.draft(_read(tmp_path, _daily()), 'sales', 'sales')
+  assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
