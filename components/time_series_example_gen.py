@@ -254,6 +254,11 @@ def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
   return example.features.feature[spec.time_column].int64_list.value[0]
 
 
+def _utc_text(seconds: int) -> str:
+  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+      '%Y-%m-%d %H:%M:%S')
+
+
 def resolve_boundary(boundary, time_range: Tuple[int, int]) -> int:
   """Epoch seconds of a boundary given as timestamp or as fraction of `time_range`."""
   if isinstance(boundary, str):
@@ -268,7 +273,21 @@ def split_index(example, spec: DatasetSpec, split: TimeSplit, time_range) -> int
 
 
 def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarray:
-  """`split_index` of rows at epoch `seconds`."""
+  """`split_index` of rows at epoch `seconds`.
+
+  Raises:
+    ValueError: boundaries of both kinds (timestamps and fractions) fall out of order once
+      the fractions are placed in `time_range`.
+  """
+  given = [(name, getattr(split, name)) for name in ('eval_start', 'test_start', 'end')
+           if getattr(split, name) is not None]
+  placed = [(name, value, resolve_boundary(value, time_range)) for name, value in given]
+  for (earlier, first, at), (later, second, then) in zip(placed, placed[1:]):
+    if not at < then:
+      raise ValueError(f'time split {later}={second!r} falls at or before {earlier}={first!r} '
+                       f'in the data, which runs from {_utc_text(time_range[0])} to '
+                       f'{_utc_text(time_range[1])}; put eval_start, test_start and end in '
+                       'that order')
   starts = [split.eval_start] + ([split.test_start] if split.test_start is not None else [])
   indices = sum((seconds >= resolve_boundary(b, time_range)).astype(np.int64)
                 for b in starts)

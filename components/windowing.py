@@ -113,11 +113,12 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) ->
     gaps = counts.get('windows_skipped_gap', 0)
     gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
                 "check that the spec's frequency is the data's time step." if gaps else '')
-    raise ValueError(f'no windows in splits {empty}; see {path}. A training window needs '
-                     'its history and horizon (E + H steps) without gaps before eval_start; '
-                     'an eval or test window needs one horizon without gaps inside its split '
-                     '(its history may lie before it): move the split boundaries, or '
-                     f'shorten the history or the horizon.{gap_note}')
+    raise ValueError(f'no windows in splits {empty}; see {path}. A window needs its history '
+                     'and horizon (E + H steps) without gaps; a training window lies before '
+                     'eval_start, an eval or test window has its horizon inside its split '
+                     '(its history may lie before it), starting on a step divisible by H: '
+                     'move the split boundaries, or shorten the history or the horizon.'
+                     f'{gap_note}')
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):

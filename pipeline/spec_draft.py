@@ -16,7 +16,7 @@ import difflib
 import io
 import itertools
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import pandas as pd
@@ -153,12 +153,12 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   if series_key:
     key = _given_series_key(table, seconds, tuple(series_key), time, target, missing)
   else:
-    _check_no_time_of_day_column(table, seconds, time, numbers)
     others = [c for c in table.columns if c not in (time, target)]
     key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
                       integers=[c for c in others
                                 if numbers[c] is not None and _integral(numbers[c])],
-                      time=time)
+                      time=time, incomplete={c for c in others if missing[c].any()})
+    _check_no_time_of_day_key(table, seconds, time, key)
     _check_key_filled(table, key, missing)
   series = _series_ids(table, key)
   if missing[target].any():
@@ -319,7 +319,11 @@ def _guess_time_column(table: pd.DataFrame, exclude: str) -> str:
   parsed = [c for c in table.columns if c != exclude and _all_timestamps(table[c])]
   if not parsed:
     for column in (c for c in table.columns if c != exclude and c.lower() in _TIME_NAMES):
-      _timestamps(table[column], column)  # names its first value that is no timestamp
+      try:
+        _timestamps(table[column], column)
+      except DraftError as error:  # its first value that is no timestamp
+        raise DraftError(f'{error}; or, if the times are in another column, pass --time '
+                         'COLUMN') from None
     raise DraftError('no column holds an ISO 8601 timestamp (2024-01-31, 2024-01-31 '
                      '13:00:00) in every row; pass --time COLUMN, with the times written '
                      'so')
@@ -347,10 +351,12 @@ def _timestamps(values: pd.Series, column: str) -> np.ndarray:
 
 
 def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
-                integers: Sequence[str], time: str) -> Tuple[str, ...]:
+                integers: Sequence[str], time: str, incomplete: Set[str]
+                ) -> Tuple[str, ...]:
   """The fewest columns that with the time identify every row, text columns (the usual
-  ids) before integer ones; of those, the ones that make the fewest, longest series, and
-  of those the ones named like ids (`_ID_WORDS`), then the first in the file.
+  ids) before integer ones; of those, the ones that make the fewest, longest series, then
+  those with fewest `incomplete` columns (with empty values), then those named like ids
+  (`_ID_WORDS`), then the first in the file.
 
   Raises:
     DraftError: no such columns, or a few rows (up to `_DUPLICATE_SHARE` of their
@@ -371,7 +377,8 @@ def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
         if not repeat_counts[key]:
           found.append((len(table[list(key)].drop_duplicates()) if key else 1, key))
       if found:  # min() keeps the first of equals: the file's order
-        return min(found, key=lambda item: (item[0], -_id_words(item[1])))[1]
+        return min(found, key=lambda item: (item[0], len(incomplete.intersection(item[1])),
+                                            -_id_words(item[1])))[1]
     closest = min(repeat_counts, key=lambda key: (repeat_counts[key], len(key)))
     repeats = repeat(closest)
     series = _series_ids(table, closest)
@@ -429,15 +436,15 @@ def _check_key_filled(table: pd.DataFrame, key: Tuple[str, ...],
           'them in, or remove those rows, or name the key columns with --series-key')
 
 
-def _check_no_time_of_day_column(table: pd.DataFrame, seconds: np.ndarray, time: str,
-                                 numbers: Dict[str, Optional[pd.Series]]) -> None:
-  """Raises DraftError when the time column holds dates and another the times of day:
-  split so, each day's rows would be taken for series of their own."""
+def _check_no_time_of_day_key(table: pd.DataFrame, seconds: np.ndarray, time: str,
+                              key: Tuple[str, ...]) -> None:
+  """Raises DraftError when the time column holds dates and a key column the times of
+  day: split so, each day's rows would be taken for series of their own."""
   if (seconds % DAY).any():
     return
-  for column in table.columns:
+  for column in key:
     values = table[column]
-    if numbers[column] is None and column != time and values.str.fullmatch(_TIME_OF_DAY).all():
+    if values.str.fullmatch(_TIME_OF_DAY).all():
       raise DraftError(
           f"column '{column}' holds times of day ({values.iloc[0]!r} on line "
           f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
@@ -634,6 +641,11 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
   eval_start -= eval_start % horizon
   eval_steps = last_step + 1 - eval_start
   train_steps = longest - eval_steps
+  if train_steps < 1:
+    raise DraftError(f'the longest series has {longest} steps, too few for an eval period of '
+                     f'{eval_steps} steps (at least a horizon, from a step divisible by it) '
+                     'and training before it; give longer series, or a shorter --horizon')
+  note = None
   if encoder_steps is None:
     encoder_steps = default_history
     # Leave the training period room for windows: at most two thirds of it in one.
@@ -641,13 +653,13 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
       shortened = max(horizon, 2 * train_steps // 3 - horizon)
       note = (f'history shortened from {encoder_steps} to {shortened} steps so that the '
               f'training period ({train_steps} steps) holds windows')
-      return horizon, shortened, eval_start, note
+      encoder_steps = shortened
   if encoder_steps + horizon > train_steps:
     raise DraftError(f'the longest series has {longest} steps: after {eval_steps} eval steps '
                      f'its {train_steps} training steps cannot hold one window of '
                      f'{encoder_steps} history and {horizon} forecast steps; give a shorter '
-                     '--encoder-steps or --horizon')
-  return horizon, encoder_steps, eval_start, None
+                     '--encoder-steps or --horizon, or longer series')
+  return horizon, encoder_steps, eval_start, note
 
 
 def _default_window(frequency: Frequency) -> Tuple[int, int]:

@@ -56,16 +56,18 @@ class _SpecLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
 
 
 def _unique_mapping(loader: _SpecLoader, node: yaml.MappingNode, deep: bool = False):
-  lines: Dict[str, int] = {}
+  places: Dict[str, str] = {}
   for key_node, _ in node.value:
+    if key_node.tag == 'tag:yaml.org,2002:merge':
+      continue  # '<<: *anchor': keys given here may override the merged ones
     key = loader.construct_object(key_node, deep=True)
     if not isinstance(key, str):
       continue  # the spec's keys are text; construct_mapping reports other trouble
-    line = key_node.start_mark.line + 1
-    if key in lines:
-      raise _RepeatedKey(f'line {line}: {key!r} is given twice in one mapping (also on line '
-                         f'{lines[key]}); YAML would keep the last silently: keep one')
-    lines[key] = line
+    place = f'line {key_node.start_mark.line + 1}, column {key_node.start_mark.column + 1}'
+    if key in places:
+      raise _RepeatedKey(f'{place}: {key!r} is given twice in one mapping (also at '
+                         f'{places[key]}); YAML would keep the last silently: keep one')
+    places[key] = place
   return loader.construct_mapping(node, deep=deep)
 
 
@@ -171,8 +173,7 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
     raise ValueError(f"'blessing': {error}") from None
   model = values.get('model') or {}
   check_keys(model, [f.name for f in dataclasses.fields(TFTConfig)], "'model'")
-  for key, value in model.items():
-    _check_model_value(key, value)
+  model = {key: _model_value(key, value) for key, value in model.items()}
   if 'seasonal_lag' in model:
     try:  # the value's own rule (TFTConfig's), then against this file's window
       TFTConfig(seasonal_lag=model['seasonal_lag'])
@@ -185,8 +186,9 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
                  model_overrides=dict(model), source=source)
 
 
-def _check_model_value(key: str, value: Any) -> None:
-  """Raises ValueError when a `model` value is not of its TFTConfig field's kind."""
+def _model_value(key: str, value: Any) -> Any:
+  """A `model` value as its TFTConfig field takes it (a whole number written 1e2 as an
+  int); ValueError when it is not of the field's kind."""
   default = getattr(TFTConfig(), key)
   number = isinstance(value, (int, float)) and not isinstance(value, bool)
   if isinstance(default, bool):
@@ -203,6 +205,7 @@ def _check_model_value(key: str, value: Any) -> None:
     fits, kind = isinstance(value, str), 'text'
   if not fits:
     raise ValueError(f"'model: {key}' must be {kind}, got {value!r}")
+  return int(value) if isinstance(default, int) and not isinstance(default, bool) else value
 
 
 def to_dict(dataset: Dataset, base_dir: str) -> Dict[str, Any]:

@@ -160,9 +160,11 @@ class DatasetSpec:
                                                         'encoder_steps', 'horizon'))
     name = data['name']
     if not isinstance(name, str) or not _NAME.fullmatch(name):
+      quote = (f' (YAML reads {name!r} as a number: quote it, name: "{name}")'
+               if isinstance(name, (int, float)) and not isinstance(name, bool) else '')
       raise ValueError(f"'name' names the run directory runs/<name> and the pipeline "
                        f"tft-<name>: use letters, digits, '_', '-' and '.', starting with a "
-                       f'letter or digit (e.g. shop_sales); got {name!r}')
+                       f'letter or digit (e.g. shop_sales); got {name!r}{quote}')
     columns = data['columns']
     if not isinstance(columns, (list, tuple)) or not columns:
       raise ValueError("'columns' must be a list of columns, each a mapping such as "
@@ -255,8 +257,13 @@ def _column(data: Any, index: int) -> Column:
   allow_missing = data.get('allow_missing', False)
   if not isinstance(allow_missing, bool):
     raise ValueError(f'{where}: allow_missing must be true or false, got {allow_missing!r}')
+  dtype = data.get('dtype', default_dtype.value)
+  if role in (Role.SERIES_KEY, Role.TIME) and str(dtype).lower() in _DTYPE_WORDS:
+    raise ValueError(f'{where} dtype: {dtype!r} is not one of {[d.value for d in DType]}; a '
+                     f'{role.value} column is categorical whatever its values look like: write '
+                     'dtype: categorical, or leave it out')
   return Column(name=data['name'], role=role,
-                dtype=_choice(DType, data.get('dtype', default_dtype.value), f'{where} dtype'),
+                dtype=_choice(DType, dtype, f'{where} dtype'),
                 allow_missing=allow_missing,
                 scaling=_choice(Scaling, data.get('scaling', Scaling.GLOBAL.value),
                                 f'{where} scaling'))

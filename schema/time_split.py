@@ -7,6 +7,7 @@ example generator counts them in its report.
 
 import dataclasses
 import datetime
+import itertools
 import json
 from typing import Optional, Union
 
@@ -34,8 +35,9 @@ class TimeSplit:
       raise ValueError('time split needs eval_start')
     given = [(field, getattr(self, field)) for field in ('eval_start', 'test_start', 'end')
              if getattr(self, field) is not None]
-    for (earlier, first), (later, second) in zip(given, given[1:]):
-      # Timestamps with timestamps, fractions with fractions; ExampleGen checks a mix.
+    for (earlier, first), (later, second) in itertools.combinations(given, 2):
+      # Timestamps with timestamps, fractions with fractions: a mix needs the data's
+      # time range; ExampleGen checks it (`split_indices`).
       if isinstance(first, str) == isinstance(second, str) and not (
           _position(first) < _position(second)):
         raise ValueError(f'time split {later}={second!r} is not after {earlier}={first!r}: '

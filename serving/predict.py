@@ -8,7 +8,9 @@ The input format and its checks are in `serving.prediction`.
 """
 
 import argparse
+import contextlib
 import os
+import stat
 import sys
 import tempfile
 from typing import List, Optional
@@ -84,16 +86,27 @@ def _output_problem(output: str, input_path: str) -> Optional[str]:
 
 
 def _write_whole(path: str, write) -> None:
-  """Calls `write` on a new file beside `path`, then renames it to `path`: a reader never
-  sees half the forecasts, and a failed write leaves `path` as it was."""
-  directory = os.path.dirname(os.path.abspath(path))
-  handle, partial = tempfile.mkstemp(prefix='.tft-predict-', suffix='.csv', dir=directory)
+  """Calls `write` on a new file beside `path` (through a symbolic link, beside its
+  target), then renames it to `path`: a reader never sees half the forecasts, and a failed
+  write leaves `path` as it was. The file keeps the mode of the one it replaces, or gets
+  the one a new file would."""
+  path = os.path.realpath(path)
+  if os.path.exists(path):
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+  else:
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = 0o666 & ~umask
+  handle, partial = tempfile.mkstemp(prefix='.tft-predict-', suffix='.csv',
+                                     dir=os.path.dirname(path))
   try:
     with os.fdopen(handle, 'w', newline='') as f:
       write(f)
+    os.chmod(partial, mode)
     os.replace(partial, path)
   except BaseException:
-    os.remove(partial)
+    with contextlib.suppress(FileNotFoundError):
+      os.remove(partial)
     raise
 
 

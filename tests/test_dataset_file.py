@@ -113,13 +113,20 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
     (('{name: sales, role: target}', '{name: sales, role: target, dtype: float}'),
      r"column 'sales' \(columns\[2\]\) dtype: 'float' is not one of \['categorical', "
      r"'real'\] \(did you mean 'real'\?\)"),
+    (('{name: shop, role: series_key}', '{name: shop, role: series_key, dtype: int}'),
+     r"column 'shop' \(columns\[0\]\) dtype: 'int' is not one of \['categorical', 'real'\]; "
+     'a series_key column is categorical whatever its values look like'),
+    (('name: shops', 'name: 2024'), r"got 2024 \(YAML reads 2024 as a number: quote it, "
+     r'name: "2024"\)'),
     (('name: shops', 'name: shops/v2'), r"'name' names the run directory runs/<name> and "
      r"the pipeline tft-<name>: use letters, digits.*got 'shops/v2'"),
     (('horizon: 4', 'horizon: 4\nhorizon: 14'),
-     r"line 5: 'horizon' is given twice in one mapping \(also on line 4\); YAML would keep "
+     r"line 5, column 1: 'horizon' is given twice in one mapping \(also at line 4, column 1\); "
+     r"YAML would keep "
      'the last silently: keep one'),
     (('{name: promo, role: known}', '{name: promo, role: known, role: observed}'),
-     r"line 10: 'role' is given twice in one mapping \(also on line 10\)"),
+     r"line 10, column 32: 'role' is given twice in one mapping \(also at line 10, column "
+     r'19\)'),
     (('split: {eval_start: 2024-06-02}', 'split: {eval_start: 1.5}'),
      'a fraction of the time range must lie strictly between 0 and 1'),
     (('split: {eval_start: 2024-06-02}\n', ''), r"the spec file is missing \['split'\]"),
@@ -132,9 +139,21 @@ def test_bad_spec_files_name_the_file_the_key_and_the_fix(tmp_path, change, mess
 
 
 def test_numbers_written_with_an_exponent_are_numbers(tmp_path):
-  dataset = _load(tmp_path, GOOD.replace('model: {hidden_size: 8}',
-                                         'model: {learning_rate: 1e-3, clipnorm: 2E+1}'))
-  assert dataset.model_overrides == {'learning_rate': 0.001, 'clipnorm': 20.0}
+  dataset = _load(tmp_path, GOOD.replace(
+      'model: {hidden_size: 8}', 'model: {learning_rate: 1e-3, clipnorm: 2E+1, '
+      'max_epochs: 1e2, hidden_size: 32.0}'))
+  assert dataset.model_overrides == {'learning_rate': 0.001, 'clipnorm': 20.0,
+                                     'max_epochs': 100, 'hidden_size': 32}
+  assert all(type(dataset.model_overrides[key]) is int  # pylint: disable=unidiomatic-typecheck
+             for key in ('max_epochs', 'hidden_size'))
+
+
+def test_merge_keys_may_give_a_key_again_to_override_it(tmp_path):
+  text = GOOD.replace('  - {name: sales, role: target}',
+                      '  - &sales {name: sales, role: target}')
+  text = text.replace('{name: promo, role: known}', '{<<: *sales, name: promo, role: known}')
+  dataset = _load(tmp_path, text)
+  assert {c.name: c.role for c in dataset.spec.columns}['promo'] == Role.KNOWN
 
 
 def test_unreadable_and_malformed_files_are_named(tmp_path):

@@ -240,8 +240,37 @@ def test_the_eval_period_starts_where_a_forecast_can_so_that_it_holds_a_window(t
 def test_dates_not_in_iso_8601_in_a_column_named_for_time_are_named_with_line(tmp_path):
   text = _daily().replace('2024-01-', '2024/01/')
   with pytest.raises(spec_draft.DraftError, match=r"line 2: column 'day': cannot parse "
-                     r"'2024/01/01' as a timestamp; use ISO 8601"):
+                     r"'2024/01/01' as a timestamp; use ISO 8601.*; or, if the times are in "
+                     'another column, pass --time COLUMN'):
     spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
+
+
+def test_a_time_of_day_that_is_not_part_of_the_key_is_an_input_like_any_other(tmp_path):
+  text = _daily(opens=lambda day: '09:00' if day % 7 else '10:30')
+  columns = _drafted_columns_of(spec_draft.draft(_read(tmp_path, text), 'sales', 'sales'))
+  assert (columns['opens'].role, columns['opens'].dtype) == (Role.KNOWN, DType.CATEGORICAL)
+
+
+def _drafted_columns_of(drafted):
+  return {column.name: column for column in drafted.columns}
+
+
+def test_a_filled_key_is_preferred_to_an_equal_one_with_empty_values(tmp_path):
+  # Each location's contact is as good a key as the location, but one is empty.
+  lines = ['contact,location,day,sales'] + [
+      f'{contact},{location},2024-01-{day:02d},{day}'
+      for contact, location in (('ann', 'north'), ('', 'south'), ('bo', 'east'))
+      for day in range(1, 31)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert [c.name for c in drafted.columns if c.role == Role.SERIES_KEY] == ['location']
+
+
+def test_series_too_short_for_an_eval_period_and_training_are_refused(tmp_path):
+  # 8 days: the eval period, a horizon (7) moved back to a step divisible by it, would
+  # begin before the data.
+  with pytest.raises(spec_draft.DraftError, match=r'the longest series has 8 steps, too few '
+                     r'for an eval period of 12 steps \(at least a horizon'):
+    spec_draft.draft(_read(tmp_path, _daily(days=8)), 'sales', 'sales')
 
 
 def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
@@ -255,9 +284,9 @@ def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
 
 def test_many_repeated_rows_are_named_under_the_closest_key(tmp_path):
   # A re-export of each shop's last 10 days, appended: 20 of 80 rows repeat.
-  lines = _read_lines = ['shop,day,sales'] + [
+  lines = ['shop,day,sales'] + [
       f'{shop},2024-01-{day:02d},{day}' for shop in 'AB' for day in range(1, 31)]
-  lines += [line for line in _read_lines[1:] if int(line[-2:].strip(',')) > 20]
+  lines += [line for line in lines[1:] if int(line[-2:].strip(',')) > 20]
   with pytest.raises(spec_draft.DraftError, match=r'20 rows repeat the time of an earlier row '
                      r"with the same shop \(e\.g\. lines 22 and 62, day '2024-01-21'\)\. "
                      r'Remove or aggregate repeated rows'):

@@ -81,9 +81,21 @@ def test_split_by_fraction_of_the_time_range():
   assert gen.split_index(_example_at('2024-01-04'), SYNTHETIC, split, time_range) == 1
 
 
+def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
+  split = TimeSplit(eval_start='2024-01-04', test_start=0.5)  # 0.5: 2024-01-03
+  time_range = (parse_timestamp('2024-01-01'), parse_timestamp('2024-01-05'))
+  with pytest.raises(ValueError, match=r"time split test_start=0.5 falls at or before "
+                     r"eval_start='2024-01-04' in the data, which runs from 2024-01-01 "
+                     r'00:00:00 to 2024-01-05 00:00:00'):
+    gen.split_index(_example_at('2024-01-02'), SYNTHETIC, split, time_range)
+
+
 @pytest.mark.parametrize('kwargs, message', [
     ({'eval_start': 1.5}, 'strictly between 0 and 1'),
     ({'eval_start': 'soon'}, "cannot parse 'soon'"),
+    # Compared with every boundary of its kind, not only the next one.
+    ({'eval_start': '2024-06-01', 'test_start': 0.9, 'end': '2024-01-01'},
+     r"time split end='2024-01-01' is not after eval_start='2024-06-01'"),
 ])
 def test_bad_time_splits_raise(kwargs, message):
   with pytest.raises(ValueError, match=message):
