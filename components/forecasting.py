@@ -32,7 +32,6 @@ FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
-REASON = 'reason'
 SeriesRows = Dict[Tuple[str, ...], List[prediction.InputRow]]
 # A series left out: its key values and why.
 NotForecast = Tuple[Tuple[str, ...], prediction.PredictionInputError]
@@ -136,9 +135,9 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
     frame.to_parquet(local, index=False)
     tf.io.gfile.copy(local, os.path.join(directory, FORECASTS_PARQUET), overwrite=True)
   not_forecast = pd.DataFrame(
-      [dict(zip(spec.series_key_columns, key), **{REASON: str(error)})
+      [dict(zip(spec.series_key_columns, key), **{prediction.REASON: str(error)})
        for key, error in forecasts.not_forecast],
-      columns=list(spec.series_key_columns) + [REASON])
+      columns=list(spec.series_key_columns) + [prediction.REASON])
   with tf.io.gfile.GFile(os.path.join(directory, NOT_FORECAST_CSV), 'w') as f:
     not_forecast.to_csv(f, index=False)
   series_forecast = len(forecasts.rows) // spec.horizon

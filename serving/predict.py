@@ -3,7 +3,9 @@
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
 units) as CSV and writes them to `--output` if given (whole or not at all: a file beside
 it, renamed into place). A categorical value the model was not trained on is named on
-stderr as a warning; so is each series left out with `--skip-bad-series`.
+stderr as a warning; so is each series left out with `--skip-bad-series`, and then the
+command exits with `PARTIAL` (3) instead of 0 and, with `--output`, lists them (key columns
+and reason, as the pipeline's `not_forecast.csv`) in `<output>.not_forecast.csv`.
 The input format and its checks are in `serving.prediction`.
 """
 
@@ -18,6 +20,7 @@ from typing import List, Optional
 from pipeline import cli_logs
 
 DEFAULT_MODEL_DIR = os.path.join('runs', 'synthetic', 'serving_model')
+PARTIAL = 3  # exit code: forecasts written, but --skip-bad-series left series out
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -40,9 +43,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       help='forecast the other series when the rows of one cannot be read '
                       'or cannot make its window (a value that is not a number, too little '
                       'history, too few horizon rows, a gap, a static value that changes, an '
-                      'unknown series), naming each series left out on stderr, instead of '
-                      'stopping; a file that cannot be read or a row without its key still '
-                      'stops')
+                      'unknown series), naming each series left out on stderr (and, with '
+                      '--output, in OUTPUT.not_forecast.csv) and exiting with code 3, '
+                      'instead of stopping; a file that cannot be read or a row without its '
+                      'key still stops')
   return parser.parse_args(argv)
 
 
@@ -55,21 +59,36 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 2
   from serving import prediction  # after the log settings: it imports TensorFlow
 
+  not_forecast = []
   try:
     rows = prediction.predict(
         args.model_dir, args.input, args.allow_unknown_series, args.skip_bad_series,
-        warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr))
+        warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr),
+        not_forecast=not_forecast)
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
     return 2
   prediction.write_forecasts(rows, sys.stdout)
   if args.output:
-    try:
-      _write_whole(args.output, lambda f: prediction.write_forecasts(rows, f))
-    except OSError as error:
-      print(f'tft-predict: error: --output {args.output}: {error.strerror}', file=sys.stderr)
-      return 2
+    written = [(args.output, rows)]
+    if not_forecast:
+      written.append((not_forecast_path(args.output), not_forecast))
+    for path, table in written:
+      try:
+        _write_whole(path, lambda f, table=table: prediction.write_forecasts(table, f))
+      except OSError as error:
+        print(f'tft-predict: error: --output {path}: {error.strerror}', file=sys.stderr)
+        return 2
+  if not_forecast:
+    listed = f', listed in {not_forecast_path(args.output)}' if args.output else ''
+    print(f'tft-predict: {len(not_forecast)} series not forecast{listed}', file=sys.stderr)
+    return PARTIAL
   return 0
+
+
+def not_forecast_path(output: str) -> str:
+  """Where the series `--skip-bad-series` left out are listed, beside `output`."""
+  return os.path.splitext(output)[0] + '.not_forecast.csv'
 
 
 def _output_problem(output: str, input_path: str) -> Optional[str]:

@@ -32,6 +32,7 @@ from serving import published_models
 from trainer_module import export
 
 HORIZON_STEP = 'horizon_step'
+REASON = 'reason'  # why a series is not forecast, beside its key columns
 _BATCH_SIZE = 256
 
 
@@ -98,7 +99,7 @@ def format_time(seconds: int) -> str:
 
 
 def read_series(path: str, spec: DatasetSpec,
-                on_bad_series: Optional[Callable[[str], None]] = None
+                on_bad_series: Optional[Callable[[Tuple[str, ...], str], None]] = None
                 ) -> Dict[Tuple[str, ...], List[InputRow]]:
   """The CSV's rows grouped by the values of the key columns, ordered by time.
 
@@ -107,8 +108,8 @@ def read_series(path: str, spec: DatasetSpec,
     spec: the model's dataset spec.
     on_bad_series: None: a cell that cannot be read (a value that is not a number, a
       non-finite target, a time that cannot be parsed) raises PredictionInputError.
-      Else the series whose row holds it is left out, and this is called with why; an
-      empty key, which names no series, still raises.
+      Else the series whose row holds it is left out, and this is called with its key
+      values and why; an empty key, which names no series, still raises.
   """
   if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
     raise PredictionInputError(f'{path} is not a file; pass the CSV of recent rows')
@@ -145,7 +146,7 @@ def read_series(path: str, spec: DatasetSpec,
     series.setdefault(key, []).append(row)
   for key, error in unreadable.items():
     series.pop(key, None)
-    on_bad_series(f"series '{series_key(key, spec)}': {error}")
+    on_bad_series(key, f"series '{series_key(key, spec)}': {error}")
   if not series and not unreadable:
     raise PredictionInputError(f'{path} has no rows; give each series its last '
                                f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
@@ -421,7 +422,9 @@ def _unknown_series_error(unknown: Sequence[str], known: int,
 
 def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
             skip_bad_series: bool = False,
-            warn: Callable[[str], None] = logging.warning) -> List[Dict[str, object]]:
+            warn: Callable[[str], None] = logging.warning,
+            not_forecast: Optional[List[Dict[str, str]]] = None
+            ) -> List[Dict[str, object]]:
   """Forecast rows, one per series and horizon step, in the CSV's series order.
 
   Args:
@@ -436,6 +439,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       its key, stops the run all the same.
     warn: called with each categorical value the model was not trained on, and with
       each series left out.
+    not_forecast: with `skip_bad_series`, appended with a row for each series left
+      out: its key columns and `REASON`.
 
   Returns:
     Dicts with the key columns, the time column (UTC), `HORIZON_STEP` (1 to H) and one
@@ -450,8 +455,13 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
 
-  def left_out(why: str) -> None:
+  def record(key_values: Tuple[str, ...], why: str) -> None:
+    if not_forecast is not None:
+      not_forecast.append({**dict(zip(spec.series_key_columns, key_values)), REASON: why})
+
+  def left_out(key_values: Tuple[str, ...], why: str) -> None:
     warn(f'{csv_path}: not forecast: {why}')
+    record(key_values, why)
 
   windows = []
   for key_values, rows in read_series(csv_path, spec,
@@ -461,15 +471,19 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     except PredictionInputError as error:
       if not skip_bad_series:
         raise type(error)(f'{csv_path}: {error}') from None
-      left_out(str(error))
+      left_out(key_values, str(error))  # it names the series
   if not allow_unknown_series:
     vocabulary = published_models.series_vocabulary(model_dir)
-    unknown = [window.key for window in windows if window.key not in vocabulary]
+    unknown = [window for window in windows if window.key not in vocabulary]
     if unknown:
-      error = _unknown_series_error(unknown, len(vocabulary), model_dir)
+      error = _unknown_series_error([window.key for window in unknown], len(vocabulary),
+                                    model_dir)
       if not skip_bad_series:
         raise type(error)(f'{csv_path}: {error}')
-      left_out(str(error))
+      warn(f'{csv_path}: not forecast: {error}')
+      for window in unknown:
+        record(window.key_values, f"series '{window.key}' is not among the "
+               f'{len(vocabulary)} series the model was trained on')
       windows = [window for window in windows if window.key in vocabulary]
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
@@ -503,7 +517,8 @@ def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
 
 
 def write_forecasts(rows: Sequence[Dict[str, object]], stream) -> None:
-  """Writes forecast rows as CSV, values with 4 decimals."""
+  """Writes forecast rows (or rows of series not forecast) as CSV, values with 4
+  decimals."""
   writer = csv.writer(stream, lineterminator='\n')
   writer.writerow(list(rows[0]))
   for row in rows:

@@ -242,15 +242,15 @@ def test_a_series_with_a_cell_that_cannot_be_read_can_be_left_out_by_itself(tmp_
     prediction.read_series(path, SPEC)
 
   left_out = []
-  series = prediction.read_series(path, SPEC, left_out.append)
+  series = prediction.read_series(path, SPEC, lambda *left: left_out.append(left))
 
   assert list(series) == [('s1',)] and len(series[('s1',)]) == 5
-  [why] = left_out
-  assert why.startswith(f"series 's2': {path}, line 8: column 'load'")
+  [(key, why)] = left_out
+  assert key == ('s2',) and why.startswith(f"series 's2': {path}, line 8: column 'load'")
 
 
 def test_a_row_without_its_key_stops_even_when_bad_series_are_left_out(tmp_path):
   rows = _rows()
   rows[1][HEADER.index('station')] = ''
   with pytest.raises(prediction.PredictionInputError, match="line 3: key column 'station'"):
-    prediction.read_series(_write(tmp_path, rows), SPEC, lambda why: None)
+    prediction.read_series(_write(tmp_path, rows), SPEC, lambda key, why: None)

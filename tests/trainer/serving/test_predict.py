@@ -260,10 +260,10 @@ def _not_a_number(rows):
 def test_with_skip_bad_series_the_other_series_are_forecast(exported, good_rows, predicted,
                                                             tmp_path, mutate, message):
   path = _write_csv(mutate(good_rows), tmp_path / 'in.csv')
-  notes = []
+  notes, not_forecast = [], []
 
   rows = prediction.predict(exported.serving_dir, path, skip_bad_series=True,
-                            warn=notes.append)
+                            warn=notes.append, not_forecast=not_forecast)
 
   expected = [row for row in predicted if row['station'] == 'station_00']
   assert [row['timestamp'] for row in rows] == [row['timestamp'] for row in expected]
@@ -272,6 +272,27 @@ def test_with_skip_bad_series_the_other_series_are_forecast(exported, good_rows,
                                rtol=1e-5)
   [note] = notes
   assert note.startswith(f'{path}: not forecast: ') and re.search(message, note)
+  [left_out] = not_forecast
+  station = 'station_99' if mutate is _unknown_series else 'station_01'
+  assert list(left_out) == ['station', prediction.REASON] and left_out['station'] == station
+  assert left_out[prediction.REASON].startswith(f"series '{station}'")
+
+
+def test_the_command_lists_the_series_it_left_out_and_says_so_by_its_exit_code(
+    exported, good_rows, tmp_path, capsys):
+  path = _write_csv(_short_history(good_rows), tmp_path / 'in.csv')
+  output = tmp_path / 'forecasts.csv'
+
+  code = predict.main(['--model-dir', exported.serving_dir, '--input', path, '--output',
+                       str(output), '--skip-bad-series'])
+
+  assert code == predict.PARTIAL == 3
+  assert {row['station'] for row in csv.DictReader(output.open())} == {'station_00'}
+  [left_out] = list(csv.DictReader((tmp_path / 'forecasts.not_forecast.csv').open()))
+  assert left_out['station'] == 'station_01'
+  assert "has 11 rows with a 'load' value" in left_out['reason']
+  assert (f'tft-predict: 1 series not forecast, listed in {tmp_path}/forecasts.not_forecast.csv'
+          in capsys.readouterr().err)
 
 
 def test_with_skip_bad_series_no_series_left_is_an_error(exported, good_rows, tmp_path):
