@@ -73,6 +73,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     written = [(args.output, rows)]
     if not_forecast:
       written.append((not_forecast_path(args.output), not_forecast))
+    elif args.skip_bad_series:  # a list left by an earlier run would read as this one's
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(not_forecast_path(args.output))
     for path, table in written:
       try:
         _write_whole(path, lambda f, table=table: prediction.write_forecasts(table, f))

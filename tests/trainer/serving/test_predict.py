@@ -293,6 +293,12 @@ def test_the_command_lists_the_series_it_left_out_and_says_so_by_its_exit_code(
   assert "has 11 rows with a 'load' value" in left_out['reason']
   assert (f'tft-predict: 1 series not forecast, listed in {tmp_path}/forecasts.not_forecast.csv'
           in capsys.readouterr().err)
+  # A later run that leaves nothing out exits 0 and leaves no list from the earlier one.
+  code = predict.main(['--model-dir', exported.serving_dir, '--input',
+                       _write_csv(good_rows, tmp_path / 'good.csv'), '--output', str(output),
+                       '--skip-bad-series'])
+  assert code == 0
+  assert not (tmp_path / 'forecasts.not_forecast.csv').exists()
 
 
 def test_with_skip_bad_series_no_series_left_is_an_error(exported, good_rows, tmp_path):
