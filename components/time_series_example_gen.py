@@ -48,7 +48,7 @@ from tfx.utils import proto_utils
 from components import csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
-from schema.time_split import TimeSplit, parse_timestamp
+from schema.time_split import TimeSplit, format_time, parse_timestamp
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
@@ -254,11 +254,6 @@ def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
   return example.features.feature[spec.time_column].int64_list.value[0]
 
 
-def _utc_text(seconds: int) -> str:
-  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
-      '%Y-%m-%d %H:%M:%S')
-
-
 def resolve_boundary(boundary, time_range: Tuple[int, int]) -> int:
   """Epoch seconds of a boundary given as timestamp or as fraction of `time_range`."""
   if isinstance(boundary, str):
@@ -285,8 +280,8 @@ def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarr
   for (earlier, first, at), (later, second, then) in zip(placed, placed[1:]):
     if not at < then:
       raise ValueError(f'time split {later}={second!r} falls at or before {earlier}={first!r} '
-                       f'in the data, which runs from {_utc_text(time_range[0])} to '
-                       f'{_utc_text(time_range[1])}; put eval_start, test_start and end in '
+                       f'in the data, which runs from {format_time(time_range[0])} to '
+                       f'{format_time(time_range[1])}; put eval_start, test_start and end in '
                        'that order')
   starts = [split.eval_start] + ([split.test_start] if split.test_start is not None else [])
   indices = sum((seconds >= resolve_boundary(b, time_range)).astype(np.int64)

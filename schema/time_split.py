@@ -73,6 +73,12 @@ def parse_timestamp(text: str, what: str = 'timestamp') -> int:
   return int(moment.timestamp())
 
 
+def format_time(seconds: int) -> str:
+  """Epoch seconds as UTC text, '2024-01-31 13:00:00'."""
+  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+      '%Y-%m-%d %H:%M:%S')
+
+
 def names_utc_offset(text: str) -> bool:
   """Whether an ISO 8601 timestamp names its offset from UTC ('+01:00', 'Z')."""
   return _moment(text).tzinfo is not None

@@ -13,7 +13,6 @@ failed check, with the series, line or column and the fix.
 
 import csv
 import dataclasses
-import datetime
 import difflib
 import io
 import logging
@@ -27,7 +26,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR, SERIES_VOCABULARY, model_features
-from schema.time_split import parse_timestamp
+from schema.time_split import format_time, parse_timestamp
 from serving import published_models
 from trainer_module import export
 
@@ -91,11 +90,6 @@ class SeriesWindow:
   horizon_seconds: Tuple[int, ...]
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, int], ...] = ()
-
-
-def format_time(seconds: int) -> str:
-  return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
-      '%Y-%m-%d %H:%M:%S')
 
 
 def read_series(path: str, spec: DatasetSpec,
