@@ -31,6 +31,7 @@ import pandas as pd
 from benchmarks import host, metrics, pipeline_run, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
+from pipeline.config import default_strides
 from schema.datasets import curated_schema_path, get_dataset
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import TimeSplit
@@ -101,8 +102,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     config = pipeline_run.new_config(
         run_dir(work_dir, ensemble_size, repeat), data_file,
         dataset=spec, time_split=plan.split, blessing=dataset.blessing,
-        strides={split: 1 if split == 'train' else spec.horizon
-                 for split in plan.split.split_names},
+        strides=default_strides(spec, plan.split),
         model_overrides={**model_overrides, 'ensemble_size': ensemble_size},
         train_steps=plan.train_steps, training_options={'warm_start': False, 'seed': repeat},
         schema_file=curated_schema_path(spec.name))

@@ -48,13 +48,12 @@ from tfx.utils import proto_utils
 from components import csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
-from schema.time_split import TimeSplit, format_time, parse_timestamp
+from schema.time_split import TRAINING_SPLIT, TimeSplit, format_time, parse_timestamp
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
 AFTER_END = 'after_end'
 SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
-TRAINING_SPLIT = 'train'
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
 _TRAIN_SPANS_KEY = 'train_spans'

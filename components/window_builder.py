@@ -26,6 +26,7 @@ from typing import Collection, Dict, Iterable, List, Mapping, Sequence, Tuple, U
 import numpy as np
 import tensorflow as tf
 
+from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
@@ -157,7 +158,7 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     forecast = start + spec.encoder_steps
     split = split_at[forecast]
     stride = strides.get(split)
-    if not stride or (first + forecast) % stride:
+    if not stride or not forecast_starts.starts_forecast(first + forecast, stride):
       continue
     if complete_before[start + window] - complete_before[start] < window:
       counts['windows_skipped_gap'] += 1

@@ -33,10 +33,10 @@ from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec
+from schema.time_split import TRAINING_SPLIT
 
 WINDOW_REPORT_FILE = 'window_report.json'
 _FILE_PREFIX = 'windows'
-TRAINING_SPLIT = 'train'
 
 
 class WindowingSpec(types.ComponentSpec):

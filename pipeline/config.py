@@ -12,8 +12,9 @@ from components import span_files
 from components.anomaly_gate import MODES as ANOMALY_MODES
 from components.vertex_pusher import ModelVersions
 from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineConfig's API
+from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import TimeSplit
+from schema.time_split import TRAINING_SPLIT, TimeSplit
 from trainer_module import hparams
 from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
 
@@ -99,7 +100,7 @@ class PipelineConfig:
   dataset: DatasetSpec
   time_split: TimeSplit
   blessing: Blessing
-  strides: Mapping[str, int] = dataclasses.field(default_factory=lambda: {'train': 1})
+  strides: Mapping[str, int] = dataclasses.field(default_factory=lambda: {TRAINING_SPLIT: 1})
   sample_rates: Mapping[str, float] = dataclasses.field(default_factory=dict)
   model_preset: str = hparams.DEFAULT_PRESET
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -147,7 +148,7 @@ class PipelineConfig:
 
 def default_strides(dataset: DatasetSpec, time_split: TimeSplit) -> Dict[str, int]:
   """Training windows at every step; evaluation (and test) windows one horizon apart."""
-  return {split: 1 if split == 'train' else dataset.horizon
+  return {split: forecast_starts.default_stride(split, dataset.horizon)
           for split in time_split.split_names}
 
 

@@ -21,12 +21,13 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 import pandas as pd
 
+from schema import forecast_starts
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8)
 from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text)
-from schema.time_split import names_utc_offset, parse_timestamp
+from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -637,8 +638,9 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
   component starts forecasts there, so it holds a whole window."""
   default_horizon, default_history = _default_window(frequency)
   horizon = horizon or default_horizon
-  eval_start = last_step + 1 - max(horizon, int(round(EVAL_SHARE * longest)))
-  eval_start -= eval_start % horizon
+  eval_start = forecast_starts.last_start_until(
+      last_step + 1 - max(horizon, int(round(EVAL_SHARE * longest))),
+      forecast_starts.default_stride(EVAL_SPLIT, horizon))
   eval_steps = last_step + 1 - eval_start
   train_steps = longest - eval_steps
   if train_steps < 1:
@@ -687,14 +689,14 @@ def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
   forecast steps present (no gap).
   """
   histories, futures = [], []
+  stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
   for _, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
     positions = index.to_numpy()
     first, last = int(steps[positions].min()), int(steps[positions].max())
     values = np.full(last - first + 1, np.nan)
     values[steps[positions] - first] = target[positions]
-    start = max(eval_start_step, first + encoder_steps)
-    start += -start % horizon
-    for forecast in range(start, last - horizon + 2, horizon):
+    start = forecast_starts.first_start_from(max(eval_start_step, first + encoder_steps), stride)
+    for forecast in range(start, last - horizon + 2, stride):
       at = forecast - first
       history, future = values[at - encoder_steps:at], values[at:at + horizon]
       if not (np.isnan(history).any() or np.isnan(future).any()):

@@ -12,6 +12,7 @@ import json
 from typing import Optional, Union
 
 Boundary = Union[str, float]
+TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +47,8 @@ class TimeSplit:
 
   @property
   def split_names(self):
-    return ('train', 'eval', 'test') if self.test_start is not None else ('train', 'eval')
+    return ((TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT) if self.test_start is not None
+            else (TRAINING_SPLIT, EVAL_SPLIT))
 
   def to_json(self) -> str:
     return json.dumps(dataclasses.asdict(self))
