@@ -274,7 +274,7 @@ def _check_horizon_rows(horizon: Sequence[InputRow], spec: DatasetSpec, key: str
     filled = [name for name in observed if row.values[name]]
     if filled:
       raise PredictionInputError(
-          f"series '{key}', line {row.line}: '{spec.target_column}' is empty at "
+          f"series '{key}', line {row.line}: '{spec.target_column}' has no value at "
           f'{format_time(row.seconds)} but the observed columns {filled} are not, so it is '
           'neither a history row (they need the target) nor a horizon row (they leave the '
           'observed columns empty): fill the target or empty those columns')
@@ -289,7 +289,7 @@ def _check_history_targets(history: Sequence[InputRow], spec: DatasetSpec, key: 
   if empty:
     row, last = empty[-1], history[-1]
     raise PredictionInputError(
-        f"series '{key}', line {row.line}: '{target}' is empty at "
+        f"series '{key}', line {row.line}: '{target}' has no value at "
         f'{format_time(row.seconds)}, before the last {target!r} value (line {last.line}, '
         f'{format_time(last.seconds)}); history rows need the target and the horizon rows '
         f'after the last value leave it empty: fill this value, or empty line {last.line}\'s '
@@ -318,7 +318,7 @@ def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
   for row, text in zip(rows, texts):
     if not text and not column.allow_missing:
       raise PredictionInputError(
-          f"series '{key}', line {row.line}: column '{column.name}' is empty at "
+          f"series '{key}', line {row.line}: column '{column.name}' has no value at "
           f'{format_time(row.seconds)}; the model needs it ({column.role.value} column '
           f'without missing values in spec {spec.name!r}): fill the value')
   if column.dtype == DType.CATEGORICAL:

@@ -64,7 +64,7 @@ def test_a_non_finite_value_where_missing_values_are_allowed_reads_as_missing(tm
 def test_a_missing_last_target_is_not_taken_for_the_start_of_the_horizon(tmp_path):
   rows = _rows(history=4)
   rows[3][HEADER.index('load')] = 'NA'  # the last history row, its temperature observed
-  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' is empty at "
+  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' has no value at "
                      r".* but the observed columns \['temperature'\] are not.*fill the target "
                      'or empty those columns'):
     _window(tmp_path, rows)
@@ -97,7 +97,7 @@ def test_a_missing_last_target_without_observed_columns_is_refused_not_forecast_
 def test_a_target_filled_in_a_horizon_row_is_named_with_the_empty_one_before_it(tmp_path):
   rows = _rows(horizon=3)
   rows[4][HEADER.index('load')] = '2.0'
-  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' is empty .* "
+  with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' has no value .* "
                      r"before the last 'load' value \(line 6, .*empty line 6's if it is a "
                      'horizon row'):
     _window(tmp_path, rows)

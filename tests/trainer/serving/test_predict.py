@@ -211,7 +211,7 @@ def _empty_known_value(rows):
     (_gap, prediction.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
     (_duplicate, prediction.TimeGridError,
      r"in.csv: series 'station_00' has two rows at .* \(lines 12 and 13\)"),
-    (_empty_known_value, prediction.PredictionInputError, r"column 'price' is empty"),
+    (_empty_known_value, prediction.PredictionInputError, r"column 'price' has no value"),
 ])
 def test_bad_input_gets_its_own_error(exported, good_rows, tmp_path, mutate, error,
                                       message):
