@@ -108,8 +108,9 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
     key = prediction.series_key(key_values, spec)
     if key not in vocabulary:
       not_forecast.append((key_values, prediction.UnknownSeriesError(
-          f"series '{key}' is not among the series the model was trained on (its rows "
-          'start after the training period); the next retraining learns it')))
+          f"series '{key}' is not among the series the forecasting model was trained on "
+          "(its rows start after that model's training period); a model blessed after "
+          'training on its rows forecasts it')))
       continue
     try:
       windows.append(prediction.build_window(

@@ -8,9 +8,16 @@ the pipeline's context; the query that KubeflowV2DagRunner compiles for Vertex A
 Evaluator writes the pipeline's name on each blessing as the custom property
 `pipeline_name`, and `kubeflow.runner` adds it to the compiled query
 (`blessing_query_scope`).
+
+It also leaves out a baseline that cannot read this run's evaluation windows (trained on
+other columns or vocabularies: `components.baseline_check`), as for a first run: the
+blessing then rests on the data set's other rules, and records why as the custom
+property `baseline_left_out`. TFX's Evaluator would stop, or compare wrongly.
 """
 
-from typing import Any, Dict, List
+import logging
+
+from typing import Any, Dict, List, Optional
 
 import tensorflow_model_analysis as tfma
 from tfx import types
@@ -18,9 +25,12 @@ from tfx.components.evaluator import executor as evaluator_executor
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.types import artifact_utils, standard_artifacts, standard_component_specs
 from tfx.types.component_spec import ExecutionParameter
-from tfx.utils import json_utils
+from tfx.utils import json_utils, path_utils
+
+from components import baseline_check
 
 PIPELINE_NAME_KEY = 'pipeline_name'
+BASELINE_LEFT_OUT_KEY = 'baseline_left_out'  # on a blessing: why the baseline was not scored
 
 
 def blessing_query_scope(pipeline_name: str) -> str:
@@ -33,18 +43,39 @@ class ScopedEvaluatorSpec(standard_component_specs.EvaluatorSpec):
                 PIPELINE_NAME_KEY: ExecutionParameter(type=str)}
 
 
+def baseline_left_out(input_dict: Dict[str, List[types.Artifact]]) -> Optional[str]:
+  """Why the baseline model in `input_dict` cannot score the candidate's windows; None
+  if it can, or if there is none."""
+  baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY)
+  if not baselines:
+    return None
+  [candidate] = input_dict[standard_component_specs.MODEL_KEY]
+  [baseline] = baselines
+  return baseline_check.incompatibility(path_utils.serving_model_path(candidate.uri),
+                                        path_utils.serving_model_path(baseline.uri))
+
+
 class Executor(evaluator_executor.Executor):
-  """Evaluates as TFX does, then names the pipeline on the blessing."""
+  """Evaluates as TFX does, without a baseline that cannot read the windows, then names
+  the pipeline (and any baseline left out) on the blessing."""
 
   def Do(self, input_dict: Dict[str, List[types.Artifact]],
          output_dict: Dict[str, List[types.Artifact]],
          exec_properties: Dict[str, Any]) -> None:
     properties = dict(exec_properties)
     pipeline_name = properties.pop(PIPELINE_NAME_KEY)
+    left_out = baseline_left_out(input_dict)
+    if left_out:
+      logging.warning('Evaluator: the last blessed model is not compared with the candidate, '
+                      'since %s; the blessing rests on the other rules.', left_out)
+      input_dict = {key: artifacts for key, artifacts in input_dict.items()
+                    if key != standard_component_specs.BASELINE_MODEL_KEY}
     super().Do(input_dict, output_dict, properties)
     blessing = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.BLESSING_KEY])
     blessing.set_string_custom_property(PIPELINE_NAME_KEY, pipeline_name)
+    if left_out:
+      blessing.set_string_custom_property(BASELINE_LEFT_OUT_KEY, left_out)
 
 
 class ScopedEvaluator(base_beam_component.BaseBeamComponent):

@@ -17,6 +17,7 @@ from tfx.utils import path_utils
 from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
+from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
 from trainer_module import interval_calibration
 
@@ -43,6 +44,7 @@ class RunSummary:
   forecasts_uri: Optional[str] = None
   calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
+  baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -63,6 +65,9 @@ class RunSummary:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines += [f'    because {reason}' for reason in self.not_blessed_because]
+    if self.baseline_left_out:
+      lines.append('    without comparing the last blessed model, since '
+                   f'{self.baseline_left_out}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     report = self.forecasts_uri and forecasting.read_report(self.forecasts_uri)
     if report:
@@ -136,7 +141,10 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       forecasts_uri=forecasts.uri if forecasts else None,
       calibration=(interval_calibration.read(path_utils.serving_model_path(model.uri))
                    if model else None),
-      not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [])
+      not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [],
+      baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
+                         if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
+                         else None))
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:

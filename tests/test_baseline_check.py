@@ -1,0 +1,101 @@
+"""Which last blessed models can score a candidate's evaluation windows, and what is said
+of those that cannot."""
+
+import dataclasses
+import os
+
+import pytest
+
+from components import baseline_check
+from schema.dataset_spec import Role
+from schema.datasets import SYNTHETIC
+from trainer_module.export import DATASET_SPEC_FILE
+
+STATIONS = [b'station_00', b'station_01', b'station_02']
+
+
+def _model_dir(root, name, spec=SYNTHETIC, vocabularies=None):
+  """A serving model directory with the files the check reads: the spec and the
+  vocabularies."""
+  directory = root / name
+  os.makedirs(directory / 'assets.extra')
+  (directory / DATASET_SPEC_FILE).write_text(spec.to_json())
+  os.makedirs(directory / baseline_check.VOCABULARY_DIR)
+  vocabularies = {'series_key': STATIONS, 'region': [b'north', b'south']} if (
+      vocabularies is None) else vocabularies
+  for file_name, values in vocabularies.items():
+    (directory / baseline_check.VOCABULARY_DIR / file_name).write_bytes(b'\n'.join(values))
+  return str(directory)
+
+
+def test_a_model_of_the_same_spec_and_vocabularies_can_score_the_windows(tmp_path):
+  assert baseline_check.incompatibility(_model_dir(tmp_path, 'candidate'),
+                                        _model_dir(tmp_path, 'baseline')) is None
+
+
+def test_a_new_series_is_named_and_the_baseline_left_out(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate', vocabularies={
+      'series_key': STATIONS + [b'station_03', b'station_04', b'station_05', b'station_06'],
+      'region': [b'north', b'south']})
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("this run's vocabularies give other ids than its own ('series_key' has 4 "
+                    "values it never saw: 'station_03', 'station_04', 'station_05' and 1 more)")
+
+
+def test_the_same_values_in_another_order_are_not_comparable(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate', vocabularies={
+      'series_key': STATIONS, 'region': [b'south', b'north']})
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("this run's vocabularies give other ids than its own ('region' holds its "
+                    'values in another order)')
+
+
+def test_every_vocabulary_that_differs_is_named(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate', vocabularies={
+      'series_key': STATIONS + [b'station_03'], 'region': [b'south', b'north']})
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("this run's vocabularies give other ids than its own ('region' holds its "
+                    "values in another order; 'series_key' has 1 value it never saw: "
+                    "'station_03')")
+
+
+def test_a_column_given_another_role_is_named(tmp_path):
+  # price known (every step of the window) -> observed (the history only)
+  columns = tuple(dataclasses.replace(c, role=Role.OBSERVED) if c.name == 'price' else c
+                  for c in SYNTHETIC.columns)
+  candidate = _model_dir(tmp_path, 'candidate',
+                         spec=dataclasses.replace(SYNTHETIC, columns=columns))
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("the dataset spec changed ('price' known real -> observed real), so it "
+                    'reads other window features')
+
+
+@pytest.mark.parametrize('window', [(96, 24), (168, 12)])
+def test_another_history_or_horizon_is_named(tmp_path, window):
+  candidate = _model_dir(tmp_path, 'candidate', spec=SYNTHETIC.with_window(*window))
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ('the dataset spec changed (168 history + 24 forecast steps -> '
+                    f'{window[0]} history + {window[1]} forecast steps), so it reads other '
+                    'window features')
+
+
+def test_a_column_added_to_the_spec_is_named(tmp_path):
+  columns = SYNTHETIC.columns + (dataclasses.replace(SYNTHETIC.column('price'), name='promo'),)
+  candidate = _model_dir(tmp_path, 'candidate',
+                         spec=dataclasses.replace(SYNTHETIC, columns=columns))
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("the dataset spec changed (new columns ['promo']), so it reads other "
+                    'window features')
+
+
+def test_a_spec_change_that_leaves_the_windows_alike_keeps_the_baseline(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate',
+                         spec=dataclasses.replace(SYNTHETIC, name='renamed'))
+  assert baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline')) is None
+
+
+def test_a_vocabulary_of_one_model_only_is_named(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate', vocabularies={'series_key': STATIONS})
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("this run's vocabularies give other ids than its own ('region' is in one "
+                    'model only)')

@@ -1,0 +1,65 @@
+"""Retraining after the inputs change: a new series in the data, then a column given
+another role in the spec. The last blessed model cannot read the new run's evaluation
+windows (its vocabulary or its window features differ), so the Evaluator leaves it out,
+says why, and blesses on the data set's other rules; before, the Evaluator stopped on an
+id beyond the old model's embedding table.
+"""
+
+import dataclasses
+
+import pytest
+
+from pipeline import default_data
+from pipeline.config import Blessing, PipelineConfig, default_strides
+from schema import datasets
+from schema.dataset_spec import Role
+
+pytestmark = pytest.mark.slow  # runs a pipeline three times
+
+
+@pytest.fixture(scope='module')
+def three_runs(tmp_path_factory, run_pipeline):
+  root = tmp_path_factory.mktemp('changed_inputs')
+  spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
+  price_observed = dataclasses.replace(spec, columns=tuple(
+      dataclasses.replace(c, role=Role.OBSERVED) if c.name == 'price' else c
+      for c in spec.columns))
+  split = datasets.get_dataset('synthetic').split
+
+  def run(name, num_series, run_spec):
+    data_root = root / f'data_{name}'
+    default_data.generate(str(data_root / 'data.csv'), num_series=num_series, days=12, seed=2)
+    return run_pipeline(PipelineConfig(
+        pipeline_name='tft-changed-inputs', pipeline_root=str(root / 'pipeline_root'),
+        data_root=str(data_root), serving_model_dir=str(root / 'serving'),
+        dataset=run_spec, time_split=split,
+        blessing=Blessing(beat_naive_by=None, max_mae=1e6, max_relative_regression=0.0),
+        strides=default_strides(run_spec, split), train_steps=20,
+        schema_file=datasets.curated_schema_path('synthetic'),
+        model_overrides={'hidden_size': 8, 'batch_size': 32, 'max_epochs': 2}))
+
+  return {'first': run('first', 3, spec), 'new_series': run('new_series', 4, spec),
+          'new_role': run('new_role', 4, price_observed)}
+
+
+def test_the_first_run_has_no_baseline_to_leave_out(three_runs):
+  assert three_runs['first'].blessed is True
+  assert three_runs['first'].baseline_left_out is None
+
+
+def test_a_new_series_leaves_the_last_blessed_model_out_and_names_the_series(three_runs):
+  summary = three_runs['new_series']
+  # A new station also changes how often each region occurs, so its ids move too.
+  assert summary.baseline_left_out == (
+      "this run's vocabularies give other ids than its own ('region' holds its values in "
+      "another order; 'series_key' has 1 value it never saw: 'station_03')")
+  assert summary.blessed is True and summary.pushed_to
+  assert ("without comparing the last blessed model, since this run's vocabularies" in
+          summary.format('root'))
+
+
+def test_a_column_given_another_role_leaves_the_last_blessed_model_out(three_runs):
+  summary = three_runs['new_role']
+  assert summary.baseline_left_out == ("the dataset spec changed ('price' known real -> "
+                                       'observed real), so it reads other window features')
+  assert summary.blessed is True
