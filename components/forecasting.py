@@ -43,6 +43,7 @@ class Forecasts:
   of reason, its message the details and the fix)."""
   rows: List[Dict[str, object]]
   not_forecast: List[NotForecast]
+  columns: List[str]  # of the rows; the header of a file without rows too
 
 
 def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
@@ -120,17 +121,18 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   for note in prediction.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
-  return Forecasts(rows=rows, not_forecast=not_forecast)
+  return Forecasts(rows=rows, not_forecast=not_forecast,
+                   columns=list(rows[0]) if rows else prediction.forecast_columns(model_dir,
+                                                                                   spec))
 
 
 def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
                     report: Dict[str, object]) -> None:
   """Writes the output files (see the module docstring) into `directory`."""
   tf.io.gfile.makedirs(directory)
-  frame = pd.DataFrame(forecasts.rows)
+  frame = pd.DataFrame(forecasts.rows, columns=forecasts.columns)
   with tf.io.gfile.GFile(os.path.join(directory, FORECASTS_CSV), 'w') as f:
-    if forecasts.rows:
-      prediction.write_forecasts(forecasts.rows, f)
+    prediction.write_forecasts(forecasts.rows, f, forecasts.columns)
   with tempfile.TemporaryDirectory() as scratch:  # pyarrow writes local files only
     local = os.path.join(scratch, FORECASTS_PARQUET)
     frame.to_parquet(local, index=False)

@@ -186,9 +186,21 @@ def main(argv: Optional[List[str]] = None) -> int:
   from pipeline.pipeline import create_pipeline
 
   spec = dataset.spec
-  if args.encoder_steps or args.horizon:
-    spec = spec.with_window(args.encoder_steps or spec.encoder_steps,
-                            args.horizon or spec.horizon)
+  if args.encoder_steps is not None or args.horizon is not None:
+    try:
+      spec = spec.with_window(
+          spec.encoder_steps if args.encoder_steps is None else args.encoder_steps,
+          spec.horizon if args.horizon is None else args.horizon)
+    except ValueError as error:
+      print(f'error: --encoder-steps/--horizon: {error}', file=sys.stderr)
+      return 2
+  if args.future:
+    from serving import prediction
+    try:  # the whole file, now, rather than at ForecastGen after training
+      prediction.read_series(os.path.abspath(args.future), spec)
+    except prediction.PredictionInputError as error:
+      print(f'error: --future: {error}', file=sys.stderr)
+      return 2
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
   input_path = _input_path(args, dataset)
   data_root = _data_dir(input_path, output_dir)

@@ -3,8 +3,8 @@
 TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen ->
 ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
 Evaluator (vs. the last blessed model) -> Pusher, InterpretationReportGen (variable
-importance, attention, forecast plots) next to the model, and ForecastGen: the next H
-steps of every series from the model the run publishes.
+importance, attention, forecast plots) next to the model, and ForecastGen after the
+Pusher: the next H steps of every series from the model the run publishes.
 
 Retraining: each run ingests the newest span; with `train_spans` > 1 ExampleGen also
 reads the spans before it (listed from the input files, so Vertex AI runs do the same)
@@ -109,6 +109,9 @@ def create_pipeline(
       model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
       baseline_model=model_resolver.outputs['model'],
       examples=example_gen.outputs['examples'], future_file=config.future_file or '')
+  # Publishing a blessed model must not wait on, nor fail with, the run's forecasts (a
+  # future file that cannot be read stops ForecastGen).
+  forecast_gen.add_upstream_node(pusher)
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,

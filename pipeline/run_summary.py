@@ -71,9 +71,10 @@ class RunSummary:
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
     report = self.forecasts_uri and forecasting.read_report(self.forecasts_uri)
     if report:
+      shape = (f'{report["series_forecast"]} series x {report["horizon"]} steps'
+               if report['series_forecast'] else 'no series forecast: the header only')
       lines.append(f'  forecasts:   {os.path.join(self.forecasts_uri, forecasting.FORECASTS_CSV)}'
-                   f' ({report["series_forecast"]} series x {report["horizon"]} steps'
-                   f'{"" if report["model_blessed"] else ", by a model not blessed"})')
+                   f' ({shape}{"" if report["model_blessed"] else ", by a model not blessed"})')
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')

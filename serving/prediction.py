@@ -510,11 +510,19 @@ def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
   return rows
 
 
-def write_forecasts(rows: Sequence[Dict[str, object]], stream) -> None:
+def forecast_columns(model_dir: str, spec: DatasetSpec) -> List[str]:
+  """The columns of `forecast_rows`' rows, without forecasting (for a file with none)."""
+  serve = tf.saved_model.load(model_dir).signatures[export.SERVING_SIGNATURE]
+  return [*spec.series_key_columns, spec.time_column, HORIZON_STEP,
+          *sorted(serve.structured_outputs, key=export.key_quantile)]
+
+
+def write_forecasts(rows: Sequence[Dict[str, object]], stream,
+                    columns: Optional[Sequence[str]] = None) -> None:
   """Writes forecast rows (or rows of series not forecast) as CSV, values with 4
-  decimals."""
+  decimals; the header is `columns`, by default the first row's."""
   writer = csv.writer(stream, lineterminator='\n')
-  writer.writerow(list(rows[0]))
+  writer.writerow(list(columns or rows[0]))
   for row in rows:
     writer.writerow([f'{value:.4f}' if isinstance(value, float) else value
                      for value in row.values()])

@@ -74,3 +74,25 @@ def test_a_window_too_short_for_the_seasonal_lag_stops_the_run_before_it_starts(
   assert ('seasonal_lag 12 must lie between the horizon (6) and the encoder steps (9)'
           in capsys.readouterr().err)
   assert not (tmp_path / 'stallion').exists()
+
+
+def test_a_future_file_the_forecasts_cannot_read_stops_the_run_before_it_starts(
+    tmp_path, capsys):
+  future = tmp_path / 'future.csv'
+  future.write_text('station,region,capacity,timestamp,load\n'  # no price, no temperature
+                    'station_00,north,50,2024-04-10 00:00:00,\n')
+  assert local_runner.main(['--future', str(future), '--output-dir', str(tmp_path)]) == 2
+  error = capsys.readouterr().err
+  assert error.startswith(f"error: --future: {future}: columns ['price', 'temperature'] are "
+                          'missing')
+  assert not (tmp_path / 'synthetic').exists()
+
+
+@pytest.mark.parametrize('flag, value, message', [
+    ('--horizon', '0', 'horizon (0) must'), ('--encoder-steps', '-5', 'encoder_steps (-5)')])
+def test_a_window_flag_below_one_is_refused_not_ignored(tmp_path, capsys, flag, value,
+                                                          message):
+  assert local_runner.main([flag, value, '--output-dir', str(tmp_path)]) == 2
+  error = capsys.readouterr().err
+  assert error.startswith('error: --encoder-steps/--horizon: ') and message in error
+  assert not (tmp_path / 'synthetic').exists()

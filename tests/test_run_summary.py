@@ -70,7 +70,8 @@ def test_the_formatted_summary_gives_the_reasons_under_blessed():
 def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecast(tmp_path):
   spec = get_dataset('synthetic').spec
   no_future = "the known columns ['price'] have no values for 24 of the 24 steps"
-  forecasts = forecasting.Forecasts(rows=[], not_forecast=[
+  header = ['station', 'timestamp', 'horizon_step', 'p10', 'p50', 'p90']
+  forecasts = forecasting.Forecasts(rows=[], columns=header, not_forecast=[
       (('station_00',), prediction.MissingFutureRowsError(no_future)),
       (('station_08',), prediction.UnknownSeriesError("series 'station_08' is new")),
       (('station_09',), prediction.UnknownSeriesError("series 'station_09' is new"))])
@@ -82,6 +83,9 @@ def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecas
   at = lines.index(f'  not forecast: 3 series, reasons in {tmp_path}/not_forecast.csv')
   # Messages name their series; the kinds are counted.
   assert lines[at + 1] == "    2 of them (UnknownSeriesError), e.g. series 'station_08' is new"
-  assert lines[at - 1].endswith('(0 series x 24 steps)')
+  assert lines[at - 1] == (f'  forecasts:   {tmp_path}/forecasts.csv (no series forecast: '
+                           'the header only)')
+  with open(tmp_path / forecasting.FORECASTS_CSV) as f:
+    assert f.read() == ','.join(header) + '\n'
   with open(tmp_path / forecasting.NOT_FORECAST_CSV) as f:
     assert f.read().splitlines()[1] == f'station_00,{no_future}'

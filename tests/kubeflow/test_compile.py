@@ -340,3 +340,10 @@ def test_several_gpu_replicas_run_as_a_chief_pool_and_a_worker_pool():
     assert list(pool.container_spec.command[:3]) == ['python', '-m',
                                                      'tfx.scripts.run_executor']
   assert config.vertex_training.distribution == 'gpu'
+
+
+def test_the_forecasts_wait_for_the_pusher_so_a_bad_future_file_cannot_stop_publishing(
+    compiled):
+  _, job = compiled['tpu']
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  assert 'Pusher' in tasks['ForecastGen']['dependentTasks']

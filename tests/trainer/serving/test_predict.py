@@ -132,6 +132,12 @@ def test_forecasts_equal_the_models_on_the_same_windows(tiny, exported, first_ev
     np.testing.assert_allclose(forecasts, transformed[key].numpy(), rtol=1e-4, atol=1e-3)
 
 
+def test_the_forecast_columns_are_known_without_forecasting(exported, predicted, tiny):
+  # The header of a run's forecasts.csv when no series could be forecast.
+  model_dir = published_models.resolve_model_dir(exported.serving_dir)
+  assert prediction.forecast_columns(model_dir, tiny.spec) == list(predicted[0])
+
+
 def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, tmp_path,
                                                  capsys):
   output = tmp_path / 'forecasts.csv'
