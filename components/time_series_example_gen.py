@@ -48,6 +48,7 @@ from tfx.utils import proto_utils
 from components import csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.frequency import off_grid_hint
 from schema.time_split import TRAINING_SPLIT, TimeSplit, format_time, parse_timestamp
 
 SPLIT_REPORT_FILE = 'split_report.json'
@@ -133,6 +134,7 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
     text = values[column.name].strip() if values[column.name] is not None else ''
     if column.role == Role.TIME:
       seconds = parse_timestamp(text, what=f"{where}, column '{column.name}'")
+      _check_on_grid(seconds, text, spec, f"{where}, column '{column.name}'")
       features[column.name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[seconds]))
       continue
     if column.dtype == DType.CATEGORICAL:
@@ -152,6 +154,19 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
                        f"'{spec.name}' does not allow missing values in it. Fill the value, "
                        f"or declare the column with allow_missing: true")
   return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> None:
+  """Raises ValueError naming a time off the spec's grid, here rather than at Windowing."""
+  frequency = spec.frequency
+  try:
+    frequency.step_of(seconds)
+  except ValueError:
+    raise ValueError(
+        f'{where}: {text!r} is not on the {frequency.value} grid ({frequency.description}) '
+        f"of dataset spec '{spec.name}'; {off_grid_hint(frequency, text)}. If the data "
+        "has another frequency, give that as the spec's 'frequency' "
+        '(tft-pipeline init finds it)') from None
 
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:

@@ -26,7 +26,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
                                decode_utf8)
 from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
-                              fixed_frequency_text)
+                              fixed_frequency_text, off_grid_hint)
 from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
@@ -536,20 +536,8 @@ def _frequency(seconds: np.ndarray, series: pd.Series, times: pd.Series) -> Freq
       line = _line(pd.Series(seconds == moment, index=times.index))
       raise DraftError(f'line {line}: {times[line]!r} is not on the {frequency.value} grid '
                        f'({frequency.description}) that the rows most often follow; '
-                       f'{_grid_hint(frequency, times[line])}') from None
+                       f'{off_grid_hint(frequency, times[line])}') from None
   return frequency
-
-
-def _grid_hint(frequency: Frequency, text: str) -> str:
-  """How to put a time that is off the grid on it."""
-  if frequency.value in ('monthly', 'quarterly'):
-    step = frequency.period_of(parse_timestamp(text))
-    return (f'write each time as the first day of its period ('
-            f'{_format_time(frequency.seconds_of(step))} for {text!r}), or remove the row')
-  if frequency.step_seconds >= DAY and names_utc_offset(text):
-    return ('times are placed on the grid in UTC, and a UTC offset moves a midnight off '
-            'it: write the dates without the offset, or remove the row')
-  return 'align the times to the grid, or remove the row'
 
 
 def _frequency_of_spacing(step: int, seconds: np.ndarray) -> Frequency:

@@ -16,6 +16,8 @@ import datetime
 import re
 from typing import Optional, Tuple
 
+from schema.time_split import names_utc_offset, parse_timestamp
+
 MINUTE = 60
 HOUR = 3600
 DAY = 86400
@@ -181,3 +183,16 @@ def _duration(seconds: int) -> str:
 Frequency.HOURLY = Frequency('hourly')
 Frequency.DAILY = Frequency('daily')
 Frequency.MONTHLY = Frequency('monthly')
+
+
+def off_grid_hint(frequency: Frequency, text: str) -> str:
+  """How to put the time `text`, off `frequency`'s grid, on it."""
+  if frequency.value in ('monthly', 'quarterly'):
+    moment = datetime.datetime.fromtimestamp(
+        frequency.seconds_of(frequency.period_of(parse_timestamp(text))), datetime.timezone.utc)
+    return (f'write each time as the first day of its period ({moment:%Y-%m-%d} for '
+            f'{text!r}), or remove the row')
+  if frequency.step_seconds >= DAY and names_utc_offset(text):
+    return ('times are placed on the grid in UTC, and a UTC offset moves a midnight off '
+            'it: write the dates without the offset, or remove the row')
+  return 'align the times to the grid, or remove the row'

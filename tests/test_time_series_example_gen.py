@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from components import time_series_example_gen as gen
 from schema.datasets import SYNTHETIC
+from schema.frequency import Frequency
 from schema.time_split import TimeSplit, parse_timestamp
 
 ROW = {'station': 's1', 'timestamp': '2024-01-01 05:00:00', 'load': '3.5', 'region': 'north',
@@ -30,6 +31,22 @@ def test_parse_row_types_values_and_leaves_allowed_missing_values_out():
 def test_bad_values_name_file_line_and_column(column, value, message):
   with pytest.raises(ValueError, match=message):
     gen.parse_row(dict(ROW, **{column: value}), SYNTHETIC, 'f.csv, line 2')
+
+
+@pytest.mark.parametrize('frequency, written, hint', [
+    ('hourly', '2024-01-01 05:30:00', 'align the times to the grid'),
+    ('daily', '2024-01-01 05:00:00', 'align the times to the grid'),
+    ('daily', '2024-01-01T00:00:00+01:00', 'write the dates without the offset'),
+    ('monthly', '2024-01-15', "first day of its period (2024-01-01 for '2024-01-15')")])
+def test_a_time_off_the_specs_grid_is_named_with_its_line_and_the_fix(frequency, written,
+                                                                      hint):
+  spec = dataclasses.replace(SYNTHETIC, frequency=Frequency(frequency), calendar_features=())
+  with pytest.raises(ValueError) as raised:
+    gen.parse_row(dict(ROW, timestamp=written), spec, 'f.csv, line 2')
+  message = str(raised.value)
+  assert message.startswith(f"f.csv, line 2, column 'timestamp': {written!r} is not on the "
+                            f"{frequency} grid (")
+  assert hint in message and "give that as the spec's 'frequency'" in message
 
 
 def test_missing_declared_column_names_the_file_and_the_column(tmp_path):
