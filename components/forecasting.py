@@ -6,8 +6,9 @@ grid, built and served exactly as `tft-predict` does (`serving.prediction`). Kno
 columns need values over those H steps: they come from a future file (the spec's
 columns, a row per series and future step, target and observed columns empty), or, when
 the spec declares no known columns, nothing is needed. A series that cannot be forecast
-is listed with the reason, never dropped: too little history, a gap in its last E rows,
-no known values for the horizon, or unknown to the model.
+is listed with the reason, never dropped: its rows end a horizon or more before the
+newest rows (its forecast would lie in the past), too little history, a gap in its last E
+rows, no known values for the horizon, or unknown to the model.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),
@@ -100,13 +101,36 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
   return rows + [by_time[seconds] for seconds in steps]
 
 
+class StaleSeriesError(prediction.PredictionInputError):
+  """The series' rows end a horizon or more before the newest rows of the data."""
+
+
+def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: int,
+                       spec: DatasetSpec) -> Optional[StaleSeriesError]:
+  """The error for a series whose whole forecast would lie before `newest` (epoch
+  seconds of the data's newest row), or None."""
+  behind = spec.frequency.step_of(newest) - spec.frequency.step_of(rows[-1].seconds)
+  if behind < spec.horizon:
+    return None
+  last, now = prediction.format_time(rows[-1].seconds), prediction.format_time(newest)
+  return StaleSeriesError(
+      f"series '{key}' ends at {last}, {behind} steps before the newest rows ({now}), so its "
+      f'{spec.horizon}-step forecast would lie wholly in the past: give its rows up to {now}, '
+      'or leave it out of the data')
+
+
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
                    spec: DatasetSpec) -> Forecasts:
   """Forecasts of every series that can be forecast, and the others with the reason."""
   vocabulary = published_models.series_vocabulary(model_dir)
+  newest = max((rows[-1].seconds for rows in series.values()), default=0)
   windows, not_forecast = [], []
   for key_values, rows in series.items():
     key = prediction.series_key(key_values, spec)
+    stale = stale_series_error(key, rows, newest, spec)
+    if stale:
+      not_forecast.append((key_values, stale))
+      continue
     if key not in vocabulary:
       not_forecast.append((key_values, prediction.UnknownSeriesError(
           f"series '{key}' is not among the series the forecasting model was trained on "

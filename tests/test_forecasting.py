@@ -65,6 +65,19 @@ def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
     forecasting.with_horizon(rows, future[:1], SPEC)
 
 
+def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
+  rows = _input_rows(SPEC, range(4))  # the last row at 03:00, the horizon 2 steps
+  newest = rows[-1].seconds
+  assert forecasting.stale_series_error('s1', rows, newest, SPEC) is None
+  assert forecasting.stale_series_error('s1', rows, newest + 3600, SPEC) is None
+  error = forecasting.stale_series_error('s1', rows, newest + 2 * 3600, SPEC)
+  assert isinstance(error, prediction.PredictionInputError)
+  assert str(error) == ("series 's1' ends at 2024-01-01 03:00:00, 2 steps before the newest "
+                        'rows (2024-01-01 05:00:00), so its 2-step forecast would lie wholly in '
+                        'the past: give its rows up to 2024-01-01 05:00:00, or leave it out of '
+                        'the data')
+
+
 def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
   path = tmp_path / 'recent.csv'
   row = _row('s1', 1)
