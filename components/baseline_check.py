@@ -10,17 +10,11 @@ all: an id beyond its embedding table stops the Evaluator. The scoped Evaluator 
 such a baseline out and says why (`components.scoped_evaluator`).
 """
 
-import os
-from typing import Dict, List, Optional
-
-import tensorflow as tf
+from typing import Optional
 
 from schema.dataset_spec import DatasetSpec
 from schema.window_layout import window_feature_spec
-from trainer_module import export
-
-VOCABULARY_DIR = 'assets'  # Transform's vocabulary files, one per categorical column
-_NAMED_VALUES = 3  # new vocabulary entries named in a reason
+from trainer_module import export, vocabularies
 
 
 def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
@@ -35,7 +29,9 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
   if window_feature_spec(candidate) != window_feature_spec(baseline):
     return (f'the dataset spec changed ({_spec_difference(candidate, baseline)}), so it reads '
             'other window features')
-  return _vocabulary_difference(_vocabularies(candidate_dir), _vocabularies(baseline_dir))
+  differ = vocabularies.difference(vocabularies.of_model(candidate_dir),
+                                   vocabularies.of_model(baseline_dir))
+  return f"this run's vocabularies give other ids than its own ({differ})" if differ else None
 
 
 def _spec_difference(candidate: DatasetSpec, baseline: DatasetSpec) -> str:
@@ -55,41 +51,3 @@ def _spec_difference(candidate: DatasetSpec, baseline: DatasetSpec) -> str:
             for name in sorted(set(now) & set(before))
             if describe(now[name]) != describe(before[name])]
   return '; '.join(parts) or 'its columns are read otherwise'
-
-
-def _vocabularies(model_dir: str) -> Dict[str, List[bytes]]:
-  """The model's vocabulary files by name, each as its entries."""
-  directory = os.path.join(model_dir, VOCABULARY_DIR)
-  if not tf.io.gfile.isdir(directory):
-    return {}
-  vocabularies = {}
-  for name in tf.io.gfile.listdir(directory):
-    with tf.io.gfile.GFile(os.path.join(directory, name), 'rb') as f:
-      vocabularies[name] = f.read().splitlines()
-  return vocabularies
-
-
-def _vocabulary_difference(candidate: Dict[str, List[bytes]],
-                           baseline: Dict[str, List[bytes]]) -> Optional[str]:
-  """How the candidate's vocabularies number values otherwise than the baseline's, or
-  None if every vocabulary is the same."""
-  parts = []
-  for name in sorted(set(candidate) | set(baseline)):
-    now, before = candidate.get(name), baseline.get(name)
-    if now == before:
-      continue
-    if now is None or before is None:
-      parts.append(f"'{name}' is in one model only")
-      continue
-    seen = set(before)
-    new = [value.decode(errors='replace') for value in now if value not in seen]
-    if new:
-      shown = ', '.join(repr(v) for v in new[:_NAMED_VALUES])
-      more = f' and {len(new) - _NAMED_VALUES} more' if len(new) > _NAMED_VALUES else ''
-      parts.append(f"'{name}' has {len(new)} value{'s' if len(new) > 1 else ''} it never "
-                   f'saw: {shown}{more}')
-    else:
-      parts.append(f"'{name}' holds its values in another order")
-  if not parts:
-    return None
-  return f"this run's vocabularies give other ids than its own ({'; '.join(parts)})"

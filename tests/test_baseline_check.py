@@ -9,6 +9,7 @@ import pytest
 from components import baseline_check
 from schema.dataset_spec import Role
 from schema.datasets import SYNTHETIC
+from trainer_module.vocabularies import VOCABULARY_DIR
 from trainer_module.export import DATASET_SPEC_FILE
 
 STATIONS = [b'station_00', b'station_01', b'station_02']
@@ -20,11 +21,11 @@ def _model_dir(root, name, spec=SYNTHETIC, vocabularies=None):
   directory = root / name
   os.makedirs(directory / 'assets.extra')
   (directory / DATASET_SPEC_FILE).write_text(spec.to_json())
-  os.makedirs(directory / baseline_check.VOCABULARY_DIR)
+  os.makedirs(directory / VOCABULARY_DIR)
   vocabularies = {'series_key': STATIONS, 'region': [b'north', b'south']} if (
       vocabularies is None) else vocabularies
   for file_name, values in vocabularies.items():
-    (directory / baseline_check.VOCABULARY_DIR / file_name).write_bytes(b'\n'.join(values))
+    (directory / VOCABULARY_DIR / file_name).write_bytes(b'\n'.join(values))
   return str(directory)
 
 

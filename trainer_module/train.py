@@ -38,7 +38,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, export, hparams, interval_calibration,
-                            warm_start, window_inputs)
+                            vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -189,8 +189,8 @@ def shared_shuffle_seed(model_run_dir: str) -> int:
 
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
-                training: TrainingConfig, fn_args: FnArgs,
-                strategy: tf.distribute.Strategy) -> None:
+                training: TrainingConfig, fn_args: FnArgs, strategy: tf.distribute.Strategy,
+                transform_output: tft.TFTransformOutput) -> None:
   """Warm-starts from the base model, unless a backup will resume an interrupted run
   or the training config turns warm starts off."""
   backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
@@ -202,7 +202,9 @@ def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConf
     logging.info('Training from scratch: warm_start is off in the training config.')
     return
   warm_start.restore(model, layout, config, fn_args.base_model,
-                     _checkpoint_options(distribution.save_options(strategy)))
+                     _checkpoint_options(distribution.save_options(strategy)),
+                     run_vocabularies=vocabularies.of_model(
+                         transform_output.transform_savedmodel_dir))
 
 
 class NonFiniteLossError(RuntimeError):
@@ -393,7 +395,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                                   distribution.is_tpu(strategy))
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
-    _initialise(model, layout, config, training, fn_args, strategy)
+    _initialise(model, layout, config, training, fn_args, strategy, transform_output)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
   calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)

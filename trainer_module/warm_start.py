@@ -11,7 +11,8 @@ names each weight by its layer path (`history_vsn/.../kernel`; an ensemble's wit
 member first, `member_0/history_vsn/...`), so weights are matched by meaning, not by
 position, and it holds no optimizer state, so the new run starts its learning-rate
 schedule and Adam moments afresh. A mismatch (another hidden size, a
-vocabulary that grew) is found before any weight is touched; a restore that fails
+vocabulary that grew or numbers its values in another order) is found before any weight
+is touched; a restore that fails
 part-way is rolled back. Either way training goes on from the fresh initialisation and
 the log says why.
 """
@@ -20,11 +21,12 @@ import dataclasses
 import json
 import logging
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
 import tf_keras as keras
 
+from trainer_module import vocabularies
 from trainer_module.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
@@ -74,8 +76,10 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
 
 def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
             base_model: Optional[str],
-            options: Optional[tf.train.CheckpointOptions] = None) -> bool:
-  """Loads the base model's weights into `model` if the architecture matches.
+            options: Optional[tf.train.CheckpointOptions] = None,
+            run_vocabularies: Optional[Mapping[str, Sequence[bytes]]] = None) -> bool:
+  """Loads the base model's weights into `model` if the architecture and the
+  vocabularies match.
 
   Args:
     model: a built model (under the strategy scope, before training).
@@ -83,6 +87,9 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     config: its hyperparameters.
     base_model: the base model's SavedModel directory (`fn_args.base_model`), or None.
     options: checkpoint options (the host IO device under a TPUStrategy).
+    run_vocabularies: this run's vocabularies (`trainer_module.vocabularies`); the base
+      model's embedding rows belong to its own ids, so they must number the same values.
+      None: not compared.
 
   Returns:
     Whether the model now holds the base model's weights. Logs the outcome either way.
@@ -104,6 +111,13 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   base.setdefault('history_highway', False)
   base.setdefault('ensemble_size', 1)
   base.setdefault('seasonal_lag', 0)
+  if run_vocabularies is not None:
+    differ = vocabularies.difference(run_vocabularies, vocabularies.of_model(base_model))
+    if differ:
+      logging.warning('Warm start: not possible from %s: its vocabularies number values '
+                      'otherwise (%s), so its embedding rows would stand for other values; '
+                      'training from a fresh initialisation.', base_model, differ)
+      return False
   differences = _differences(base, architecture(layout, config))
   if differences:
     logging.warning('Warm start: not possible from %s: the architecture differs (%s); '

@@ -12,8 +12,9 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_transform as tft
 
-from trainer_module import train, warm_start
+from trainer_module import train, vocabularies, warm_start
 from trainer_module.tft.model import build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -166,3 +167,25 @@ def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highw
   assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
   for got, want in zip(same_model.get_weights(), source.get_weights()):
     np.testing.assert_array_equal(got, want)
+
+
+def test_warm_start_refuses_a_base_whose_vocabularies_number_values_otherwise(
+    base, tiny, caplog):
+  run_vocabularies = vocabularies.of_model(
+      tft.TFTransformOutput(tiny.transform_dir).transform_savedmodel_dir)
+  assert run_vocabularies == vocabularies.of_model(base.path)  # the base's own Transform
+  assert len(run_vocabularies['series_key']) == 2
+  reordered = {name: values[::-1] for name, values in run_vocabularies.items()}
+  model = build_tft_model(base.layout, base.config)
+  fresh = model.get_weights()
+
+  with caplog.at_level(logging.INFO):
+    assert not warm_start.restore(model, base.layout, base.config, base.path,
+                                  run_vocabularies=reordered)
+
+  for got, want in zip(model.get_weights(), fresh):
+    np.testing.assert_array_equal(got, want)
+  assert any('its vocabularies number values otherwise' in m and
+             "'series_key' holds its values in another order" in m for m in caplog.messages)
+  assert warm_start.restore(model, base.layout, base.config, base.path,
+                            run_vocabularies=run_vocabularies)

@@ -1,0 +1,54 @@
+"""The vocabularies a model's categorical ids index, and how two models' differ.
+
+Transform numbers each categorical column's values by frequency in the training rows and
+writes the list into the exported model's `assets/` directory, one file per vocabulary.
+Two models read the same ids as the same values only if their lists are equal: a new
+series or category, or the same values counted in another order, moves ids. The
+Evaluator's baseline (`components.baseline_check`) and the warm start
+(`trainer_module.warm_start`) check this.
+"""
+
+import os
+from typing import Dict, List, Mapping, Optional, Sequence
+
+import tensorflow as tf
+
+VOCABULARY_DIR = 'assets'
+_NAMED_VALUES = 3  # new values named in a difference
+
+
+def of_model(model_dir: str) -> Dict[str, List[bytes]]:
+  """A SavedModel's vocabularies by name, each as its entries in id order: an exported
+  model's, or a Transform output's (`TFTransformOutput.transform_savedmodel_dir`)."""
+  directory = os.path.join(model_dir, VOCABULARY_DIR)
+  if not tf.io.gfile.isdir(directory):
+    return {}
+  vocabularies = {}
+  for name in tf.io.gfile.listdir(directory):
+    with tf.io.gfile.GFile(os.path.join(directory, name), 'rb') as f:
+      vocabularies[name] = f.read().splitlines()
+  return vocabularies
+
+
+def difference(now: Mapping[str, Sequence[bytes]],
+               before: Mapping[str, Sequence[bytes]]) -> Optional[str]:
+  """How the vocabularies `now` number values otherwise than `before`, one part per
+  vocabulary ('series_key' has 1 value it never saw: 'station_12'); None if alike."""
+  parts = []
+  for name in sorted(set(now) | set(before)):
+    current, earlier = now.get(name), before.get(name)
+    if current == earlier:
+      continue
+    if current is None or earlier is None:
+      parts.append(f"'{name}' is in one model only")
+      continue
+    seen = set(earlier)
+    new = [value.decode(errors='replace') for value in current if value not in seen]
+    if new:
+      shown = ', '.join(repr(v) for v in new[:_NAMED_VALUES])
+      more = f' and {len(new) - _NAMED_VALUES} more' if len(new) > _NAMED_VALUES else ''
+      parts.append(f"'{name}' has {len(new)} value{'s' if len(new) > 1 else ''} it never "
+                   f'saw: {shown}{more}')
+    else:
+      parts.append(f"'{name}' holds its values in another order")
+  return '; '.join(parts) or None
