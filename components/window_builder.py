@@ -33,6 +33,8 @@ from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY,
                                   feature_length, segment_length, step_value_names)
 
 Counts = Dict[str, int]
+_LONGEST = 'longest_'
+LONGEST_SERIES = f'{_LONGEST}series_steps'  # the most grid steps one series spans
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +137,7 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
   window = spec.window_length
+  counts[LONGEST_SERIES] = length
   if length < window:
     counts.update(series_too_short=1, rows_in_short_series=len(rows.seconds))
     return [], dict(counts)
@@ -146,6 +149,8 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
   # A missing step takes the split of the step before it (splits follow time), so windows
   # over it are counted as gaps in the right split.
   split_at = rows.splits[np.searchsorted(position, np.arange(length), side='right') - 1]
+  for split, steps_in_split in zip(*np.unique(split_at, return_counts=True)):
+    counts[longest_period(split)] = int(steps_in_split)
   columns = {name: np.full(length, np.nan) for name in step_value_names(spec)}
   for name, column in columns.items():
     column[position] = rows.values[name]
@@ -255,9 +260,17 @@ def _bytes(values: Sequence[bytes]) -> tf.train.Feature:
   return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
 
 
+def longest_period(split: str) -> str:
+  """The count of the most grid steps one series spans in `split`."""
+  return f'{_LONGEST}{split}_steps'
+
+
 def sum_counts(all_counts: Iterable[Counts]) -> Counts:
+  """The counts of all series: summed, but the longest spans (`longest_*`) as maxima."""
   total = collections.Counter()
   for counts in all_counts:
-    total.update(counts)
+    for name, value in counts.items():
+      total[name] = max(total[name], value) if name.startswith(_LONGEST) else (
+          total[name] + value)
   return dict(total)
 

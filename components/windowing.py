@@ -98,22 +98,32 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
   return [(split, (key, split_windows)) for split, split_windows in by_split.items()], counts
 
 
-def write_window_report(counts: Dict[str, int], path: str, splits: List[str]) -> None:
+def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
+                        spec: DatasetSpec) -> None:
+  """Writes the counts of every series (`window_builder.sum_counts`) to `path`; raises
+  ValueError naming the longest spans when a split has no windows."""
   report = {'windows': {split: counts.get(f'windows_{split}', 0) for split in splits}}
   report.update({name: value for name, value in sorted(counts.items())
                  if not name.startswith('windows_') or 'skipped' in name})
   logging.info('Windowing report: %s', report)
   with tf.io.gfile.GFile(path, 'w') as f:
     json.dump(report, f, indent=2)
+  window = (f'{spec.encoder_steps} history + {spec.horizon} forecast steps of the '
+            f'{spec.frequency.value} grid')
   if counts.get('series_too_short', 0) == counts.get('series', 0):
-    raise ValueError(f'every series is shorter than one window; see {path}. Use a shorter '
-                     'encoder or horizon, or more history')
+    raise ValueError(f'every series is shorter than one window: the longest spans '
+                     f'{counts.get(window_builder.LONGEST_SERIES, 0)} steps, a window '
+                     f'{window}; see {path}. Use a shorter encoder or horizon, or more history')
   empty = [split for split in splits if report['windows'][split] == 0]
   if empty:
+    spans = '; '.join(f'the longest {split} period of a series spans '
+                      f'{counts.get(window_builder.longest_period(split), 0)} steps'
+                      for split in empty)
     gaps = counts.get('windows_skipped_gap', 0)
     gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
                 "check that the spec's frequency is the data's time step." if gaps else '')
-    raise ValueError(f'no windows in splits {empty}; see {path}. A window needs its history '
+    raise ValueError(f'no windows in splits {empty} ({spans}; a window is {window}); see '
+                     f'{path}. A window needs its history '
                      'and horizon (E + H steps) without gaps; a training window lies before '
                      'eval_start, an eval or test window has its horizon inside its split '
                      '(its history may lie before it), starting on a step divisible by H: '
@@ -149,7 +159,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,
-                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits))
+                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits, spec))
       series_windows = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
       for split in splits:
         _ = (series_windows

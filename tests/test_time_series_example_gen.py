@@ -239,6 +239,8 @@ def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monk
     ('load', '', r"data.csv, line 4: column 'load' is empty"),
     ('station', ' ', r"data.csv, line 4: column 'station' is empty"),
     ('timestamp', 'soon', r"data.csv, line 4, column 'timestamp': cannot parse 'soon'"),
+    ('timestamp', '2024-01-01 05:30:00', r"data.csv, line 4, column 'timestamp': "
+     r"'2024-01-01 05:30:00' is not on the hourly grid"),
 ])
 def test_a_bad_value_in_a_chunk_names_its_line_and_column(tmp_path, column, value, message):
   rows = [ROW, ROW, dict(ROW, **{column: value}), ROW]

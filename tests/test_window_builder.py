@@ -6,7 +6,7 @@ import datetime
 import pytest
 import tensorflow as tf
 
-from components.window_builder import Row, build_windows
+from components.window_builder import Row, build_windows, sum_counts
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, transformed_name
 from schema.frequency import Frequency
@@ -38,7 +38,8 @@ def _parse(serialized):
 
 def test_windows_hold_the_exact_values_of_their_steps():
   windows, counts = build_windows('a', _rows(range(7)), SPEC, {'train': 1})
-  assert counts == {'series': 1, 'rows': 7, 'windows_train': 3}
+  assert counts == {'series': 1, 'rows': 7, 'windows_train': 3, 'longest_series_steps': 7,
+                    'longest_train_steps': 7}
   first = _parse(windows[0][1])
   assert first[TARGET_HISTORY] == [100.0, 101.0, 102.0]
   assert first[TARGET_FUTURE] == [103.0, 104.0]
@@ -95,7 +96,21 @@ def test_strides_align_forecast_starts_on_the_time_grid():
 def test_a_series_shorter_than_a_window_is_counted_not_windowed():
   windows, counts = build_windows('a', _rows(range(4)), SPEC, {'train': 1})
   assert windows == []
-  assert counts == {'series': 1, 'rows': 4, 'series_too_short': 1, 'rows_in_short_series': 4}
+  assert counts == {'series': 1, 'rows': 4, 'series_too_short': 1, 'rows_in_short_series': 4,
+                    'longest_series_steps': 4}
+
+
+def test_the_counts_keep_the_longest_span_of_each_split_over_the_series():
+  split_of = lambda hour: 'train' if hour < 6 else 'eval'
+  _, first = build_windows('a', _rows(range(10), split_of), SPEC, {'train': 1, 'eval': 1})
+  _, second = build_windows('b', _rows([0, 1, 2, 3, 5, 6, 7], split_of), SPEC,
+                            {'train': 1, 'eval': 1})
+  assert (first['longest_train_steps'], first['longest_eval_steps']) == (6, 4)
+  # The missing hour 4 counts in the split of the hour before it.
+  assert (second['longest_train_steps'], second['longest_eval_steps']) == (6, 2)
+  total = sum_counts([first, second])
+  assert total['longest_series_steps'] == 10 and total['longest_eval_steps'] == 4
+  assert total['series'] == 2 and total['rows'] == 17
 
 
 def test_duplicate_time_steps_are_an_error_naming_series_and_time():
