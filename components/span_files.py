@@ -39,6 +39,16 @@ def newest_spans(input_base: str, pattern: str, newest: int, count: int) -> List
   Raises:
     ValueError: the pattern's span spec is not one this module reads.
   """
+  chosen = [span for span in spans_in(input_base, pattern) if span <= newest][-count:]
+  return [(span, with_span(pattern, span)) for span in chosen]
+
+
+def spans_in(input_base: str, pattern: str) -> List[int]:
+  """The spans that have files matching `pattern` under `input_base`, in order.
+
+  Raises:
+    ValueError: the pattern's span spec is not one this module reads.
+  """
   import tensorflow as tf  # here: the deployment checks use check_pattern without TF
 
   check_pattern(pattern)
@@ -52,5 +62,4 @@ def newest_spans(input_base: str, pattern: str, newest: int, count: int) -> List
     match = regex.match(path)
     if match and len(set(match.groups())) == 1:  # one span, however often it is named
       spans.add(int(match.group(1)))
-  chosen = sorted(span for span in spans if span <= newest)[-count:]
-  return [(span, with_span(pattern, span)) for span in chosen]
+  return sorted(spans)

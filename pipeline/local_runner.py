@@ -144,6 +144,26 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
   os.symlink(input_path, os.path.join(data_dir, os.path.basename(input_path)))
 
 
+def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
+  """Stops on an input pattern that matches no file in `data_dir`, naming what is there;
+  says when the data holds fewer spans than --train-spans asks for."""
+  import tensorflow as tf
+  from components import span_files
+
+  pattern = args.input_pattern
+  spans = span_files.spans_in(data_dir, pattern) if '{SPAN' in pattern else None
+  if not (spans if spans is not None else tf.io.gfile.glob(os.path.join(data_dir, pattern))):
+    held = sorted(tf.io.gfile.listdir(data_dir)) if tf.io.gfile.isdir(data_dir) else []
+    shown = ', '.join(held[:10]) + (f' and {len(held) - 10} more' if len(held) > 10 else '')
+    raise SystemExit(f"error: no file in {data_dir} matches --input-pattern '{pattern}'"
+                     f"{' ({SPAN} is a span number)' if spans is not None else ''}; it holds: "
+                     f"{shown or 'nothing'}")
+  if spans is not None and args.train_spans > len(spans):
+    print(f'[pipeline] --train-spans {args.train_spans}: {data_dir} holds {len(spans)} '
+          f'span{"s" if len(spans) > 1 else ""} ({", ".join(map(str, spans))}); the run '
+          'reads them all')
+
+
 def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
                  output_dir: str) -> Optional[str]:
   """The curated schema file the run uses (`curated_schema.schema_for_run`); ValueError
@@ -212,6 +232,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'error: {error}', file=sys.stderr)
     return 2
   _prepare_data(args, input_path, data_root, config)
+  _check_input_files(args, data_root)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')

@@ -96,3 +96,28 @@ def test_a_window_flag_below_one_is_refused_not_ignored(tmp_path, capsys, flag, 
   error = capsys.readouterr().err
   assert error.startswith('error: --encoder-steps/--horizon: ') and message in error
   assert not (tmp_path / 'synthetic').exists()
+
+
+def test_an_input_pattern_that_matches_no_file_stops_the_run_naming_what_is_there(
+    tmp_path):
+  data = tmp_path / 'data'
+  (data / 'span-1').mkdir(parents=True)
+  (data / 'readme.txt').write_text('x')
+  argv = ['--data', str(data), '--input-pattern', 'spans-{SPAN}/*.csv', '--output-dir',
+          str(tmp_path / 'runs')]
+  with pytest.raises(SystemExit) as stopped:
+    local_runner.main(argv)
+  assert str(stopped.value) == (
+      f"error: no file in {data} matches --input-pattern 'spans-{{SPAN}}/*.csv' ({{SPAN}} is "
+      'a span number); it holds: readme.txt, span-1')
+
+
+def test_fewer_spans_than_train_spans_asks_for_are_said(tmp_path, capsys):
+  for span in (1, 2):
+    (tmp_path / f'span-{span}').mkdir()
+    (tmp_path / f'span-{span}' / 'rows.csv').write_text('x\n')
+  args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv',
+                                  '--train-spans', '3'])
+  local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+  assert capsys.readouterr().out == (f'[pipeline] --train-spans 3: {tmp_path} holds 2 spans '
+                                     '(1, 2); the run reads them all\n')
