@@ -3,10 +3,11 @@
 The fast path of `time_series_example_gen`: a chunk of rows is typed column by column by
 the same rules (`schema.csv_values`, `schema.time_split.parse_timestamp`, the spec's time
 grid) and encoded by tfx_bsl's native RecordBatch-to-tf.Example encoder, a few
-microseconds a row instead of the tens a row-by-row tf.Example takes. A missing value is left out of its example, as
-`parse_row` leaves it out: rows are encoded in groups that share which columns are missing,
-each group without those columns. When any value is bad, `encode_rows` returns None and
-the caller reads the chunk row by row, whose error names the first bad row and column.
+microseconds a row instead of the tens a row-by-row tf.Example takes. A missing value is
+left out of its example, as `parse_row` leaves it out: rows are encoded in groups that
+share which columns are missing, each group without those columns. When any value is
+bad, `encode_rows` returns None and the caller reads the chunk row by row, whose error
+names the first bad row and column.
 """
 
 from typing import Dict, List, Optional, Sequence, Tuple

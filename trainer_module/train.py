@@ -190,7 +190,7 @@ def shared_shuffle_seed(model_run_dir: str) -> int:
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
                 training: TrainingConfig, fn_args: FnArgs, strategy: tf.distribute.Strategy,
-                transform_output: tft.TFTransformOutput) -> None:
+                spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> None:
   """Warm-starts from the base model, unless a backup will resume an interrupted run
   or the training config turns warm starts off."""
   backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
@@ -204,7 +204,8 @@ def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConf
   warm_start.restore(model, layout, config, fn_args.base_model,
                      _checkpoint_options(distribution.save_options(strategy)),
                      run_vocabularies=vocabularies.of_model(
-                         transform_output.transform_savedmodel_dir))
+                         transform_output.transform_savedmodel_dir),
+                     table_vocabularies=window_inputs.table_vocabularies(spec))
 
 
 class NonFiniteLossError(RuntimeError):
@@ -395,7 +396,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                                   distribution.is_tpu(strategy))
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
-    _initialise(model, layout, config, training, fn_args, strategy, transform_output)
+    _initialise(model, layout, config, training, fn_args, strategy, spec, transform_output)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
   calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)

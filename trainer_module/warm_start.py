@@ -10,18 +10,21 @@ Why a separate checkpoint rather than the SavedModel's own variables: the checkp
 names each weight by its layer path (`history_vsn/.../kernel`; an ensemble's with its
 member first, `member_0/history_vsn/...`), so weights are matched by meaning, not by
 position, and it holds no optimizer state, so the new run starts its learning-rate
-schedule and Adam moments afresh. A mismatch (another hidden size, a
-vocabulary that grew or numbers its values in another order) is found before any weight
-is touched; a restore that fails
-part-way is rolled back. Either way training goes on from the fresh initialisation and
-the log says why.
+schedule and Adam moments afresh. A mismatch (another hidden size, another input) is
+found before any weight is touched; a restore that fails part-way is rolled back. Either
+way training goes on from the fresh initialisation and the log says why.
+
+Embedding rows are matched by value, not by id: each categorical's vocabulary (Transform
+numbers values by frequency) may gain values or reorder from one run to the next, so a
+row moves to its value's id in this run's vocabulary, and a value the base never saw
+keeps its fresh row (`trainer_module.vocabularies` reads both runs' lists).
 """
 
 import dataclasses
 import json
 import logging
 import os
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 import tf_keras as keras
@@ -49,14 +52,30 @@ def checkpoint_path(saved_model_dir: str) -> str:
   return os.path.join(saved_model_dir, WARM_START_DIR, _WEIGHTS_PREFIX)
 
 
-def weights_checkpoint(model: keras.Model) -> tf.train.Checkpoint:
+def weights_checkpoint(model: keras.Model,
+                       without: Collection[Tuple[str, int]] = ()) -> tf.train.Checkpoint:
   """The model's layers by name, an ensemble's per member: their weights only, no
-  optimizer state."""
+  optimizer state.
+
+  Args:
+    without: (embedding layer name, table index) of tables to leave out.
+  """
   members = getattr(model, 'members', None)
   if members:
-    return tf.train.Checkpoint(**{member.name: weights_checkpoint(member)
+    return tf.train.Checkpoint(**{member.name: weights_checkpoint(member, without)
                                   for member in members})
-  return tf.train.Checkpoint(**{layer.name: layer for layer in model.layers})
+  return tf.train.Checkpoint(**{
+      layer.name: _embedding_without(layer, {index for name, index in without
+                                             if name == layer.name}) if any(
+                                                 name == layer.name for name, _ in without)
+      else layer for layer in model.layers})
+
+
+def _embedding_without(layer: keras.layers.Layer, tables: Collection[int]) -> tf.train.Checkpoint:
+  """An `InputEmbedding`'s weights under the names it saves them by, but `tables`."""
+  kept = {f'table_{index}': table for index, table in enumerate(layer.tables)
+          if index not in tables}
+  return tf.train.Checkpoint(**kept, real_kernel=layer.real_kernel, real_bias=layer.real_bias)
 
 
 def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model_dir: str,
@@ -77,9 +96,10 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
 def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
             base_model: Optional[str],
             options: Optional[tf.train.CheckpointOptions] = None,
-            run_vocabularies: Optional[Mapping[str, Sequence[bytes]]] = None) -> bool:
-  """Loads the base model's weights into `model` if the architecture and the
-  vocabularies match.
+            run_vocabularies: Optional[Mapping[str, Sequence[bytes]]] = None,
+            table_vocabularies: Optional[Mapping[str, Sequence[Optional[str]]]] = None
+            ) -> bool:
+  """Loads the base model's weights into `model` if the architecture matches.
 
   Args:
     model: a built model (under the strategy scope, before training).
@@ -87,9 +107,14 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     config: its hyperparameters.
     base_model: the base model's SavedModel directory (`fn_args.base_model`), or None.
     options: checkpoint options (the host IO device under a TPUStrategy).
-    run_vocabularies: this run's vocabularies (`trainer_module.vocabularies`); the base
-      model's embedding rows belong to its own ids, so they must number the same values.
-      None: not compared.
+    run_vocabularies: this run's vocabularies by name (`trainer_module.vocabularies`).
+    table_vocabularies: the vocabulary name of each table of each embedding layer
+      ({'static_embedding': ['series_key', 'region'], ...}; None for a table of fixed
+      size, a calendar feature's). With `run_vocabularies`, a base model whose
+      vocabularies number values otherwise (a new series or category, another order)
+      still warm-starts: each embedding row moves to its value's id in this run, and
+      values the base never saw keep their fresh rows. Without, the vocabularies must
+      be the same size, and rows are taken by id.
 
   Returns:
     Whether the model now holds the base model's weights. Logs the outcome either way.
@@ -111,14 +136,17 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   base.setdefault('history_highway', False)
   base.setdefault('ensemble_size', 1)
   base.setdefault('seasonal_lag', 0)
-  if run_vocabularies is not None:
-    differ = vocabularies.difference(run_vocabularies, vocabularies.of_model(base_model))
-    if differ:
-      logging.warning('Warm start: not possible from %s: its vocabularies number values '
-                      'otherwise (%s), so its embedding rows would stand for other values; '
-                      'training from a fresh initialisation.', base_model, differ)
+  current = architecture(layout, config)
+  moves = {}
+  if run_vocabularies is not None and table_vocabularies is not None:
+    moves = _row_moves(run_vocabularies, vocabularies.of_model(base_model), table_vocabularies)
+    if moves is None:
+      logging.warning('Warm start: not possible from %s: it has no vocabulary files to match '
+                      'its embedding rows by value; training from a fresh initialisation.',
+                      base_model)
       return False
-  differences = _differences(base, architecture(layout, config))
+  differences = _differences(*((_table_counts(base), _table_counts(current)) if moves
+                               else (base, current)))
   if differences:
     logging.warning('Warm start: not possible from %s: the architecture differs (%s); '
                     'training from a fresh initialisation.', base_model,
@@ -126,16 +154,82 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     return False
   fresh = model.get_weights()
   try:
-    status = weights_checkpoint(model).read(checkpoint_path(base_model), options=options)
-    status.assert_consumed()
-  except (AssertionError, ValueError, tf.errors.OpError) as error:
+    status = weights_checkpoint(model, without=moves).read(checkpoint_path(base_model),
+                                                            options=options)
+    if moves:  # the base's tables are read below, row by row
+      status.assert_existing_objects_matched()
+    else:
+      status.assert_consumed()
+    _move_rows(model, moves, checkpoint_path(base_model))
+  except (AssertionError, ValueError, KeyError, tf.errors.OpError) as error:
     model.set_weights(fresh)
     logging.warning('Warm start: not possible from %s: its weights do not fit this model '
                     '(%s: %s); training from a fresh initialisation.', base_model,
                     type(error).__name__, str(error).split('\n', 1)[0])
     return False
-  logging.info('Warm start: initialised every weight from the base model %s.', base_model)
+  matched = '; '.join(sorted({_describe_move(*move) for move in moves.values()}))
+  logging.info('Warm start: initialised every weight from the base model %s%s.', base_model,
+               f' (embedding rows matched by value: {matched})' if moves else '')
   return True
+
+
+def _describe_move(name: str, now: Sequence[bytes], before: Sequence[bytes]) -> str:
+  """'series_key: 12 of 14 values from the base, 2 new'."""
+  kept = len(set(now) & set(before))
+  return f'{name}: {kept} of {len(now)} values from the base, {len(now) - kept} new'
+
+
+def _row_moves(now: Mapping[str, Sequence[bytes]], before: Mapping[str, Sequence[bytes]],
+               table_vocabularies: Mapping[str, Sequence[Optional[str]]]
+               ) -> Optional[Dict[Tuple[str, int], Tuple[str, List[bytes], List[bytes]]]]:
+  """(layer name, table index) -> (vocabulary name, this run's entries, the base's) for
+  each table whose vocabularies differ; None if a vocabulary is missing on either side."""
+  moves = {}
+  for layer_name, names in table_vocabularies.items():
+    for index, name in enumerate(names):
+      if name is None:
+        continue
+      if name not in now or name not in before:
+        return None
+      if list(now[name]) != list(before[name]):
+        moves[(layer_name, index)] = (name, list(now[name]), list(before[name]))
+  return moves
+
+
+def _table_counts(recorded: Dict[str, Any]) -> Dict[str, Any]:
+  """An `architecture` dict with each group's table sizes replaced by their number,
+  for tables whose rows are matched by value."""
+  layout = dict(recorded['layout'])
+  for group in ('static_cardinalities', 'known_cardinalities'):
+    layout[group] = len(layout[group])
+  return {**recorded, 'layout': layout}
+
+
+def _move_rows(model: keras.Model,
+               moves: Mapping[Tuple[str, int], Tuple[str, List[bytes], List[bytes]]],
+               path: str) -> None:
+  """Sets each moved table's rows from the base checkpoint at `path`: a value's row at
+  its new id, the out-of-vocabulary rows as they were; new values keep their rows."""
+  if not moves:
+    return
+  reader = tf.train.load_checkpoint(path)
+  members = getattr(model, 'members', None) or [model]
+  for member in members:
+    prefix = '' if member is model else f'{member.name}/'
+    for (layer_name, index), (_, now, before) in moves.items():
+      table = member.get_layer(layer_name).tables[index]
+      old = reader.get_tensor(f'{prefix}{layer_name}/table_{index}/.ATTRIBUTES/VARIABLE_VALUE')
+      rows = table.numpy()
+      old_id = {value: position for position, value in enumerate(before)}
+      for position, value in enumerate(now):
+        if value in old_id:
+          rows[position] = old[old_id[value]]
+      out_of_vocabulary = rows.shape[0] - len(now)
+      if old.shape[0] - len(before) != out_of_vocabulary:
+        raise ValueError(f'{layer_name} table {index}: {old.shape[0] - len(before)} '
+                         f'out-of-vocabulary rows in the base, {out_of_vocabulary} now')
+      rows[len(now):] = old[len(before):]
+      table.assign(rows)
 
 
 def _differences(base: Dict[str, Any], current: Dict[str, Any]) -> list:

@@ -24,6 +24,7 @@ from schema.features import OOV_BUCKETS, Group, features_in, model_features, tra
 from schema.window_layout import (TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK, feature_length,
                                   segment_feature_spec, step_value_names, window_feature_spec)
 from trainer_module.tft.inputs import InputLayout
+from trainer_module.tft.model import KNOWN_EMBEDDING, STATIC_EMBEDDING
 from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 
 QUANTILES_OUTPUT = 'quantiles'
@@ -49,6 +50,13 @@ def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> 
       known_real_count=len(features_in(spec, Group.KNOWN_REAL)),
       observed_real_count=len(features_in(spec, Group.OBSERVED_REAL)),
   )
+
+
+def table_vocabularies(spec: DatasetSpec) -> Dict[str, List[Optional[str]]]:
+  """The vocabulary of each embedding table, by embedding layer, in `input_layout`'s
+  order: the static and the known categoricals (None: a calendar feature's fixed size)."""
+  return {STATIC_EMBEDDING: [f.vocabulary for f in features_in(spec, Group.STATIC_CATEGORICAL)],
+          KNOWN_EMBEDDING: [f.vocabulary for f in features_in(spec, Group.KNOWN_CATEGORICAL)]}
 
 
 def parse_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Tuple[Dict[str, tf.Tensor],

@@ -14,8 +14,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from trainer_module import train, vocabularies, warm_start
-from trainer_module.tft.model import build_tft_model
+from trainer_module import train, vocabularies, warm_start, window_inputs
+from trainer_module.tft.model import STATIC_EMBEDDING, build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -169,7 +169,7 @@ def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highw
     np.testing.assert_array_equal(got, want)
 
 
-def test_warm_start_refuses_a_base_whose_vocabularies_number_values_otherwise(
+def test_warm_start_moves_embedding_rows_when_the_vocabularies_number_values_otherwise(
     base, tiny, caplog):
   run_vocabularies = vocabularies.of_model(
       tft.TFTransformOutput(tiny.transform_dir).transform_savedmodel_dir)
@@ -177,15 +177,15 @@ def test_warm_start_refuses_a_base_whose_vocabularies_number_values_otherwise(
   assert len(run_vocabularies['series_key']) == 2
   reordered = {name: values[::-1] for name, values in run_vocabularies.items()}
   model = build_tft_model(base.layout, base.config)
-  fresh = model.get_weights()
 
   with caplog.at_level(logging.INFO):
-    assert not warm_start.restore(model, base.layout, base.config, base.path,
-                                  run_vocabularies=reordered)
+    assert warm_start.restore(model, base.layout, base.config, base.path,
+                              run_vocabularies=reordered,
+                              table_vocabularies=window_inputs.table_vocabularies(tiny.spec))
 
-  for got, want in zip(model.get_weights(), fresh):
-    np.testing.assert_array_equal(got, want)
-  assert any('its vocabularies number values otherwise' in m and
-             "'series_key' holds its values in another order" in m for m in caplog.messages)
-  assert warm_start.restore(model, base.layout, base.config, base.path,
-                            run_vocabularies=run_vocabularies)
+  saved = tf.train.load_checkpoint(warm_start.checkpoint_path(base.path)).get_tensor(
+      f'{STATIC_EMBEDDING}/table_0/.ATTRIBUTES/VARIABLE_VALUE')
+  rows = model.get_layer(STATIC_EMBEDDING).tables[0].numpy()
+  np.testing.assert_array_equal(rows[:3], saved[[1, 0, 2]])  # swapped; then the OOV row
+  assert any('embedding rows matched by value: ' in m and
+             'series_key: 2 of 2 values from the base, 0 new' in m for m in caplog.messages)

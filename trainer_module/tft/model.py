@@ -39,6 +39,9 @@ STATIC_WEIGHTS = 'static_weights'
 HISTORY_WEIGHTS = 'history_weights'
 FUTURE_WEIGHTS = 'future_weights'
 ATTENTION = 'attention'
+# The embedding layers of categorical inputs: one table per static or known categorical,
+# in the order of the layout's cardinalities.
+STATIC_EMBEDDING, KNOWN_EMBEDDING = 'static_embedding', 'known_embedding'
 
 
 class Embedded(NamedTuple):
@@ -66,10 +69,10 @@ class TemporalFusionTransformer(keras.Model):
                                             name='target_scaler')
     self.static_embedding = InputEmbedding(
         layout.static_cardinalities, layout.static_real_count, size,
-        name='static_embedding')
+        name=STATIC_EMBEDDING)
     self.known_embedding = InputEmbedding(
         layout.known_cardinalities, layout.known_real_count, size,
-        name='known_embedding')
+        name=KNOWN_EMBEDDING)
     self.observed_embedding = InputEmbedding(
         (), 1 + layout.observed_real_count, size, name='observed_embedding')
 
