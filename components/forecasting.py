@@ -8,7 +8,7 @@ columns, a row per series and future step, target and observed columns empty), o
 the spec declares no known columns, nothing is needed. A series that cannot be forecast
 is listed with the reason, never dropped: its rows end a horizon or more before the
 newest rows (its forecast would lie in the past), too little history, a gap in its last E
-rows, no known values for the horizon, or unknown to the model.
+rows, no known values for the horizon, unknown to the model, or only in the future file.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),
@@ -119,6 +119,15 @@ def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: in
       'or leave it out of the data')
 
 
+def future_only_series(series: SeriesRows, future: SeriesRows,
+                       spec: DatasetSpec) -> List[NotForecast]:
+  """The series of the future file that have no rows in the data, each with the reason."""
+  return [(key_values, prediction.TooLittleHistoryError(
+      f"series '{prediction.series_key(key_values, spec)}' has rows in the future file but "
+      'none in the data: add its rows to the data, or remove it from the future file'))
+          for key_values in sorted(set(future) - set(series))]
+
+
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
                    spec: DatasetSpec) -> Forecasts:
   """Forecasts of every series that can be forecast, and the others with the reason."""
@@ -142,6 +151,7 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
           key_values, with_horizon(rows, future.get(key_values, []), spec), spec))
     except prediction.PredictionInputError as error:
       not_forecast.append((key_values, error))
+  not_forecast += future_only_series(series, future, spec)
   for note in prediction.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []

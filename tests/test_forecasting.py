@@ -78,6 +78,15 @@ def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
                         'the data')
 
 
+def test_a_series_only_in_the_future_file_is_listed_not_dropped():
+  series = {('s1',): _input_rows(SPEC, range(4))}
+  future = {('s1',): _input_rows(SPEC, [4, 5]), ('s9',): _input_rows(SPEC, [4, 5], 's9')}
+  [(key, error)] = forecasting.future_only_series(series, future, SPEC)
+  assert key == ('s9',) and isinstance(error, prediction.PredictionInputError)
+  assert str(error) == ("series 's9' has rows in the future file but none in the data: add "
+                        'its rows to the data, or remove it from the future file')
+
+
 def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
   path = tmp_path / 'recent.csv'
   row = _row('s1', 1)
