@@ -10,11 +10,15 @@ all: an id beyond its embedding table stops the Evaluator. The scoped Evaluator 
 such a baseline out and says why (`components.scoped_evaluator`).
 """
 
-from typing import Optional
+import json
+import os
+from typing import List, Optional
+
+import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec
 from schema.window_layout import window_feature_spec
-from trainer_module import export, vocabularies
+from trainer_module import export, vocabularies, warm_start
 
 
 def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
@@ -24,11 +28,18 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
     candidate_dir: the candidate's serving model directory.
     baseline_dir: the baseline's serving model directory.
   """
-  candidate, baseline = (export.read_dataset_spec(candidate_dir),
-                         export.read_dataset_spec(baseline_dir))
+  try:
+    candidate, baseline = (export.read_dataset_spec(candidate_dir),
+                           export.read_dataset_spec(baseline_dir))
+  except (FileNotFoundError, ValueError) as error:
+    return f'its dataset spec cannot be read ({error})'
   if window_feature_spec(candidate) != window_feature_spec(baseline):
     return (f'the dataset spec changed ({_spec_difference(candidate, baseline)}), so it reads '
             'other window features')
+  quantiles = [_quantiles(directory) for directory in (candidate_dir, baseline_dir)]
+  if None not in quantiles and quantiles[0] != quantiles[1]:
+    return (f'it forecasts the quantiles {quantiles[1]}, the candidate {quantiles[0]}, so the '
+            'scores of one are not the scores of the other')
   differ = vocabularies.difference(vocabularies.of_model(candidate_dir),
                                    vocabularies.of_model(baseline_dir))
   return f"this run's vocabularies give other ids than its own ({differ})" if differ else None
@@ -51,3 +62,12 @@ def _spec_difference(candidate: DatasetSpec, baseline: DatasetSpec) -> str:
             for name in sorted(set(now) & set(before))
             if describe(now[name]) != describe(before[name])]
   return '; '.join(parts) or 'its columns are read otherwise'
+
+
+def _quantiles(model_dir: str) -> Optional[List[float]]:
+  """The quantiles a model forecasts, from its warm-start architecture; None if unknown."""
+  path = os.path.join(model_dir, warm_start.WARM_START_DIR, warm_start.ARCHITECTURE_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f).get('quantiles')

@@ -119,10 +119,14 @@ def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: in
       'or leave it out of the data')
 
 
+class NoDataRowsError(prediction.PredictionInputError):
+  """The series has rows in the future file only."""
+
+
 def future_only_series(series: SeriesRows, future: SeriesRows,
                        spec: DatasetSpec) -> List[NotForecast]:
   """The series of the future file that have no rows in the data, each with the reason."""
-  return [(key_values, prediction.TooLittleHistoryError(
+  return [(key_values, NoDataRowsError(
       f"series '{prediction.series_key(key_values, spec)}' has rows in the future file but "
       'none in the data: add its rows to the data, or remove it from the future file'))
           for key_values in sorted(set(future) - set(series))]

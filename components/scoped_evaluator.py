@@ -47,10 +47,10 @@ def baseline_left_out(input_dict: Dict[str, List[types.Artifact]]) -> Optional[s
   """Why the baseline model in `input_dict` cannot score the candidate's windows; None
   if it can, or if there is none."""
   baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY)
-  if not baselines:
-    return None
-  [candidate] = input_dict[standard_component_specs.MODEL_KEY]
-  [baseline] = baselines
+  candidates = input_dict.get(standard_component_specs.MODEL_KEY)
+  if not baselines or len(baselines) != 1 or not candidates or len(candidates) != 1:
+    return None  # none to leave out, or TFX's Evaluator refuses the inputs
+  [candidate], [baseline] = candidates, baselines
   return baseline_check.incompatibility(path_utils.serving_model_path(candidate.uri),
                                         path_utils.serving_model_path(baseline.uri))
 

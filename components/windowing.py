@@ -10,7 +10,9 @@ twice instead of once per window over it; the Trainer cuts the windows out) with
 series spread over all shards in a fixed mixed order (a shuffle buffer smaller than the
 split still mixes series), the other splits as windows in series key and time order.
 `window_report.json` in the output artifact counts series, rows, windows per split,
-training segments and windows skipped, by reason.
+training segments and windows skipped, by reason, and gives the most steps one series
+spans in all and in each split (`longest_*`), which the errors for a split without
+windows quote.
 
 With several spans (ExampleGen's `train_spans`), older spans' rows arrive in the training
 split and are windowed with the newest span's, so windows may reach back across span
@@ -116,13 +118,17 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
                      f'{window}; see {path}. Use a shorter encoder or horizon, or more history')
   empty = [split for split in splits if report['windows'][split] == 0]
   if empty:
-    spans = '; '.join(f'the longest {split} period of a series spans '
-                      f'{counts.get(window_builder.longest_period(split), 0)} steps'
-                      for split in empty)
+    # A training window lies in its split; another split needs only the forecast steps.
+    spans = '; '.join(
+        f'the longest {split} period of a series spans '
+        f'{counts.get(window_builder.longest_period(split), 0)} steps; '
+        + (f'a training window needs {window}' if split == TRAINING_SPLIT else
+           f'a window needs its {spec.horizon} forecast steps in it, from a step divisible '
+           f'by {spec.horizon}') for split in empty)
     gaps = counts.get('windows_skipped_gap', 0)
     gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
                 "check that the spec's frequency is the data's time step." if gaps else '')
-    raise ValueError(f'no windows in splits {empty} ({spans}; a window is {window}); see '
+    raise ValueError(f'no windows in splits {empty} ({spans}); see '
                      f'{path}. A window needs its history '
                      'and horizon (E + H steps) without gaps; a training window lies before '
                      'eval_start, an eval or test window has its horizon inside its split '

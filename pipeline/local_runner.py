@@ -7,6 +7,7 @@ arguments; the pipeline itself is `pipeline.pipeline.create_pipeline`.
 
 import argparse
 import os
+import re
 import sys
 import time
 from typing import List, Optional
@@ -151,14 +152,20 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
   from components import span_files
 
   pattern = args.input_pattern
-  spans = span_files.spans_in(data_dir, pattern) if '{SPAN' in pattern else None
-  if not (spans if spans is not None else tf.io.gfile.glob(os.path.join(data_dir, pattern))):
+  # TFX's {SPAN}, {VERSION} and date specs each stand for a number.
+  if not tf.io.gfile.glob(os.path.join(data_dir, re.sub(r'\{[A-Z]+(:\d+)?\}', '*', pattern))):
     held = sorted(tf.io.gfile.listdir(data_dir)) if tf.io.gfile.isdir(data_dir) else []
     shown = ', '.join(held[:10]) + (f' and {len(held) - 10} more' if len(held) > 10 else '')
     raise SystemExit(f"error: no file in {data_dir} matches --input-pattern '{pattern}'"
-                     f"{' ({SPAN} is a span number)' if spans is not None else ''}; it holds: "
+                     f"{' ({SPAN} is a span number)' if '{SPAN' in pattern else ''}; it holds: "
                      f"{shown or 'nothing'}")
-  if spans is not None and args.train_spans > len(spans):
+  if args.train_spans == 1:
+    return
+  try:
+    spans = span_files.spans_in(data_dir, pattern)
+  except ValueError as error:
+    raise SystemExit(f'error: --train-spans {args.train_spans}: {error}') from None
+  if args.train_spans > len(spans):
     print(f'[pipeline] --train-spans {args.train_spans}: {data_dir} holds {len(spans)} '
           f'span{"s" if len(spans) > 1 else ""} ({", ".join(map(str, spans))}); the run '
           'reads them all')

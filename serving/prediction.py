@@ -521,8 +521,9 @@ def write_forecasts(rows: Sequence[Dict[str, object]], stream,
                     columns: Optional[Sequence[str]] = None) -> None:
   """Writes forecast rows (or rows of series not forecast) as CSV, values with 4
   decimals; the header is `columns`, by default the first row's."""
+  header = list(columns or rows[0])
   writer = csv.writer(stream, lineterminator='\n')
-  writer.writerow(list(columns or rows[0]))
+  writer.writerow(header)
   for row in rows:
-    writer.writerow([f'{value:.4f}' if isinstance(value, float) else value
-                     for value in row.values()])
+    writer.writerow([f'{row[name]:.4f}' if isinstance(row[name], float) else row[name]
+                     for name in header])

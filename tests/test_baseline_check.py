@@ -2,13 +2,17 @@
 of those that cannot."""
 
 import dataclasses
+import json
 import os
 
 import pytest
+from tfx.types import standard_artifacts
+from tfx.utils import path_utils
 
 from components import baseline_check
 from schema.dataset_spec import Role
 from schema.datasets import SYNTHETIC
+from trainer_module import warm_start
 from trainer_module.vocabularies import VOCABULARY_DIR
 from trainer_module.export import DATASET_SPEC_FILE
 
@@ -39,8 +43,8 @@ def test_a_new_series_is_named_and_the_baseline_left_out(tmp_path):
       'series_key': STATIONS + [b'station_03', b'station_04', b'station_05', b'station_06'],
       'region': [b'north', b'south']})
   reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
-  assert reason == ("this run's vocabularies give other ids than its own ('series_key' has 4 "
-                    "values it never saw: 'station_03', 'station_04', 'station_05' and 1 more)")
+  assert reason == ("this run's vocabularies give other ids than its own ('series_key' "
+                    "gained 4 values: 'station_03', 'station_04', 'station_05' and 1 more)")
 
 
 def test_the_same_values_in_another_order_are_not_comparable(tmp_path):
@@ -56,8 +60,7 @@ def test_every_vocabulary_that_differs_is_named(tmp_path):
       'series_key': STATIONS + [b'station_03'], 'region': [b'south', b'north']})
   reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
   assert reason == ("this run's vocabularies give other ids than its own ('region' holds its "
-                    "values in another order; 'series_key' has 1 value it never saw: "
-                    "'station_03')")
+                    "values in another order; 'series_key' gained 1 value: 'station_03')")
 
 
 def test_a_column_given_another_role_is_named(tmp_path):
@@ -100,3 +103,50 @@ def test_a_vocabulary_of_one_model_only_is_named(tmp_path):
   reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
   assert reason == ("this run's vocabularies give other ids than its own ('region' is in one "
                     'model only)')
+
+
+def test_values_lost_are_named_as_lost_not_reordered(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate', vocabularies={
+      'series_key': STATIONS[:2], 'region': [b'north', b'south']})
+  reason = baseline_check.incompatibility(candidate, _model_dir(tmp_path, 'baseline'))
+  assert reason == ("this run's vocabularies give other ids than its own ('series_key' lost 1 "
+                    "value: 'station_02')")
+
+
+def test_a_model_forecasting_other_quantiles_is_left_out(tmp_path):
+  candidate, baseline = _model_dir(tmp_path, 'candidate'), _model_dir(tmp_path, 'baseline')
+  for directory, quantiles in ((candidate, [0.1, 0.5, 0.9]), (baseline, [0.5])):
+    os.makedirs(os.path.join(directory, warm_start.WARM_START_DIR))
+    with open(os.path.join(directory, warm_start.WARM_START_DIR,
+                           warm_start.ARCHITECTURE_FILE), 'w') as f:
+      json.dump({'quantiles': quantiles}, f)
+  assert baseline_check.incompatibility(candidate, baseline) == (
+      'it forecasts the quantiles [0.5], the candidate [0.1, 0.5, 0.9], so the scores of one '
+      'are not the scores of the other')
+
+
+def test_a_baseline_without_its_spec_is_left_out_not_a_crash(tmp_path):
+  baseline = _model_dir(tmp_path, 'baseline')
+  os.remove(os.path.join(baseline, DATASET_SPEC_FILE))
+  reason = baseline_check.incompatibility(_model_dir(tmp_path, 'candidate'), baseline)
+  assert reason.startswith('its dataset spec cannot be read (')
+
+
+def test_the_scoped_evaluator_leaves_out_only_a_baseline_it_cannot_compare(tmp_path):
+  from components import scoped_evaluator
+
+  def model(name, **kwargs):
+    artifact = standard_artifacts.Model()
+    artifact.uri = str(tmp_path / name)
+    serving = path_utils.serving_model_path(artifact.uri)  # the directory the check reads
+    _model_dir(tmp_path / name, os.path.relpath(serving, artifact.uri), **kwargs)
+    return artifact
+
+  candidate = model('candidate', vocabularies={'series_key': STATIONS + [b'station_03'],
+                                               'region': [b'north', b'south']})
+  older = model('older')
+  assert scoped_evaluator.baseline_left_out({'model': [candidate]}) is None
+  assert scoped_evaluator.baseline_left_out(
+      {'model': [model('alike')], 'baseline_model': [older]}) is None
+  assert "'series_key' gained 1 value: 'station_03'" in scoped_evaluator.baseline_left_out(
+      {'model': [candidate], 'baseline_model': [older]})

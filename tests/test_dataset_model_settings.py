@@ -121,3 +121,15 @@ def test_fewer_spans_than_train_spans_asks_for_are_said(tmp_path, capsys):
   local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
   assert capsys.readouterr().out == (f'[pipeline] --train-spans 3: {tmp_path} holds 2 spans '
                                      '(1, 2); the run reads them all\n')
+
+
+def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(tmp_path):
+  (tmp_path / 'span-1' / 'ver-2').mkdir(parents=True)
+  (tmp_path / 'span-1' / 'ver-2' / 'rows.csv').write_text('x\n')
+  args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv'])
+  local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+  args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv',
+                                  '--train-spans', '2'])
+  with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
+                     r'reads patterns with \{SPAN\} only'):
+    local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access

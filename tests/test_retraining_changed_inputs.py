@@ -52,7 +52,7 @@ def test_a_new_series_leaves_the_last_blessed_model_out_and_names_the_series(thr
   # A new station also changes how often each region occurs, so its ids move too.
   assert summary.baseline_left_out == (
       "this run's vocabularies give other ids than its own ('region' holds its values in "
-      "another order; 'series_key' has 1 value it never saw: 'station_03')")
+      "another order; 'series_key' gained 1 value: 'station_03')")
   assert summary.blessed is True and summary.pushed_to
   assert ("without comparing the last blessed model, since this run's vocabularies" in
           summary.format('root'))

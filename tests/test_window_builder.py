@@ -103,14 +103,14 @@ def test_a_series_shorter_than_a_window_is_counted_not_windowed():
 def test_the_counts_keep_the_longest_span_of_each_split_over_the_series():
   split_of = lambda hour: 'train' if hour < 6 else 'eval'
   _, first = build_windows('a', _rows(range(10), split_of), SPEC, {'train': 1, 'eval': 1})
-  _, second = build_windows('b', _rows([0, 1, 2, 3, 5, 6, 7], split_of), SPEC,
+  _, second = build_windows('b', _rows([0, 1, 2, 3, 4, 5, 7], split_of), SPEC,
                             {'train': 1, 'eval': 1})
   assert (first['longest_train_steps'], first['longest_eval_steps']) == (6, 4)
-  # The missing hour 4 counts in the split of the hour before it.
-  assert (second['longest_train_steps'], second['longest_eval_steps']) == (6, 2)
+  # The missing hour 6, the first of eval, counts in the split of the hour before it.
+  assert (second['longest_train_steps'], second['longest_eval_steps']) == (7, 1)
   total = sum_counts([first, second])
-  assert total['longest_series_steps'] == 10 and total['longest_eval_steps'] == 4
-  assert total['series'] == 2 and total['rows'] == 17
+  assert total['longest_series_steps'] == 10 and total['longest_train_steps'] == 7
+  assert total['longest_eval_steps'] == 4 and total['series'] == 2 and total['rows'] == 17
 
 
 def test_duplicate_time_steps_are_an_error_naming_series_and_time():

@@ -30,10 +30,19 @@ def test_every_series_too_short_is_an_error(tmp_path):
                         str(tmp_path / 'r.json'), ['train'], SPEC)
 
 
+def test_a_training_split_without_windows_compares_its_span_with_the_whole_window(tmp_path):
+  with pytest.raises(ValueError, match=r"no windows in splits \['train'\] \(the longest train "
+                     r'period of a series spans 20 steps; a training window needs 24 history '
+                     r'\+ 6 forecast steps of the hourly grid\)'):
+    write_window_report({'series': 1, 'rows': 50, 'windows_eval': 3, 'longest_train_steps': 20},
+                        str(tmp_path / 'r.json'), ['train', 'eval'], SPEC)
+
+
 def test_a_split_without_windows_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"no windows in splits \['eval'\] \(the longest eval "
-                     r'period of a series spans 4 steps; a window is 24 history \+ 6 forecast '
-                     r'steps of the hourly grid\).*shorten the history or the horizon\.$'):
+                     r'period of a series spans 4 steps; a window needs its 6 forecast steps '
+                     r'in it, from a step divisible by 6\).*shorten the history or the '
+                     r'horizon\.$'):
     write_window_report({'series': 1, 'rows': 50, 'windows_train': 10,
                          'windows_skipped_crossing_split': 3, 'longest_eval_steps': 4},
                         str(tmp_path / 'r.json'), ['train', 'eval'], SPEC)

@@ -33,7 +33,7 @@ def of_model(model_dir: str) -> Dict[str, List[bytes]]:
 def difference(now: Mapping[str, Sequence[bytes]],
                before: Mapping[str, Sequence[bytes]]) -> Optional[str]:
   """How the vocabularies `now` number values otherwise than `before`, one part per
-  vocabulary ('series_key' has 1 value it never saw: 'station_12'); None if alike."""
+  vocabulary ("'series_key' gained 1 value: 'station_12'"); None if alike."""
   parts = []
   for name in sorted(set(now) | set(before)):
     current, earlier = now.get(name), before.get(name)
@@ -42,13 +42,20 @@ def difference(now: Mapping[str, Sequence[bytes]],
     if current is None or earlier is None:
       parts.append(f"'{name}' is in one model only")
       continue
-    seen = set(earlier)
-    new = [value.decode(errors='replace') for value in current if value not in seen]
+    seen, kept = set(earlier), set(current)
+    new = [value for value in current if value not in seen]
+    lost = [value for value in earlier if value not in kept]
     if new:
-      shown = ', '.join(repr(v) for v in new[:_NAMED_VALUES])
-      more = f' and {len(new) - _NAMED_VALUES} more' if len(new) > _NAMED_VALUES else ''
-      parts.append(f"'{name}' has {len(new)} value{'s' if len(new) > 1 else ''} it never "
-                   f'saw: {shown}{more}')
-    else:
+      parts.append(f"'{name}' gained {_values(new)}")
+    if lost:
+      parts.append(f"'{name}' lost {_values(lost)}")
+    if not new and not lost:
       parts.append(f"'{name}' holds its values in another order")
   return '; '.join(parts) or None
+
+
+def _values(values: Sequence[bytes]) -> str:
+  """"2 values: 'a', 'b'", the first few named."""
+  shown = ', '.join(repr(v.decode(errors='replace')) for v in values[:_NAMED_VALUES])
+  more = f' and {len(values) - _NAMED_VALUES} more' if len(values) > _NAMED_VALUES else ''
+  return f"{len(values)} value{'s' if len(values) > 1 else ''}: {shown}{more}"

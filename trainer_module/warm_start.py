@@ -29,13 +29,13 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tup
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module import vocabularies
+from trainer_module import export, vocabularies, window_inputs
 from trainer_module.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
 WARM_START_DIR = os.path.join('assets.extra', 'warm_start')
 _WEIGHTS_PREFIX = 'weights'
-_ARCHITECTURE_FILE = 'architecture.json'
+ARCHITECTURE_FILE = 'architecture.json'
 
 
 def architecture(layout: InputLayout, config: TFTConfig) -> Dict[str, Any]:
@@ -88,7 +88,7 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
   directory = os.path.join(saved_model_dir, WARM_START_DIR)
   tf.io.gfile.makedirs(directory)
   path = weights_checkpoint(model).write(checkpoint_path(saved_model_dir), options=options)
-  with tf.io.gfile.GFile(os.path.join(directory, _ARCHITECTURE_FILE), 'w') as f:
+  with tf.io.gfile.GFile(os.path.join(directory, ARCHITECTURE_FILE), 'w') as f:
     json.dump(architecture(layout, config), f, indent=2, sort_keys=True)
   return path
 
@@ -113,8 +113,8 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
       size, a calendar feature's). With `run_vocabularies`, a base model whose
       vocabularies number values otherwise (a new series or category, another order)
       still warm-starts: each embedding row moves to its value's id in this run, and
-      values the base never saw keep their fresh rows. Without, the vocabularies must
-      be the same size, and rows are taken by id.
+      values the base never saw keep their fresh rows. Without both (tests of other
+      parts), tables of the same size are taken row by row, by id.
 
   Returns:
     Whether the model now holds the base model's weights. Logs the outcome either way.
@@ -123,7 +123,7 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     logging.info('Warm start: no base model; training from a fresh initialisation.')
     return False
   directory = os.path.join(base_model, WARM_START_DIR)
-  architecture_path = os.path.join(directory, _ARCHITECTURE_FILE)
+  architecture_path = os.path.join(directory, ARCHITECTURE_FILE)
   if not tf.io.gfile.exists(architecture_path):
     logging.warning('Warm start: not possible from %s: it has no %s (it was exported '
                     'before warm-start checkpoints existed, or by another trainer); '
@@ -139,9 +139,14 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   current = architecture(layout, config)
   moves = {}
   if run_vocabularies is not None and table_vocabularies is not None:
+    unmatched = _unmatched_tables(table_vocabularies, base_model)
+    if unmatched:
+      logging.warning('Warm start: not possible from %s: %s; training from a fresh '
+                      'initialisation.', base_model, unmatched)
+      return False
     moves = _row_moves(run_vocabularies, vocabularies.of_model(base_model), table_vocabularies)
     if moves is None:
-      logging.warning('Warm start: not possible from %s: it has no vocabulary files to match '
+      logging.warning('Warm start: not possible from %s: it lacks a vocabulary file to match '
                       'its embedding rows by value; training from a fresh initialisation.',
                       base_model)
       return False
@@ -167,10 +172,28 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
                     '(%s: %s); training from a fresh initialisation.', base_model,
                     type(error).__name__, str(error).split('\n', 1)[0])
     return False
-  matched = '; '.join(sorted({_describe_move(*move) for move in moves.values()}))
-  logging.info('Warm start: initialised every weight from the base model %s%s.', base_model,
-               f' (embedding rows matched by value: {matched})' if moves else '')
+  if moves:
+    matched = '; '.join(sorted({_describe_move(*move) for move in moves.values()}))
+    logging.info('Warm start: initialised from the base model %s, its embedding rows matched '
+                 'by value (%s; new values keep fresh rows).', base_model, matched)
+  else:
+    logging.info('Warm start: initialised every weight from the base model %s.', base_model)
   return True
+
+
+def _unmatched_tables(table_vocabularies: Mapping[str, Sequence[Optional[str]]],
+                      base_model: str) -> str:
+  """Why the base model's embedding tables are not this run's, table for table ('' if
+  they are): each must index the same column's vocabulary."""
+  try:
+    base_tables = window_inputs.table_vocabularies(export.read_dataset_spec(base_model))
+  except (FileNotFoundError, ValueError) as error:
+    return f'its dataset spec cannot be read ({error})'
+  differing = [f'{layer}: base {base_tables.get(layer)} vs now {list(tables)}'
+               for layer, tables in table_vocabularies.items()
+               if list(base_tables.get(layer, [])) != list(tables)]
+  return ('its embedding tables index other columns (' + '; '.join(differing) + ')'
+          if differing else '')
 
 
 def _describe_move(name: str, now: Sequence[bytes], before: Sequence[bytes]) -> str:

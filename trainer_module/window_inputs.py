@@ -53,10 +53,15 @@ def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> 
 
 
 def table_vocabularies(spec: DatasetSpec) -> Dict[str, List[Optional[str]]]:
-  """The vocabulary of each embedding table, by embedding layer, in `input_layout`'s
+  """The vocabulary file of each embedding table, by embedding layer, in `input_layout`'s
   order: the static and the known categoricals (None: a calendar feature's fixed size)."""
-  return {STATIC_EMBEDDING: [f.vocabulary for f in features_in(spec, Group.STATIC_CATEGORICAL)],
-          KNOWN_EMBEDDING: [f.vocabulary for f in features_in(spec, Group.KNOWN_CATEGORICAL)]}
+
+  def files(group: Group) -> List[Optional[str]]:
+    return [tft.analyzers.sanitized_vocab_filename(filename=f.vocabulary) if f.vocabulary
+            else None for f in features_in(spec, group)]
+
+  return {STATIC_EMBEDDING: files(Group.STATIC_CATEGORICAL),
+          KNOWN_EMBEDDING: files(Group.KNOWN_CATEGORICAL)}
 
 
 def parse_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Tuple[Dict[str, tf.Tensor],

@@ -187,5 +187,5 @@ def test_warm_start_moves_embedding_rows_when_the_vocabularies_number_values_oth
       f'{STATIC_EMBEDDING}/table_0/.ATTRIBUTES/VARIABLE_VALUE')
   rows = model.get_layer(STATIC_EMBEDDING).tables[0].numpy()
   np.testing.assert_array_equal(rows[:3], saved[[1, 0, 2]])  # swapped; then the OOV row
-  assert any('embedding rows matched by value: ' in m and
+  assert any('its embedding rows matched by value (' in m and
              'series_key: 2 of 2 values from the base, 0 new' in m for m in caplog.messages)
