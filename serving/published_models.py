@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from components.model_publishing import latest_version_dir
 from schema.features import SERIES_VOCABULARY
+from trainer_module import vocabularies
 
 SAVED_MODEL_FILE = 'saved_model.pb'
 
@@ -49,15 +50,16 @@ def vocabulary(model_dir: str, name: str) -> FrozenSet[str]:
   """The values of a categorical input (a column's name, or the series key's vocabulary)
   the model was trained on; others get its out-of-vocabulary embedding.
 
-  Transform's vocabularies travel in the SavedModel's assets under their names, because
-  the serving signature's Transform layer looks values up in them.
+  Transform's vocabularies travel in the SavedModel's assets under their (sanitised)
+  names, because the serving signature's Transform layer looks values up in them.
 
   Raises:
     ModelNotFoundError: the model has no such asset.
   """
-  path = os.path.join(model_dir, 'assets', name)
+  asset = os.path.join(vocabularies.VOCABULARY_DIR, vocabularies.file_name(name))
+  path = os.path.join(model_dir, asset)
   if not tf.io.gfile.exists(path):
-    raise ModelNotFoundError(f"{model_dir} has no vocabulary asset 'assets/{name}'; it was "
-                             "not exported by this project's Trainer")
+    raise ModelNotFoundError(f"{model_dir} has no vocabulary asset '{asset}'; it was not "
+                             "exported by this project's Trainer")
   with tf.io.gfile.GFile(path) as f:
     return frozenset(line.rstrip('\n') for line in f if line.strip())

@@ -12,9 +12,16 @@ import os
 from typing import Dict, List, Mapping, Optional, Sequence
 
 import tensorflow as tf
+import tensorflow_transform as tft
 
 VOCABULARY_DIR = 'assets'
 _NAMED_VALUES = 3  # new values named in a difference
+
+
+def file_name(vocabulary: str) -> str:
+  """The asset file of a vocabulary named `vocabulary` ('store.type' -> 'store_type'), as
+  Transform writes it."""
+  return tft.analyzers.sanitized_vocab_filename(filename=vocabulary)
 
 
 def of_model(model_dir: str) -> Dict[str, List[bytes]]:

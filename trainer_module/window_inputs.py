@@ -23,6 +23,7 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
 from schema.window_layout import (TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK, feature_length,
                                   segment_feature_spec, step_value_names, window_feature_spec)
+from trainer_module import vocabularies
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import KNOWN_EMBEDDING, STATIC_EMBEDDING
 from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
@@ -57,8 +58,8 @@ def table_vocabularies(spec: DatasetSpec) -> Dict[str, List[Optional[str]]]:
   order: the static and the known categoricals (None: a calendar feature's fixed size)."""
 
   def files(group: Group) -> List[Optional[str]]:
-    return [tft.analyzers.sanitized_vocab_filename(filename=f.vocabulary) if f.vocabulary
-            else None for f in features_in(spec, group)]
+    return [vocabularies.file_name(f.vocabulary) if f.vocabulary else None
+            for f in features_in(spec, group)]
 
   return {STATIC_EMBEDDING: files(Group.STATIC_CATEGORICAL),
           KNOWN_EMBEDDING: files(Group.KNOWN_CATEGORICAL)}
