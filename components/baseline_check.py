@@ -10,11 +10,7 @@ all: an id beyond its embedding table stops the Evaluator. The scoped Evaluator 
 such a baseline out and says why (`components.scoped_evaluator`).
 """
 
-import json
-import os
 from typing import List, Optional
-
-import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec
 from schema.window_layout import window_feature_spec
@@ -66,8 +62,5 @@ def _spec_difference(candidate: DatasetSpec, baseline: DatasetSpec) -> str:
 
 def _quantiles(model_dir: str) -> Optional[List[float]]:
   """The quantiles a model forecasts, from its warm-start architecture; None if unknown."""
-  path = os.path.join(model_dir, warm_start.WARM_START_DIR, warm_start.ARCHITECTURE_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f).get('quantiles')
+  recorded = warm_start.recorded_architecture(model_dir)
+  return recorded.get('quantiles') if recorded else None

@@ -20,6 +20,7 @@ row moves to its value's id in this run's vocabulary, and a value the base never
 keeps its fresh row (`trainer_module.vocabularies` reads both runs' lists).
 """
 
+import collections
 import dataclasses
 import json
 import logging
@@ -64,14 +65,16 @@ def weights_checkpoint(model: keras.Model,
   if members:
     return tf.train.Checkpoint(**{member.name: weights_checkpoint(member, without)
                                   for member in members})
+  left_out = collections.defaultdict(set)
+  for layer_name, index in without:
+    left_out[layer_name].add(index)
   return tf.train.Checkpoint(**{
-      layer.name: _embedding_without(layer, {index for name, index in without
-                                             if name == layer.name}) if any(
-                                                 name == layer.name for name, _ in without)
+      layer.name: _embedding_without(layer, left_out[layer.name]) if layer.name in left_out
       else layer for layer in model.layers})
 
 
-def _embedding_without(layer: keras.layers.Layer, tables: Collection[int]) -> tf.train.Checkpoint:
+def _embedding_without(layer: keras.layers.Layer,
+                       tables: Collection[int]) -> tf.train.Checkpoint:
   """An `InputEmbedding`'s weights under the names it saves them by, but `tables`."""
   kept = {f'table_{index}': table for index, table in enumerate(layer.tables)
           if index not in tables}
@@ -91,6 +94,15 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
   with tf.io.gfile.GFile(os.path.join(directory, ARCHITECTURE_FILE), 'w') as f:
     json.dump(architecture(layout, config), f, indent=2, sort_keys=True)
   return path
+
+
+def recorded_architecture(model_dir: str) -> Optional[Dict[str, Any]]:
+  """The `architecture` saved with the model in `model_dir`; None if it has none."""
+  path = os.path.join(model_dir, WARM_START_DIR, ARCHITECTURE_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
 
 
 def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
@@ -122,15 +134,12 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   if not base_model:
     logging.info('Warm start: no base model; training from a fresh initialisation.')
     return False
-  directory = os.path.join(base_model, WARM_START_DIR)
-  architecture_path = os.path.join(directory, ARCHITECTURE_FILE)
-  if not tf.io.gfile.exists(architecture_path):
+  base = recorded_architecture(base_model)
+  if base is None:
     logging.warning('Warm start: not possible from %s: it has no %s (it was exported '
                     'before warm-start checkpoints existed, or by another trainer); '
                     'training from a fresh initialisation.', base_model, WARM_START_DIR)
     return False
-  with tf.io.gfile.GFile(architecture_path) as f:
-    base = json.load(f)
   # Exported before these options existed.
   base.setdefault('target_location', 'mean')
   base.setdefault('history_highway', False)
