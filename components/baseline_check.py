@@ -1,20 +1,19 @@
 """Whether the last blessed model can score this run's evaluation windows.
 
-The Evaluator scores the candidate and the last blessed model (the baseline) on the
-windows the windowing component wrote, which hold this run's Transform outputs: each
-categorical value as its id in this run's vocabulary. A baseline trained on other window
-features (a column added, removed or given another role, another history or horizon), or
-with other vocabularies (a new series or category, or the same values in another order,
-since vocabularies are ordered by frequency), would read those windows wrongly, or not at
-all: an id beyond its embedding table stops the Evaluator. The scoped Evaluator leaves
-such a baseline out and says why (`components.scoped_evaluator`).
+The Evaluator scores the last blessed model (the baseline) on the raw columns of the
+evaluation windows, through its serving signature and so its own Transform
+(`evaluation.eval_config`): new series or categories, vocabularies in another order and
+new statistics are read as the baseline would read them in serving. What it cannot read
+is a window of another shape: another time grid, history or horizon, a column it reads
+gone or declared with another role or type, or missing values in a column it was
+trained without them. A baseline that forecasts no median has no MAE to compare. The
+scoped Evaluator leaves such a baseline out and says why (`components.scoped_evaluator`).
 """
 
 from typing import List, Optional
 
 from schema.dataset_spec import DatasetSpec
-from schema.window_layout import window_feature_spec
-from trainer_module import export, vocabularies, warm_start
+from trainer_module import export, warm_start
 
 
 def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
@@ -29,35 +28,37 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
                            export.read_dataset_spec(baseline_dir))
   except (FileNotFoundError, ValueError) as error:
     return f'its dataset spec cannot be read ({error})'
-  if window_feature_spec(candidate) != window_feature_spec(baseline):
-    return (f'the dataset spec changed ({_spec_difference(candidate, baseline)}), so it reads '
-            'other window features')
-  quantiles = [_quantiles(directory) for directory in (candidate_dir, baseline_dir)]
-  if None not in quantiles and quantiles[0] != quantiles[1]:
-    return (f'it forecasts the quantiles {quantiles[1]}, the candidate {quantiles[0]}, so the '
-            'scores of one are not the scores of the other')
-  differ = vocabularies.difference(vocabularies.of_model(candidate_dir),
-                                   vocabularies.of_model(baseline_dir))
-  return f"this run's vocabularies give other ids than its own ({differ})" if differ else None
+  unreadable = _unreadable(candidate, baseline)
+  if unreadable:
+    return f'the dataset spec changed ({"; ".join(unreadable)}), so it cannot read the windows'
+  quantiles = _quantiles(baseline_dir)
+  if quantiles is not None and 0.5 not in quantiles:
+    return f'it forecasts the quantiles {quantiles}, without the median that the MAE scores'
+  return None
 
 
-def _spec_difference(candidate: DatasetSpec, baseline: DatasetSpec) -> str:
-  """What changed from the baseline's spec to the candidate's, in the spec's terms."""
+def _unreadable(candidate: DatasetSpec, baseline: DatasetSpec) -> List[str]:
+  """What in the candidate's windows the baseline cannot read, in the spec's terms; a
+  column the baseline does not know is no obstacle: its serving signature ignores it."""
   parts = []
-  window = lambda spec: f'{spec.encoder_steps} history + {spec.horizon} forecast steps'
+  window = lambda spec: (f'{spec.encoder_steps} history + {spec.horizon} forecast steps of '
+                         f'the {spec.frequency.value} grid')
   if window(candidate) != window(baseline):
     parts.append(f'{window(baseline)} -> {window(candidate)}')
-  now, before = ({c.name: c for c in spec.columns} for spec in (candidate, baseline))
-  added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
-  if added:
-    parts.append(f'new columns {added}')
-  if removed:
-    parts.append(f'columns {removed} gone')
+  now = {column.name: column for column in candidate.columns}
+  gone = [column.name for column in baseline.columns if column.name not in now]
+  if gone:
+    parts.append(f'columns {gone} gone')
   describe = lambda column: f'{column.role.value} {column.dtype.value}'
-  parts += [f"'{name}' {describe(before[name])} -> {describe(now[name])}"
-            for name in sorted(set(now) & set(before))
-            if describe(now[name]) != describe(before[name])]
-  return '; '.join(parts) or 'its columns are read otherwise'
+  for before in baseline.columns:
+    after = now.get(before.name)
+    if after is None:
+      continue
+    if describe(after) != describe(before):
+      parts.append(f"'{before.name}' {describe(before)} -> {describe(after)}")
+    elif after.allow_missing and not before.allow_missing:
+      parts.append(f"'{before.name}' may now miss values")
+  return parts
 
 
 def _quantiles(model_dir: str) -> Optional[List[float]]:

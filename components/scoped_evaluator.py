@@ -9,10 +9,10 @@ Evaluator writes the pipeline's name on each blessing as the custom property
 `pipeline_name`, and `kubeflow.runner` adds it to the compiled query
 (`blessing_query_scope`).
 
-It also leaves out a baseline that cannot read this run's evaluation windows (trained on
-other columns or vocabularies: `components.baseline_check`), as for a first run: the
-blessing then rests on the data set's other rules, and records why as the custom
-property `baseline_left_out`. TFX's Evaluator would stop, or compare wrongly.
+It also leaves out a baseline that cannot read this run's evaluation windows (another
+window shape, a column it reads gone or declared otherwise: `components.baseline_check`),
+as for a first run: the blessing then rests on the data set's other rules, and records
+why as the custom property `baseline_left_out`. TFX's Evaluator would stop.
 """
 
 import logging

@@ -14,7 +14,9 @@ Rules:
     and forecast start: deterministic, and the same windows across runs;
   - the splits asked for as segments (training) are written as segments of 2T - 1 steps,
     each with a mask of the windows it holds (`schema.window_layout`): a segment starts
-    every T steps of the series where one of its T windows is kept.
+    every T steps of the series where one of its T windows is kept;
+  - rows given with their raw values give windows (not segments) that also hold the raw
+    columns (`window_layout.raw_window_feature_spec`).
 """
 
 import collections
@@ -30,7 +32,8 @@ from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
-                                  feature_length, segment_length, step_value_names)
+                                  feature_length, raw_value_count, segment_length,
+                                  step_value_names)
 
 Counts = Dict[str, int]
 _LONGEST = 'longest_'
@@ -43,6 +46,9 @@ class Row:
   seconds: int  # epoch seconds
   split: str
   values: Mapping[str, float]  # transformed feature name -> value
+  # Nothing, or every column but the time: column name -> raw value (bytes, or a float
+  # with NaN for a missing value), as `series_chunks` takes them.
+  raw: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,31 +58,44 @@ class RowChunk:
   seconds: np.ndarray  # int64 epoch seconds
   splits: np.ndarray  # split names (object)
   values: Mapping[str, np.ndarray]  # transformed feature name -> values
+  raw: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)  # as Row's
 
   @classmethod
   def of(cls, rows: Iterable[Union[Row, 'RowChunk']]) -> 'RowChunk':
     """The rows and chunks given, as one chunk."""
     chunks = [item if isinstance(item, RowChunk) else cls(
         np.array([item.seconds], np.int64), np.array([item.split], object),
-        {name: np.array([value]) for name, value in item.values.items()}) for item in rows]
+        {name: np.array([value]) for name, value in item.values.items()},
+        {name: np.array([value], object if isinstance(value, bytes) else float)
+         for name, value in item.raw.items()}) for item in rows]
+    joined = lambda field: {name: np.concatenate([getattr(chunk, field)[name]
+                                                  for chunk in chunks])
+                            for name in getattr(chunks[0], field)}
     return cls(np.concatenate([chunk.seconds for chunk in chunks]),
                np.concatenate([chunk.splits for chunk in chunks]),
-               {name: np.concatenate([chunk.values[name] for chunk in chunks])
-                for name in chunks[0].values})
+               joined('values'), joined('raw'))
 
   def sorted_by_time(self) -> 'RowChunk':
     order = np.argsort(self.seconds, kind='stable')
     return RowChunk(self.seconds[order], self.splits[order],
-                    {name: values[order] for name, values in self.values.items()})
+                    {name: values[order] for name, values in self.values.items()},
+                    {name: values[order] for name, values in self.raw.items()})
 
 
-def series_chunks_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: DatasetSpec,
-                                         split: str) -> List[Tuple[str, RowChunk]]:
-  """(series key, its rows) for every series in a batch of Transform outputs (one array
-  per feature, one value per row)."""
+def series_chunks(transformed: Mapping[str, np.ndarray], raw: Mapping[str, np.ndarray],
+                  spec: DatasetSpec, split: str) -> List[Tuple[str, RowChunk]]:
+  """(series key, its rows) for every series in a batch of rows.
+
+  Args:
+    transformed: Transform's outputs, one array per feature, one value per row.
+    raw: every column but the time, one value per row (bytes, or floats with NaN for a
+      missing value), or nothing: the windows then hold no raw columns.
+    spec: the dataset spec.
+    split: the rows' split.
+  """
   time_name = transformed_name(spec.time_column)
-  count = len(batch[time_name])
-  columns = {name: np.reshape(batch[name], (count, -1))[:, 0]
+  count = len(transformed[time_name])
+  columns = {name: np.reshape(transformed[name], (count, -1))[:, 0]
              for name in [time_name, SERIES_KEY] + step_value_names(spec)}
   keys, series_of_row = np.unique(columns[SERIES_KEY], return_inverse=True)
   by_series = np.argsort(series_of_row, kind='stable')
@@ -85,7 +104,8 @@ def series_chunks_from_transformed_batch(batch: Mapping[str, np.ndarray], spec: 
   for key, rows in zip(keys, np.split(by_series, ends[:-1])):
     chunks.append((key.decode(), RowChunk(
         columns[time_name][rows].astype(np.int64), np.full(len(rows), split, dtype=object),
-        {name: columns[name][rows] for name in step_value_names(spec)})))
+        {name: columns[name][rows] for name in step_value_names(spec)},
+        {name: values[rows] for name, values in raw.items()})))
   return chunks
 
 
@@ -154,6 +174,11 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
   columns = {name: np.full(length, np.nan) for name in step_value_names(spec)}
   for name, column in columns.items():
     column[position] = rows.values[name]
+  raw_columns = {}
+  for name, values in rows.raw.items():
+    raw_columns[name] = np.full(length, b'' if values.dtype == object else np.nan,
+                                values.dtype)
+    raw_columns[name][position] = values
   seconds_at = np.zeros(length, dtype=np.int64)
   seconds_at[position] = rows.seconds
 
@@ -179,6 +204,8 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
       else:
         example = _window_example(series_key, columns, start, int(seconds_at[forecast]),
                                   spec)
+        if raw_columns:
+          _add_raw_columns(example, raw_columns, seconds_at, start, spec)
         windows.append((split, example.SerializeToString()))
   for split, starts in segment_starts.items():
     segments = _segment_examples(series_key, columns, seconds_at, starts, spec)
@@ -246,6 +273,22 @@ def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: i
     features[feature.name] = (_ints(values.astype(np.int64)) if feature.group.is_categorical
                               else _floats(values))
   return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def _add_raw_columns(example: tf.train.Example, raw_columns: Mapping[str, np.ndarray],
+                     seconds_at: np.ndarray, start: int, spec: DatasetSpec) -> None:
+  """Adds the window's raw columns, as `serving_default` reads them, to `example`."""
+  features = example.features.feature
+  for column in spec.columns:
+    if column.role == Role.TIME:
+      features[column.name].CopyFrom(_ints(seconds_at[start:start + spec.window_length]))
+      continue
+    count = raw_value_count(column, spec)
+    # Static values are taken at the last history step, as the model's are.
+    begin = start + spec.encoder_steps - 1 if count == 1 else start
+    values = raw_columns[column.name][begin:begin + count]
+    features[column.name].CopyFrom(_bytes(values) if values.dtype == object
+                                   else _floats(values))
 
 
 def _floats(values: Sequence[float]) -> tf.train.Feature:

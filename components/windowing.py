@@ -8,7 +8,9 @@ groups them by series key, `window_builder` cuts each series into windows, and
 sees the same batches in a rerun: the training split as segments (each row stored about
 twice instead of once per window over it; the Trainer cuts the windows out) with every
 series spread over all shards in a fixed mixed order (a shuffle buffer smaller than the
-split still mixes series), the other splits as windows in series key and time order.
+split still mixes series), the other splits as windows in series key and time order,
+holding each step's raw columns too, for the Evaluator's baseline to read through its own
+Transform (`schema.window_layout`).
 `window_report.json` in the output artifact counts series, rows, windows per split,
 training segments and windows skipped, by reason, and gives the most steps one series
 spans in all and in each split (`longest_*`), which the errors for a split without
@@ -26,6 +28,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import apache_beam as beam
+import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 from tfx import types
@@ -34,7 +37,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 from components import window_builder, window_files
-from schema.dataset_spec import DatasetSpec
+from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
 
 WINDOW_REPORT_FILE = 'window_report.json'
@@ -71,8 +74,32 @@ class _TransformRows(beam.DoFn):
   def process(self, serialized_batch: List[bytes]):
     raw = tf.io.parse_example(tf.constant(serialized_batch), self._raw_feature_spec)
     transformed = {name: value.numpy() for name, value in self._transform(raw).items()}
-    yield from window_builder.series_chunks_from_transformed_batch(transformed, self._spec,
-                                                                   self._split)
+    yield from window_builder.series_chunks(transformed, raw_row_values(raw, self._spec),
+                                            self._spec, self._split)
+
+
+def raw_row_values(raw: Dict[str, Any], spec: DatasetSpec) -> Dict[str, np.ndarray]:
+  """Every column but the time, one value per row, as the windows hold them: bytes for
+  a categorical (b'' if missing), a float for a real (NaN if missing).
+
+  Args:
+    raw: parsed raw rows, a dense [B] or [B, 1] tensor or a sparse [B, <=1] one per column.
+    spec: the dataset spec.
+  """
+  values = {}
+  for column in spec.columns:
+    if column.role == Role.TIME:
+      continue
+    tensor = raw[column.name]
+    categorical = column.dtype == DType.CATEGORICAL
+    if isinstance(tensor, tf.SparseTensor):
+      rows = tf.shape(tensor, out_type=tf.int64)[0]
+      tensor = tf.sparse.to_dense(tf.sparse.reset_shape(tensor, [rows, 1]),
+                                  default_value=b'' if categorical else float('nan'))
+    column_values = tf.reshape(tensor, [-1]).numpy()
+    values[column.name] = (column_values.astype(object) if categorical
+                           else column_values.astype(float))
+  return values
 
 
 def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: str,

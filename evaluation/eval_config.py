@@ -3,6 +3,13 @@
 MAE and MSE of the median forecast, the quantile metrics and the naive forecasts' MAEs of
 `evaluation.metrics`, overall and per series, in original units; blessing by the data
 set's rule (`schema.dataset_file.Blessing`) on the overall slice.
+
+The candidate reads the windows through its Evaluator signature, already transformed by
+this run's Transform. The last blessed model (the baseline), whose Transform may have
+other vocabularies and statistics, reads their raw columns through its serving signature
+and its own Transform (`schema.window_layout`); it is scored by MAE and MSE only, which
+are all the regression rule needs, whatever quantiles it forecasts. Without a baseline,
+TFX's Evaluator drops its model spec.
 """
 
 import json
@@ -16,9 +23,11 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import SERIES_KEY
 from schema.window_layout import TARGET_FUTURE
 from trainer_module import naive_forecasts
-from trainer_module.export import EVAL_SIGNATURE, quantile_key
+from trainer_module.export import EVAL_SIGNATURE, SERVING_SIGNATURE, quantile_key
 
 MEDIAN_FORECAST = quantile_key(0.5)
+CANDIDATE = tfma.CANDIDATE_KEY  # the model specs' names
+BASELINE = tfma.BASELINE_KEY
 
 
 def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
@@ -49,17 +58,21 @@ def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
   if blessing.beat_naive_by is not None:
     naive_thresholds.append(on_overall(tfma.MetricThreshold(
         value_threshold=at_most(1.0 - blessing.beat_naive_by))))
+  model_spec = lambda name, signature, **baseline: tfma.ModelSpec(
+      name=name, signature_name=signature, model_type=tfma.TF_GENERIC,
+      label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST, **baseline)
   return tfma.EvalConfig(
-      model_specs=[tfma.ModelSpec(
-          signature_name=EVAL_SIGNATURE, model_type=tfma.TF_GENERIC,
-          label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST)],
+      model_specs=[model_spec(CANDIDATE, EVAL_SIGNATURE),
+                   model_spec(BASELINE, SERVING_SIGNATURE, is_baseline=True)],
       slicing_specs=[overall, tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
-      metrics_specs=[tfma.MetricsSpec(
-          metrics=[
+      metrics_specs=[
+          tfma.MetricsSpec(metrics=[
               tfma.MetricConfig(class_name='ExampleCount'),
               tfma.MetricConfig(class_name='MeanAbsoluteError',
                                 per_slice_thresholds=[on_overall(mae_threshold)]),
               tfma.MetricConfig(class_name='MeanSquaredError'),
+          ]),
+          tfma.MetricsSpec(model_names=[CANDIDATE], metrics=[
               tfma.MetricConfig(class_name=metrics.QuantileForecastMetrics.__name__,
                                 module=metrics.__name__,
                                 config=json.dumps({'quantiles': list(quantiles)})),

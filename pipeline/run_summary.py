@@ -18,6 +18,7 @@ from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
+from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
 from trainer_module import interval_calibration
 
@@ -45,6 +46,7 @@ class RunSummary:
   calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
+  baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
@@ -65,6 +67,9 @@ class RunSummary:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines += [f'    because {reason}' for reason in self.not_blessed_because]
+    if self.baseline_mae is not None:
+      lines.append(f'    the last blessed model\'s eval MAE on the same windows: '
+                   f'{self.baseline_mae:.4f}')
     if self.baseline_left_out:
       lines.append('    without comparing the last blessed model, since '
                    f'{self.baseline_left_out}')
@@ -145,7 +150,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [],
       baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
-                         else None))
+                         else None),
+      baseline_mae=baseline_mae(evaluation.uri) if evaluation else None)
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:
@@ -191,15 +197,27 @@ def candidate_metrics(evaluation_uri: str
                       ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
   """The candidate model's metrics per slice: () is the overall slice, a slice of one
   feature is ((name, value),). Array metrics (per horizon step) are lists."""
+  return _model_metrics(evaluation_uri, ('', CANDIDATE))
+
+
+def baseline_mae(evaluation_uri: str) -> Optional[float]:
+  """The last blessed model's MAE on the overall slice, if the Evaluator scored it."""
+  return _model_metrics(evaluation_uri, (BASELINE,)).get((), {}).get('mean_absolute_error')
+
+
+def _model_metrics(evaluation_uri: str, model_names: Tuple[str, ...]
+                   ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
+  """The metrics per slice of the model named one of `model_names`, as
+  `candidate_metrics` gives them."""
   result = {}
   for metrics_for_slice in tfma.load_metrics(evaluation_uri):
     slice_key = tuple((s.column, _slice_value(s))
                       for s in metrics_for_slice.slice_key.single_slice_keys)
-    values = result.setdefault(slice_key, {})
-    for item in metrics_for_slice.metric_keys_and_values:
-      if item.key.is_diff or item.key.model_name not in ('', 'candidate'):
-        continue
-      values[item.key.name] = _metric_value(item.value)
+    values = {item.key.name: _metric_value(item.value)
+              for item in metrics_for_slice.metric_keys_and_values
+              if not item.key.is_diff and item.key.model_name in model_names}
+    if values:
+      result.setdefault(slice_key, {}).update(values)
   return result
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from schema import forecast_starts
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8)
-from schema.dataset_spec import RESERVED_COLUMN_NAMES, DType, Role
+from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
 from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp
@@ -142,10 +142,10 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       raise DraftError(f"{what} column '{column}' is not in the file"
                        f'{_did_you_mean(column, table.columns)}; its columns are '
                        f'{list(table.columns)}')
-  reserved = sorted(set(table.columns) & set(RESERVED_COLUMN_NAMES))
+  reserved = reserved_names(table.columns)
   if reserved:
-    raise DraftError(f'columns {reserved} have names the pipeline gives to what it derives '
-                     'from the series key; rename them in the file')
+    raise DraftError(f'the names of columns {reserved} {RESERVED_NAMES_RULE}; rename them '
+                     'in the file')
   missing = {c: _missing_mask(table[c]) for c in table.columns}
   numbers = {c: _numbers(table[c], missing[c]) for c in table.columns}
   _check_target_values(table[target], target, numbers[target], missing[target])

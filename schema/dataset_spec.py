@@ -11,7 +11,7 @@ import enum
 import json
 import math
 import re
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from schema.frequency import CALENDAR_CARDINALITIES, Frequency
 
@@ -38,8 +38,19 @@ class Scaling(str, enum.Enum):
   PER_SERIES = 'per_series'  # each series' own train-period mean and std
 
 
-# Names the pipeline gives to derived features; no column may use them.
-RESERVED_COLUMN_NAMES = ('series_key', 'series_id')
+# Names the pipeline gives to derived features and to the fields of a window example
+# (`schema.window_layout`), which also holds the raw columns; no column may use them.
+RESERVED_COLUMN_NAMES = ('series_key', 'series_id', 'forecast_start', 'target_history',
+                         'target_future', 'window_mask')
+TRANSFORMED_SUFFIX = '_xf'  # ends the name of every Transform output (`schema.features`)
+RESERVED_NAMES_RULE = (f'are reserved: {list(RESERVED_COLUMN_NAMES)} and names ending in '
+                       f"'{TRANSFORMED_SUFFIX}' name what the pipeline derives from the columns")
+
+
+def reserved_names(names: Iterable[str]) -> List[str]:
+  """The names among `names` that no column may have (`RESERVED_NAMES_RULE`)."""
+  return sorted(name for name in set(names)
+                if name in RESERVED_COLUMN_NAMES or name.endswith(TRANSFORMED_SUFFIX))
 
 
 
@@ -306,10 +317,10 @@ def _validate(spec: DatasetSpec) -> None:
                      'series apart; remove series_id_input (with a key of one column the '
                      'series id is how the model tells the series apart), or key the '
                      'series by several columns')
-  reserved = sorted(set(names) & set(RESERVED_COLUMN_NAMES))
+  reserved = reserved_names(names)
   if reserved:
-    raise ValueError(f'{where}: column names {reserved} are reserved for derived '
-                     'features; rename the columns')
+    raise ValueError(f'{where}: column names {reserved} {RESERVED_NAMES_RULE}; rename the '
+                     'columns')
   clashing = sorted(set(names) & set(spec.calendar_features))
   if clashing:
     raise ValueError(f'{where}: columns {clashing} have the names of calendar features; '

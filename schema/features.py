@@ -9,7 +9,8 @@ import dataclasses
 import enum
 from typing import Optional, Tuple
 
-from schema.dataset_spec import CALENDAR_CARDINALITIES, DatasetSpec, DType, Role
+from schema.dataset_spec import (CALENDAR_CARDINALITIES, TRANSFORMED_SUFFIX, DatasetSpec, DType,
+                                 Role)
 
 
 class Group(str, enum.Enum):
@@ -44,7 +45,7 @@ class ModelFeature:
 
 def transformed_name(name: str) -> str:
   """The name of the Transform output derived from column or feature `name`."""
-  return f'{name}_xf'
+  return f'{name}{TRANSFORMED_SUFFIX}'
 
 
 def missing_indicator_name(column: str) -> str:

@@ -20,7 +20,7 @@ from typing import Dict, List
 
 import tensorflow as tf
 
-from schema.dataset_spec import DatasetSpec
+from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, Group, model_features, transformed_name
 
 TARGET_HISTORY = 'target_history'
@@ -50,6 +50,31 @@ def window_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
     dtype = tf.int64 if feature.group.is_categorical else tf.float32
     parsing[feature.name] = tf.io.FixedLenFeature([feature_length(feature.group, spec)],
                                                   dtype)
+  return parsing
+
+
+def raw_value_count(column: Column, spec: DatasetSpec) -> int:
+  """Values of `column` in one raw window: 1 for the series key and static columns, T for
+  the time and known columns, E for observed columns and the target (the history)."""
+  if column.role in (Role.SERIES_KEY, Role.STATIC):
+    return 1
+  if column.role in (Role.TIME, Role.KNOWN):
+    return spec.window_length
+  return spec.encoder_steps
+
+
+def raw_window_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
+  """The parsing spec of the raw columns of a window, the input of `serving_default`:
+  times as int64 epoch seconds, categoricals as bytes, reals as floats (NaN: missing)."""
+  parsing = {}
+  for column in spec.columns:
+    if column.role == Role.TIME:
+      dtype = tf.int64
+    elif column.dtype == DType.CATEGORICAL:
+      dtype = tf.string
+    else:
+      dtype = tf.float32
+    parsing[column.name] = tf.io.FixedLenFeature([raw_value_count(column, spec)], dtype)
   return parsing
 
 

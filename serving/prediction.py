@@ -27,6 +27,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR, SERIES_VOCABULARY, model_features
 from schema.time_split import format_time, parse_timestamp
+from schema.window_layout import raw_value_count
 from serving import published_models
 from trainer_module import export
 
@@ -344,7 +345,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
     if column.role in (Role.SERIES_KEY, Role.STATIC):
       used = window_rows[last_history:last_history + 1]
     else:
-      used = window_rows[:export.raw_value_count(column, spec)]
+      used = window_rows[:raw_value_count(column, spec)]
     features[column.name] = _feature(column, used, spec, key)
     if column.dtype == DType.CATEGORICAL:
       for row in used:

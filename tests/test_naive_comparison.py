@@ -63,8 +63,7 @@ def test_a_baseline_model_without_naive_outputs_is_not_scored():
 
 
 def _thresholds(eval_config):
-  [spec] = eval_config.metrics_specs
-  by_class = {m.class_name: m for m in spec.metrics}
+  by_class = {m.class_name: m for spec in eval_config.metrics_specs for m in spec.metrics}
   [mae] = by_class['MeanAbsoluteError'].per_slice_thresholds
   naive = by_class['NaiveComparison'].per_slice_thresholds
   return mae.threshold, (naive[0].threshold if naive else None)

@@ -1,8 +1,11 @@
 """Retraining after the inputs change: a new series in the data, then a column given
-another role in the spec. The last blessed model cannot read the new run's evaluation
-windows (its vocabulary or its window features differ), so the Evaluator leaves it out,
-says why, and blesses on the data set's other rules; before, the Evaluator stopped on an
-id beyond the old model's embedding table.
+another role in the spec.
+
+After a new series the vocabularies differ (the new series, and the regions counted in
+another order), and the last blessed model still scores the evaluation windows, through
+their raw columns and its own Transform, so the regression rule applies. After a column
+changed role it cannot read them: the Evaluator leaves it out, says why, and blesses on
+the data set's other rules.
 """
 
 import dataclasses
@@ -45,21 +48,25 @@ def three_runs(tmp_path_factory, run_pipeline):
 def test_the_first_run_has_no_baseline_to_leave_out(three_runs):
   assert three_runs['first'].blessed is True
   assert three_runs['first'].baseline_left_out is None
+  assert three_runs['first'].baseline_mae is None
 
 
-def test_a_new_series_leaves_the_last_blessed_model_out_and_names_the_series(three_runs):
+def test_after_a_new_series_the_last_blessed_model_is_compared(three_runs):
   summary = three_runs['new_series']
-  # A new station also changes how often each region occurs, so its ids move too.
-  assert summary.baseline_left_out == (
-      "this run's vocabularies give other ids than its own ('region' holds its values in "
-      "another order; 'series_key' gained 1 value: 'station_03')")
-  assert summary.blessed is True and summary.pushed_to
-  assert ("without comparing the last blessed model, since this run's vocabularies" in
-          summary.format('root'))
+  assert summary.baseline_left_out is None
+  assert 0 < summary.baseline_mae < 1e6
+  # max_relative_regression is 0: blessed exactly when no worse than the last blessed model.
+  mae = summary.metrics['mean_absolute_error']
+  assert summary.blessed is (mae <= summary.baseline_mae)
+  assert bool(summary.pushed_to) is summary.blessed
+  assert ("the last blessed model's eval MAE on the same windows: "
+          f'{summary.baseline_mae:.4f}') in summary.format('root')
 
 
 def test_a_column_given_another_role_leaves_the_last_blessed_model_out(three_runs):
   summary = three_runs['new_role']
   assert summary.baseline_left_out == ("the dataset spec changed ('price' known real -> "
-                                       'observed real), so it reads other window features')
-  assert summary.blessed is True
+                                       'observed real), so it cannot read the windows')
+  assert summary.blessed is True and summary.baseline_mae is None
+  assert ('without comparing the last blessed model, since the dataset spec changed' in
+          summary.format('root'))

@@ -65,6 +65,11 @@ def test_the_formatted_summary_gives_the_reasons_under_blessed():
   lines = summary.format('/root').splitlines()
   at = lines.index('  blessed:     no')
   assert lines[at + 1] == '    because the eval MAE 2.75 is above max_mae (2.5)'
+  assert 'last blessed model' not in summary.format('/root')  # none was compared
+
+  summary.baseline_mae = 2.6
+  lines = summary.format('/root').splitlines()
+  assert lines[at + 2] == "    the last blessed model's eval MAE on the same windows: 2.6000"
 
 
 def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecast(tmp_path):

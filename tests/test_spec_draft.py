@@ -207,8 +207,10 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
 
 
 @pytest.mark.parametrize('table, message', [
-    ('day,series_id,sales\n2024-01-01,a,1\n', r"columns \['series_id'\] have names the "
-     'pipeline gives to what it derives from the series key; rename them'),
+    ('day,series_id,sales\n2024-01-01,a,1\n', r"columns \['series_id'\] are reserved: .* "
+     'name what the pipeline derives from the columns; rename them'),
+    ('day,price_xf,target_future,sales\n2024-01-01,2,3,1\n',
+     r"columns \['price_xf', 'target_future'\] are reserved: .*names ending in '_xf'"),
     ('day,Sales\n2024-01-01,1\n', r"target column 'sales' is not in the file \(did you mean "
      r"'Sales'\?\)"),
 ])

@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import math
 
 import pytest
 import tensorflow as tf
@@ -11,7 +12,8 @@ from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, transformed_name
 from schema.frequency import Frequency
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
-                                  segment_feature_spec, window_feature_spec)
+                                  raw_window_feature_spec, segment_feature_spec,
+                                  window_feature_spec)
 
 SPEC = DatasetSpec(
     name='hand', frequency=Frequency.HOURLY, encoder_steps=3, horizon=2,
@@ -29,6 +31,14 @@ def _rows(hours, split_of=lambda hour: 'train'):
       transformed_name('y'): 100.0 + h, transformed_name('size'): 7.0,
       transformed_name('price'): 10.0 + h, transformed_name('temp'): 20.0 + h,
       transformed_name('series_id'): 1}) for h in hours]
+
+
+def _rows_with_raw(hours, split_of):
+  """`_rows` with their raw values; the temperature is missing at hour 4."""
+  return [dataclasses.replace(row, raw={
+      'id': b'a', 'y': 100.0 + h, 'size': 7.0, 'price': 10.0 + h,
+      'temp': float('nan') if h == 4 else 20.0 + h})
+          for h, row in zip(hours, _rows(hours, split_of))]
 
 
 def _parse(serialized):
@@ -185,3 +195,32 @@ def test_training_segments_store_each_row_about_twice_with_a_mask_of_their_windo
   assert last[WINDOW_MASK].numpy().tolist() == [1, 0, 0, 0, 0]
   assert last[FORECAST_START].numpy().tolist() == [START + 98 * HOUR, 0, 0, 0, 0]
   assert last[transformed_name('y')].numpy().tolist() == [195, 196, 197, 198, 199, 0, 0, 0, 0]
+
+
+def test_eval_windows_hold_the_raw_columns_as_the_serving_signature_reads_them():
+  rows = _rows_with_raw(range(9), lambda hour: 'train' if hour < 5 else 'eval')
+  built, counts = build_windows('a', rows, SPEC, {'train': 1, 'eval': 2},
+                                segment_splits=('train',))
+  [eval_window] = [serialized for split, serialized in built if split == 'eval']
+  raw = {name: value.numpy().tolist() for name, value in tf.io.parse_single_example(
+      eval_window, raw_window_feature_spec(SPEC)).items()}
+  first = (_parse(eval_window)[FORECAST_START][0] - START) // HOUR - SPEC.encoder_steps  # 3
+  hours = list(range(first, first + SPEC.window_length))
+  assert raw['t'] == [START + h * HOUR for h in hours]
+  assert raw['price'] == [10.0 + h for h in hours]
+  assert raw['y'] == [100.0 + h for h in hours[:3]]  # the history only
+  assert raw['temp'][0] == 23.0 and math.isnan(raw['temp'][1]) and raw['temp'][2] == 25.0
+  assert raw['size'] == [7.0] and raw['id'] == [b'a']
+  # Training segments hold no raw columns: only the Evaluator reads them.
+  segments = [serialized for split, serialized in built if split == 'train']
+  assert counts['segments_train'] == len(segments) > 0
+  assert all('price' not in tf.train.Example.FromString(segment).features.feature
+             for segment in segments)
+
+
+def test_the_window_fields_are_names_no_column_may_take():
+  fields = set(window_feature_spec(SPEC)) | set(segment_feature_spec(SPEC))
+  assert not fields & set(raw_window_feature_spec(SPEC))
+  for field in fields:
+    with pytest.raises(ValueError, match='reserved'):
+      dataclasses.replace(SPEC, columns=SPEC.columns + (Column(field, Role.KNOWN),))

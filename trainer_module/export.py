@@ -6,7 +6,8 @@ window, and returns one [B, H] forecast per quantile in original units, keyed by
 at or above the spec's `forecast_floor` if it has one (`served_quantiles`).
 
 `serving_default` (SERVING_SIGNATURE) takes RAW windows: the columns of the dataset
-spec, untransformed, as lists over the window's steps (`raw_window_feature_spec`):
+spec, untransformed, as lists over the window's steps
+(`schema.window_layout.raw_window_feature_spec`):
   - series key and static columns: 1 value;
   - the time column and known columns: T = E + H values, one per step, the horizon
     included; time as int64 seconds since the Unix epoch (UTC), as the ExampleGen
@@ -53,9 +54,10 @@ import tensorflow as tf
 import tensorflow_transform as tft
 import tf_keras as keras
 
-from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.dataset_spec import DatasetSpec
 from schema.features import model_features, transformed_name
 from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
+from schema.window_layout import raw_value_count, raw_window_feature_spec
 from trainer_module import interval_calibration
 from trainer_module import naive_forecasts as naive
 from trainer_module.tft import model as tft_model
@@ -100,29 +102,6 @@ def read_dataset_spec(model_dir: str) -> DatasetSpec:
                             'without its dataset spec; train and export it again')
   with tf.io.gfile.GFile(path) as f:
     return DatasetSpec.from_json(f.read())
-
-
-def raw_value_count(column: Column, spec: DatasetSpec) -> int:
-  """Values of `column` in one raw serving example (see the module docstring)."""
-  if column.role in (Role.SERIES_KEY, Role.STATIC):
-    return 1
-  if column.role in (Role.TIME, Role.KNOWN):
-    return spec.window_length
-  return spec.encoder_steps
-
-
-def raw_window_feature_spec(spec: DatasetSpec) -> Dict[str, tf.io.FixedLenFeature]:
-  """The parsing spec of a raw window example, the input of `serving_default`."""
-  parsing = {}
-  for column in spec.columns:
-    if column.role == Role.TIME:
-      dtype = tf.int64
-    elif column.dtype == DType.CATEGORICAL:
-      dtype = tf.string
-    else:
-      dtype = tf.float32
-    parsing[column.name] = tf.io.FixedLenFeature([raw_value_count(column, spec)], dtype)
-  return parsing
 
 
 def raw_rows(windows: Mapping[str, tf.Tensor], spec: DatasetSpec,

@@ -3,10 +3,12 @@
 Rows come from the project's data generator (2 stations, 5 days), are parsed as the
 ExampleGen parses them, split by time, transformed by the real `preprocessing_fn` under
 tft_beam (analyzers on train only) and cut into windows (training: segments) by
-`window_builder` with the synthetic spec shrunk to E=12, H=4. Built once per session.
+`window_builder` with the synthetic spec shrunk to E=12, H=4, the eval windows with their
+raw columns as Windowing writes them. Built once per session.
 """
 
 import collections
+import math
 import os
 import types
 from typing import Dict, List
@@ -26,12 +28,15 @@ from components import time_series_example_gen as example_gen
 from components import window_builder
 from pipeline import default_data
 from schema import datasets
+from schema.dataset_spec import DType, Role
+from schema.features import SERIES_KEY, transformed_name
 from trainer_module import train, window_inputs
 from trainer_module.preprocessing import preprocessing_fn
 
 SPEC = datasets.SYNTHETIC.with_window(12, 4)
 SPLIT = datasets.get_dataset('synthetic').split
 STRIDES = {'train': 1, 'eval': SPEC.horizon}
+TIME = transformed_name(SPEC.time_column)
 # Small enough for tests on a shared 2-core machine, big enough to learn a little.
 MODEL_OVERRIDES = {'hidden_size': 8, 'num_heads': 2, 'batch_size': 8, 'dropout': 0.0}
 
@@ -52,6 +57,18 @@ def _instance(example: tf.train.Example, feature_spec) -> dict:
       raise ValueError(f'{name} needs one value, got {values}')
     instance[name] = values
   return instance
+
+
+def _raw_values(rows: List[Dict[str, list]]) -> Dict[str, np.ndarray]:
+  """The raw values of rows as Windowing passes them on: every column but the time, NaN
+  for a missing real."""
+  values = {}
+  for column in SPEC.columns:
+    if column.role != Role.TIME:
+      given = [row.get(column.name, [math.nan])[0] for row in rows]
+      values[column.name] = np.array(given, object if column.dtype == DType.CATEGORICAL
+                                     else float)
+  return values
 
 
 def _write(path: str, records: List[bytes]) -> None:
@@ -91,10 +108,17 @@ def tiny(tmp_path_factory):
   metadata_io.write_metadata(metadata, os.path.join(transform_dir,
                                                     tft.TFTransformOutput.RAW_METADATA_DIR))
 
+  raw_by_series = collections.defaultdict(dict)  # series key -> epoch seconds -> raw row
+  for example in examples:
+    row = {name: list(getattr(f, f.WhichOneof('kind')).value)
+           for name, f in example.features.feature.items()}
+    raw_by_series[row['station'][0].decode()][row['timestamp'][0]] = row
+
   series_rows = collections.defaultdict(list)
   for name, rows in transformed.items():
     batch = {feature: np.array([row[feature] for row in rows]) for feature in rows[0]}
-    for key, chunk in window_builder.series_chunks_from_transformed_batch(batch, SPEC, name):
+    raw_rows = [raw_by_series[row[SERIES_KEY].decode()][row[TIME]] for row in rows]
+    for key, chunk in window_builder.series_chunks(batch, _raw_values(raw_rows), SPEC, name):
       series_rows[key].append(chunk)
   windows = collections.defaultdict(list)  # training: segments
   train_window_count = 0
@@ -108,12 +132,6 @@ def tiny(tmp_path_factory):
   for name in ('train', 'eval'):
     _write(str(root / 'windows' / f'Split-{name}' / 'windows-00000-of-00001.gz'), windows[name])
     files[name] = [str(root / 'windows' / f'Split-{name}' / '*')]
-
-  raw_by_series = collections.defaultdict(dict)  # series key -> epoch seconds -> raw row
-  for example in examples:
-    row = {name: list(getattr(f, f.WhichOneof('kind')).value)
-           for name, f in example.features.feature.items()}
-    raw_by_series[row['station'][0].decode()][row['timestamp'][0]] = row
   return types.SimpleNamespace(
       spec=SPEC, transform_dir=transform_dir, train_files=files['train'],
       eval_files=files['eval'], eval_windows=windows['eval'],

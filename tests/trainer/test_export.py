@@ -19,6 +19,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema.features import SERIES_KEY
+from schema import window_layout
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
 from trainer_module import export, interval_calibration, window_inputs
 
@@ -114,6 +115,21 @@ def test_the_served_band_is_calibrated_on_the_eval_windows(tiny, resumed_run, se
   two = 2 / actuals.size
   assert covered == pytest.approx(report['eval_coverage_after']['0.1:0.9'], abs=two + 1e-9)
   assert covered >= 0.8 - two
+
+
+def test_eval_windows_hold_the_raw_windows_that_serving_reads(tiny, served):
+  """The Evaluator's baseline reads the eval windows through `serving_default`: their raw
+  columns are the hand-built raw windows, and give the same forecasts."""
+  raw, loaded, outputs = served
+  parsing = window_layout.raw_window_feature_spec(tiny.spec)
+  in_windows = tf.io.parse_example(tf.constant(tiny.eval_windows), parsing)
+  by_hand = tf.io.parse_example(tf.constant([e.SerializeToString() for e in raw]), parsing)
+  for name in parsing:
+    np.testing.assert_array_equal(in_windows[name].numpy(), by_hand[name].numpy(),
+                                  err_msg=name)
+  direct = loaded.signatures[export.SERVING_SIGNATURE](examples=tf.constant(tiny.eval_windows))
+  for key in QUANTILE_KEYS:
+    np.testing.assert_allclose(direct[key].numpy(), outputs[key], rtol=1e-6, atol=1e-5)
 
 
 def test_eval_signature_on_transformed_windows_gives_the_same_forecasts(tiny, served):
