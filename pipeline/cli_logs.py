@@ -4,7 +4,15 @@ everything TFX, Beam and TensorFlow log. Call before TensorFlow is imported."""
 
 import logging
 import os
+import re
+import sys
+import tempfile
 import warnings
+
+# What TFX logs when a component fails, before the command prints the error itself.
+_EXECUTION_FAILED = 'Execution %d failed.'
+# What TensorFlow's CUDA plugins print as it is imported on a machine without a GPU.
+_PLUGIN_REGISTRATION = re.compile(rb'Unable to register cu\w+ factory')
 
 
 def configure(verbose: bool = False) -> None:
@@ -15,7 +23,39 @@ def configure(verbose: bool = False) -> None:
   for category in (FutureWarning, DeprecationWarning, UserWarning):
     warnings.filterwarnings('ignore', category=category)
   logging.getLogger().setLevel(logging.WARNING)
-  logging.getLogger('apache_beam').setLevel(logging.ERROR)  # its modules log as children
+  # Beam logs a failing step's traceback at ERROR (its modules log as children); the
+  # command prints that error once, cleanly, when the run stops.
+  logging.getLogger('apache_beam').setLevel(logging.CRITICAL)
   # A filter, not a level: TFX components reset absl's verbosity while they run.
   for name in ('absl', 'tensorflow'):
-    logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+    logging.getLogger(name).addFilter(
+        lambda record: record.levelno >= logging.ERROR and record.msg != _EXECUTION_FAILED)
+  _import_tensorflow_without_plugin_noise()
+
+
+def _import_tensorflow_without_plugin_noise() -> None:
+  """Imports TensorFlow with its native stderr captured, and passes that on but for the
+  CUDA plugins' 'Unable to register cuDNN factory ...' errors, which say nothing on a
+  machine without a GPU."""
+  if 'tensorflow' in sys.modules:
+    return
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as captured:
+    os.dup2(captured.fileno(), 2)
+    try:
+      import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+    finally:
+      os.dup2(saved, 2)
+      os.close(saved)
+      captured.seek(0)
+      kept = without_plugin_noise(captured.read())
+      if kept:
+        sys.stderr.write(kept.decode(errors='replace'))
+        sys.stderr.flush()
+
+
+def without_plugin_noise(output: bytes) -> bytes:
+  """`output` without the lines of the CUDA plugins' registration errors."""
+  return b''.join(line for line in output.splitlines(keepends=True)
+                  if not _PLUGIN_REGISTRATION.search(line))

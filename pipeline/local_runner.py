@@ -19,6 +19,7 @@ from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
 DEFAULT_OUTPUT = 'runs'
+_BEAM_STEP = re.compile(r" \[while running '[^']*'\]")
 GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The in-memory DirectRunner stages no packages. Naming the project's setup.py as the
@@ -252,13 +253,19 @@ def main(argv: Optional[List[str]] = None) -> int:
   except Exception as error:  # pylint: disable=broad-except
     if args.verbose:
       raise
-    print(f'\nerror: the pipeline stopped: {error}\n(run with --verbose for the full trace; '
-          f'artifacts so far are in {config.pipeline_root})', file=sys.stderr)
+    print(f'\nerror: the pipeline stopped: {stopped_because(error)}\n(run with --verbose for '
+          f'the full trace; artifacts so far are in {config.pipeline_root})', file=sys.stderr)
     return 1
   summary = run_summary.latest_run_summary(metadata, pipeline_name)
   print(summary.format(config.pipeline_root))
   print(f'  total:       {time.monotonic() - started:.1f} s')
   return 0
+
+
+def stopped_because(error: Exception) -> str:
+  """The error a component stopped the run with, without the Beam step names that Beam
+  appends to it (" [while running 'Cut']")."""
+  return _BEAM_STEP.sub('', str(error))
 
 
 def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,

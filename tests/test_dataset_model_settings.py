@@ -133,3 +133,10 @@ def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(
   with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
                      r'reads patterns with \{SPAN\} only'):
     local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+
+
+def test_a_stopped_run_names_the_error_without_the_beam_steps_beam_appended():
+  error = ValueError("series 'a' has more than one row at 2024-01-05 02:00 [while running "
+                     "'Cut'] [while running 'Windows']")
+  assert local_runner.stopped_because(error) == (
+      "series 'a' has more than one row at 2024-01-05 02:00")
