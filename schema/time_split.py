@@ -81,6 +81,16 @@ def format_time(seconds: int) -> str:
       '%Y-%m-%d %H:%M:%S')
 
 
+def format_time_as_given(seconds: int, text: str) -> str:
+  """The instant `seconds` in the UTC offset that timestamp `text` names
+  ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'), or as `format_time` if it names
+  none."""
+  offset = _moment(text).tzinfo
+  if offset is None:
+    return format_time(seconds)
+  return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
+
+
 def names_utc_offset(text: str) -> bool:
   """Whether an ISO 8601 timestamp names its offset from UTC ('+01:00', 'Z')."""
   return _moment(text).tzinfo is not None

@@ -26,7 +26,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR, SERIES_VOCABULARY, model_features
-from schema.time_split import format_time, parse_timestamp
+from schema.time_split import format_time, format_time_as_given, parse_timestamp
 from schema.window_layout import raw_value_count
 from serving import published_models
 from trainer_module import export
@@ -81,14 +81,15 @@ class SeriesWindow:
     key: the composite series key, as Transform builds it (the spec's name for data
       without key columns).
     key_values: the values of the key columns.
-    horizon_seconds: epoch seconds of the H forecast steps.
+    horizon_times: the H forecast steps' times as the forecast rows give them: in the UTC
+      offset their rows name, if any (`format_time_as_given`).
     example: the raw window example.
     categories: (column, value, line) of each categorical value the window uses, at
       the first line that holds it.
   """
   key: str
   key_values: Tuple[str, ...]
-  horizon_seconds: Tuple[int, ...]
+  horizon_times: Tuple[str, ...]
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, int], ...] = ()
 
@@ -352,7 +353,8 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
         categories.setdefault((column.name, row.values[column.name]), row.line)
   return SeriesWindow(
       key=key, key_values=key_values,
-      horizon_seconds=tuple(row.seconds for row in window_rows[spec.encoder_steps:]),
+      horizon_times=tuple(format_time_as_given(row.seconds, row.values[spec.time_column])
+                          for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
       categories=tuple((name, value, line) for (name, value), line in categories.items()))
 
@@ -502,9 +504,9 @@ def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
                sorted(forecasts.items(), key=lambda item: export.key_quantile(item[0]))}
   rows = []
   for index, window in enumerate(windows):
-    for step, seconds in enumerate(window.horizon_seconds):
+    for step, time in enumerate(window.horizon_times):
       row = dict(zip(spec.series_key_columns, window.key_values))
-      row[spec.time_column] = format_time(seconds)
+      row[spec.time_column] = time
       row[HORIZON_STEP] = step + 1
       row.update({name: float(values[index, step]) for name, values in quantiles.items()})
       rows.append(row)

@@ -50,7 +50,7 @@ def test_without_known_columns_the_horizon_needs_only_the_grid():
                                                            '2024-01-01 05:00:00']
   assert extended[4].values['station'] == 's1' and extended[4].values['load'] == ''
   window = prediction.build_window(('s1',), extended, NO_KNOWN)
-  assert window.horizon_seconds == (1704067200 + 4 * 3600, 1704067200 + 5 * 3600)
+  assert window.horizon_times == ('2024-01-01 04:00:00', '2024-01-01 05:00:00')
 
 
 def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():

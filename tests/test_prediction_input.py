@@ -34,7 +34,20 @@ def _window(tmp_path, rows):
 
 def test_a_well_formed_series_makes_its_window(tmp_path):
   window = _window(tmp_path, _rows())
-  assert window.key == 's1' and len(window.horizon_seconds) == 2
+  assert window.key == 's1' and len(window.horizon_times) == 2
+
+
+def test_the_forecast_times_keep_the_utc_offset_their_rows_name(tmp_path):
+  rows = _rows()
+  for row, time in zip(rows, ['2024-01-01 01:00:00+01:00', '2024-01-01T02:00+01:00',
+                              '2024-01-01 03:00:00+01:00', '2024-01-01 04:00:00+01:00',
+                              '2024-01-01 04:00:00Z']):
+    row[1] = time
+  # The same instants as the naive rows (UTC), written in the offset the row names.
+  assert _window(tmp_path, rows).horizon_times == ('2024-01-01 04:00:00+01:00',
+                                                   '2024-01-01 04:00:00+00:00')
+  assert _window(tmp_path, _rows()).horizon_times == ('2024-01-01 03:00:00',
+                                                      '2024-01-01 04:00:00')
 
 
 @pytest.mark.parametrize('column, value, message', [
