@@ -66,7 +66,7 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
       else:
         values[column.name] = repr(float(found[0]))
     key = tuple(values[name] for name in spec.series_key_columns)
-    series.setdefault(key, []).append(prediction.InputRow(0, seconds, values))
+    series.setdefault(key, []).append(prediction.InputRow(None, seconds, values))
   for rows in series.values():
     rows.sort(key=lambda row: row.seconds)
   return series
@@ -87,7 +87,7 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
   known = [c.name for c in spec.columns_with(Role.KNOWN)]
   if not known:
     key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
-    return rows + [prediction.InputRow(0, seconds, {
+    return rows + [prediction.InputRow(None, seconds, {
         **{c.name: '' for c in spec.columns}, **key_values,
         spec.time_column: prediction.format_time(seconds)}) for seconds in steps]
   absent = [seconds for seconds in steps if seconds not in by_time]

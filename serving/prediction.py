@@ -66,11 +66,24 @@ class UnknownSeriesError(PredictionInputError):
 
 @dataclasses.dataclass(frozen=True)
 class InputRow:
-  """One input row: its line number (0 where it has none), time and the declared
-  columns' text ('' where missing)."""
-  line: int
+  """One input row: its line in the CSV read (None for a row of the pipeline's data or
+  one the run adds), time and the declared columns' text ('' where missing). The rows
+  of the user's CSV (`read_series`) always have a line."""
+  line: Optional[int]
   seconds: int
   values: Dict[str, str]
+
+  def at(self) -> str:
+    """', line 12' for the place in a message naming the series, '' without a line."""
+    return '' if self.line is None else f', line {self.line}'
+
+  def named(self) -> str:
+    """' (line 12)' after a time in a message, '' without a line."""
+    return '' if self.line is None else f' (line {self.line})'
+
+  def where(self) -> str:
+    """'at line 12', or 'in the data' for a row without a line."""
+    return 'in the data' if self.line is None else f'at line {self.line}'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,13 +98,13 @@ class SeriesWindow:
       offset their rows name, if any (`format_time_as_given`).
     example: the raw window example.
     categories: (column, value, line) of each categorical value the window uses, at
-      the first line that holds it.
+      the first line that holds it (None for rows without a line).
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_times: Tuple[str, ...]
   example: tf.train.Example
-  categories: Tuple[Tuple[str, str, int], ...] = ()
+  categories: Tuple[Tuple[str, str, Optional[int]], ...] = ()
 
 
 def read_series(path: str, spec: DatasetSpec,
@@ -207,15 +220,16 @@ def _grid_steps(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> np.nda
       steps.append(spec.frequency.step_of(row.seconds))
     except ValueError:
       raise TimeGridError(
-          f"series '{key}', line {row.line}: {row.values[spec.time_column]!r} is not on the "
+          f"series '{key}'{row.at()}: {row.values[spec.time_column]!r} is not on the "
           f"model's {spec.frequency.value} time grid; use the training data's time steps"
       ) from None
   steps = np.array(steps)
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
     first, second = rows[duplicated[0]], rows[duplicated[0] + 1]
-    raise TimeGridError(f"series '{key}' has two rows at {format_time(second.seconds)} "
-                        f'(lines {first.line} and {second.line}); keep one')
+    lines = ' and '.join(str(row.line) for row in (first, second) if row.line is not None)
+    raise TimeGridError(f"series '{key}' has two rows at {format_time(second.seconds)}"
+                        f"{f' (lines {lines})' if lines else ''}; keep one")
   return steps
 
 
@@ -276,7 +290,7 @@ def _check_horizon_rows(horizon: Sequence[InputRow], spec: DatasetSpec, key: str
     filled = [name for name in observed if row.values[name]]
     if filled:
       raise PredictionInputError(
-          f"series '{key}', line {row.line}: '{spec.target_column}' has no value at "
+          f"series '{key}'{row.at()}: '{spec.target_column}' has no value at "
           f'{format_time(row.seconds)} but the observed columns {filled} are not, so it is '
           'neither a history row (they need the target) nor a horizon row (they leave the '
           'observed columns empty): fill the target or empty those columns')
@@ -304,8 +318,8 @@ def _check_consecutive(rows: Sequence[InputRow], steps: np.ndarray, spec: Datase
   if gaps.size:
     before, after = rows[gaps[0]], rows[gaps[0] + 1]
     raise TimeGridError(
-        f"series '{key}': rows at {format_time(before.seconds)} (line {before.line}) and "
-        f'{format_time(after.seconds)} (line {after.line}) are not consecutive '
+        f"series '{key}': rows at {format_time(before.seconds)}{before.named()} and "
+        f'{format_time(after.seconds)}{after.named()} are not consecutive '
         f'{spec.frequency.value} steps; the last {spec.encoder_steps} history rows and the '
         f'{spec.horizon} horizon rows must have no gaps: add the missing rows, with empty '
         'values where the spec allows them')
@@ -320,7 +334,7 @@ def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
   for row, text in zip(rows, texts):
     if not text and not column.allow_missing:
       raise PredictionInputError(
-          f"series '{key}', line {row.line}: column '{column.name}' has no value at "
+          f"series '{key}'{row.at()}: column '{column.name}' has no value at "
           f'{format_time(row.seconds)}; the model needs it ({column.role.value} column '
           f'without missing values in spec {spec.name!r}): fill the value')
   if column.dtype == DType.CATEGORICAL:
@@ -370,8 +384,8 @@ def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str)
     if other is not None:
       raise PredictionInputError(
           f"series '{key}': static column '{column.name}' is "
-          f'{given[0].values[column.name]!r} at line {given[0].line} but '
-          f'{other.values[column.name]!r} at line {other.line}; a static column holds one '
+          f'{given[0].values[column.name]!r} {given[0].where()} but '
+          f'{other.values[column.name]!r} {other.where()}; a static column holds one '
           'value per series, as in training: make it constant, or declare it known (or '
           'observed) and retrain if it changes over time')
 
@@ -390,7 +404,7 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   # The series key is checked on its own (`predict`'s allow_unknown_series).
   names = {feature.vocabulary for feature in model_features(spec)
            if feature.vocabulary and feature.vocabulary != SERIES_VOCABULARY}
-  holders: Dict[Tuple[str, str], List[Tuple[str, int]]] = {}
+  holders: Dict[Tuple[str, str], List[Tuple[str, Optional[int]]]] = {}
   for window in windows:
     for name, value, line in window.categories:
       if name in names:
@@ -400,10 +414,11 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   for (name, value), series in holders.items():
     if value and value not in known[name]:
       first_key, first_line = series[0]
+      line = '' if first_line is None else f', line {first_line}'
       more = f'; {len(series) - 1} more series' if len(series) > 1 else ''
       notes.append(
           f"column '{name}' holds {value!r}, a value the model was not trained on (series "
-          f"'{first_key}', line {first_line}{more}); the model forecasts it with its "
+          f"'{first_key}'{line}{more}); the model forecasts it with its "
           "out-of-vocabulary embedding: check the value, or retrain on data that has it")
   return notes
 

@@ -36,11 +36,12 @@ def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
   assert float(s1[0].values['load']) == 1.5 and s1[0].values['region'] == 'north'
 
 
-def _input_rows(spec, hours, station='s1'):
-  return [prediction.InputRow(0, 1704067200 + 3600 * h, {
+def _input_rows(spec, hours, station='s1', line=None):
+  """Rows of the data (no line), or of a future file from `line` on."""
+  return [prediction.InputRow(line and line + i, 1704067200 + 3600 * h, {
       c.name: v for c, v in zip(spec.columns, [station, f'2024-01-01 {h:02d}:00:00', '2.0',
                                                'north', '50', '1.0', '20.0'])
-      if c in spec.columns}) for h in hours]
+      if c in spec.columns}) for i, h in enumerate(hours)]
 
 
 def test_without_known_columns_the_horizon_needs_only_the_grid():
@@ -63,6 +64,25 @@ def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
                      match=r"known columns \['price'\] have no values for 1 of the 2 steps "
                      r'after the last row \(2024-01-01 03:00:00\), from 2024-01-01 05:00:00'):
     forecasting.with_horizon(rows, future[:1], SPEC)
+
+
+def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data():
+  data = _input_rows(SPEC, [0, 1, 3, 4])  # 02:00 missing among the last E rows
+  future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
+            for r in _input_rows(SPEC, [5, 6], line=2)]
+  with pytest.raises(prediction.TimeGridError, match=(
+      r"series 's1': rows at 2024-01-01 01:00:00 and 2024-01-01 03:00:00 are not "
+      'consecutive hourly steps')):
+    prediction.build_window(('s1',), forecasting.with_horizon(data, future, SPEC), SPEC)
+  future[1].values['region'] = 'south'
+  with pytest.raises(prediction.PredictionInputError, match=(
+      "static column 'region' is 'north' in the data but 'south' at line 3; ")):
+    prediction.build_window(('s1',), forecasting.with_horizon(data, future, SPEC), SPEC)
+  future[1].values['region'], future[1].values['price'] = 'north', ''
+  with pytest.raises(prediction.PredictionInputError, match=(
+      r"series 's1', line 3: column 'price' has no value at 2024-01-01 06:00:00")):
+    prediction.build_window(('s1',), forecasting.with_horizon(_input_rows(SPEC, range(5)),
+                                                              future, SPEC), SPEC)
 
 
 def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
