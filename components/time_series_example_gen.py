@@ -13,8 +13,9 @@ examples) until the splits are written.
 TFX's own ExampleGens split rows by hash, which leaks the future into training for time
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
 assigns each row to train / eval / test by its timestamp (see `schema.time_split`).
-It writes `split_report.json` into the output artifact with the row count of each split
-and the spans read.
+It writes `split_report.json` into the output artifact with the row count of each split,
+the spans read and the files read (`FILES_READ`), where a later component's error about
+rows finds them (`find_rows`).
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -29,7 +30,7 @@ import datetime
 import itertools
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Collection, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
 import numpy as np
@@ -48,6 +49,7 @@ from tfx.utils import proto_utils
 from components import csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.features import SERIES_KEY_SEPARATOR
 from schema.frequency import off_grid_hint
 from schema.time_split import TRAINING_SPLIT, TimeSplit, format_time, parse_timestamp
 
@@ -55,6 +57,8 @@ SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
 AFTER_END = 'after_end'
 SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
+FILES_READ = 'files'  # in the split report: the input files whose rows the artifact holds
+_SHOWN_ROWS = 5  # places named by `find_rows`
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
 _TRAIN_SPANS_KEY = 'train_spans'
@@ -171,6 +175,12 @@ def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> No
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
   """The rows of CSV file `path` as typed tf.Examples, one by one (`parse_row`)."""
+  return (example for _, example in _located_csv_examples(path, spec))
+
+
+def _located_csv_examples(path: str, spec: DatasetSpec
+                          ) -> Iterator[Tuple[str, tf.train.Example]]:
+  """(file and line, typed tf.Example) of each row of CSV file `path`."""
   for header, chunk in _csv_line_chunks(path, spec):
     yield from _parsed_rows(path, header, chunk, spec)
 
@@ -213,25 +223,31 @@ def _csv_line_chunks(path: str, spec: DatasetSpec
 
 
 def _parsed_rows(path: str, header: List[str], chunk: List[Tuple[int, List[str]]],
-                 spec: DatasetSpec) -> Iterator[tf.train.Example]:
+                 spec: DatasetSpec) -> Iterator[Tuple[str, tf.train.Example]]:
+  """(file and line, typed tf.Example) of each row of `chunk`."""
   shown = shown_path(path)
   for line_number, fields in chunk:
-    yield parse_row(dict(zip(header, fields)), spec, f'{shown}, line {line_number}')
+    where = f'{shown}, line {line_number}'
+    yield where, parse_row(dict(zip(header, fields)), spec, where)
 
 
-def _encoded(examples: Iterable[tf.train.Example], spec: DatasetSpec) -> csv_chunks.Encoded:
-  examples = list(examples)
+def _encoded(located: Iterable[Tuple[str, tf.train.Example]],
+             spec: DatasetSpec) -> csv_chunks.Encoded:
+  examples = [example for _, example in located]
   return (np.array([example_time(example, spec) for example in examples], dtype=np.int64),
           [example.SerializeToString() for example in examples])
 
 
-def read_tfrecord_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
-  """tf.Examples from a TFRecord file, re-typed and checked like CSV rows."""
+def _located_tfrecord_examples(path: str, spec: DatasetSpec
+                               ) -> Iterator[Tuple[str, tf.train.Example]]:
+  """(file and record number, tf.Example) of each record of a TFRecord file, re-typed
+  and checked like CSV rows."""
   compression = 'GZIP' if path.endswith('.gz') else ''
   for number, record in enumerate(tf.compat.v1.io.tf_record_iterator(
       path, tf.compat.v1.io.TFRecordOptions(compression)), start=1):
     where = f'{shown_path(path)}, record {number}'
-    yield parse_row(_as_text(tf.train.Example.FromString(record), spec, where), spec, where)
+    yield where, parse_row(_as_text(tf.train.Example.FromString(record), spec, where), spec,
+                           where)
 
 
 def _as_text(example: tf.train.Example, spec: DatasetSpec, where: str) -> Dict[str, str]:
@@ -257,11 +273,47 @@ def read_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
   if path.endswith('.csv'):
     return read_csv_chunks(path, spec)
   if path.endswith(TFRECORD_SUFFIXES):
-    examples = read_tfrecord_examples(path, spec)
+    located = _located_tfrecord_examples(path, spec)
     return (_encoded(chunk, spec) for chunk in iter(
-        lambda: list(itertools.islice(examples, CHUNK_ROWS)), []))
-  raise ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
-                   f'named {TFRECORD_SUFFIXES}')
+        lambda: list(itertools.islice(located, CHUNK_ROWS)), []))
+  raise _unknown_format(path)
+
+
+def _unknown_format(path: str) -> ValueError:
+  return ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
+                    f'named {TFRECORD_SUFFIXES}')
+
+
+def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
+              times: Collection[int]) -> str:
+  """Where the rows of series `series_key` at epoch seconds `times` are in `files`, read
+  again as this component reads them: '; rows at <file>, line 12 and <file>, line 40'
+  (the first few), or '' if none is found. For the errors of later components, which
+  see the rows without their files."""
+  places = []
+  for path in files:
+    if path.endswith('.csv'):
+      located = _located_csv_examples(path, spec)
+    elif path.endswith(TFRECORD_SUFFIXES):
+      located = _located_tfrecord_examples(path, spec)
+    else:
+      raise _unknown_format(path)
+    for where, example in located:
+      if example_time(example, spec) in times and _series_key(example, spec) == series_key:
+        places.append(where)
+  if not places:
+    return ''
+  more = f' and {len(places) - _SHOWN_ROWS} more' if len(places) > _SHOWN_ROWS else ''
+  return f"; rows at {' and '.join(places[:_SHOWN_ROWS])}{more}"
+
+
+def _series_key(example: tf.train.Example, spec: DatasetSpec) -> str:
+  """The composite series key of a typed example, as Transform builds it."""
+  if not spec.series_key_columns:
+    return spec.name
+  return SERIES_KEY_SEPARATOR.join(
+      example.features.feature[column].bytes_list.value[0].decode()
+      for column in spec.series_key_columns)
 
 
 def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
@@ -336,10 +388,11 @@ class _MinMax(beam.CombineFn):
 
 
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
-                       spans: List[int]) -> None:
+                       spans: List[int], files: List[str]) -> None:
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
+  report[FILES_READ] = files
   empty = [name for name in split.split_names if report[name] == 0]
   if empty:
     raise ValueError(f'time split {split} leaves splits {empty} empty (rows per split: '
@@ -393,6 +446,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     _, split = _unpack_custom_config(exec_properties)
     read = self.GetInputSourceToExamplePTransform()
     chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern)
+    files = input_files(exec_properties, pattern)
     time_range = beam.pvalue.AsSingleton(
         chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
@@ -403,6 +457,8 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     self._spans_read = [span for span, _ in older] + [
         int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
     outputs = {name: partitions[str(i)] for i, name in enumerate(names)}
+    files = [path for _, older_pattern in older
+             for path in input_files(exec_properties, older_pattern)] + files
     if older:  # every row of an older span is training data
       outputs[TRAINING_SPLIT] = (
           [outputs[TRAINING_SPLIT]]
@@ -414,8 +470,14 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
               for name, split_chunks in outputs.items()]
     _ = (counts | 'AllCounts' >> beam.Flatten() | beam.combiners.ToList()
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
-                                     self._spans_read))
+                                     self._spans_read, files))
     return {name: outputs[name] for name in split.split_names}
+
+
+def input_files(exec_properties: Dict[str, Any], split_pattern: str) -> List[str]:
+  """The files matching `split_pattern` under the input base."""
+  return matching_files(os.path.join(
+      exec_properties[standard_component_specs.INPUT_BASE_KEY], split_pattern))
 
 
 @beam.ptransform_fn
@@ -424,9 +486,7 @@ def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
   """Reads the files matching `split_pattern` under the input base as chunks of
   (epoch seconds, serialized typed tf.Examples)."""
   spec, _ = _unpack_custom_config(exec_properties)
-  pattern = os.path.join(exec_properties[standard_component_specs.INPUT_BASE_KEY],
-                         split_pattern)
-  files = matching_files(pattern)
+  files = input_files(exec_properties, split_pattern)
   for path in files:
     if path.endswith('.csv'):
       read_header(path, spec)  # fail before the pipeline starts when a column is missing

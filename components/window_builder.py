@@ -40,6 +40,16 @@ _LONGEST = 'longest_'
 LONGEST_SERIES = f'{_LONGEST}series_steps'  # the most grid steps one series spans
 
 
+class RowsError(ValueError):
+  """Rows of one series that cannot be windowed: `times` (epoch seconds) are those to
+  name, for a caller that can find them in the input files."""
+
+  def __init__(self, message: str, series_key: str, times: Collection[int]):
+    super().__init__(message)
+    self.series_key = series_key
+    self.times = frozenset(int(seconds) for seconds in times)
+
+
 @dataclasses.dataclass(frozen=True)
 class Row:
   """One transformed row of a series."""
@@ -135,7 +145,8 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     `segment_splits`), in time order per split, and a dict of counts.
 
   Raises:
-    ValueError: if a row is off the time grid or two rows fall on the same step.
+    ValueError: a row is off the time grid.
+    RowsError: two rows fall on the same step, or a static value changes.
   """
   rows = RowChunk.of(rows).sorted_by_time()
   counts = collections.Counter(series=1, rows=len(rows.seconds))
@@ -149,10 +160,10 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
                                              tz=datetime.timezone.utc)
     no_key = ('; the spec declares no series key: if the rows belong to several series, '
               'give their key columns role: series_key' if not spec.series_key_columns else '')
-    raise ValueError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
-                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
-                     '(with several spans: no two spans may hold the same time of a series)'
-                     f'{no_key}')
+    raise RowsError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
+                    f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
+                    '(with several spans: no two spans may hold the same time of a series)'
+                    f'{no_key}', series_key, [rows.seconds[duplicated[0]]])
   _check_static_columns(series_key, rows, spec)
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
@@ -241,18 +252,19 @@ def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
 
 
 def _check_static_columns(series_key: str, rows: RowChunk, spec: DatasetSpec) -> None:
-  """Raises ValueError naming a static column whose value changes within the series."""
+  """Raises RowsError naming a static column whose value changes within the series."""
   for column in spec.columns_with(Role.STATIC):
     values = rows.values[transformed_name(column.name)]
     changed = np.nonzero(values != values[0])[0]
     if changed.size:
       moment = datetime.datetime.fromtimestamp(rows.seconds[changed[0]],
                                                tz=datetime.timezone.utc)
-      raise ValueError(
+      raise RowsError(
           f"series '{series_key}': static column '{column.name}' changes value at "
           f'{moment:%Y-%m-%d %H:%M} (from its first row on); a static column holds one '
           'value per series. Make it constant within each series, or declare it known '
-          '(or observed) if it changes over time')
+          '(or observed) if it changes over time', series_key,
+          [rows.seconds[0], rows.seconds[changed[0]]])
 
 
 def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: int,

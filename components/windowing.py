@@ -11,6 +11,9 @@ series spread over all shards in a fixed mixed order (a shuffle buffer smaller t
 split still mixes series), the other splits as windows in series key and time order,
 holding each step's raw columns too, for the Evaluator's baseline to read through its own
 Transform (`schema.window_layout`).
+A series whose rows cannot be windowed (two at one time, a static value that changes)
+stops the run with an error naming those rows' files and lines, found again in the files
+ExampleGen read (`time_series_example_gen.find_rows`).
 `window_report.json` in the output artifact counts series, rows, windows per split,
 training segments and windows skipped, by reason, and gives the most steps one series
 spans in all and in each split (`longest_*`), which the errors for a split without
@@ -25,7 +28,7 @@ import collections
 import json
 import logging
 import os
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 import numpy as np
@@ -36,6 +39,7 @@ from tfx.dsl.components.base import base_beam_component, base_beam_executor, exe
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from components import time_series_example_gen as example_gen
 from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
@@ -114,13 +118,23 @@ def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: st
 
 
 def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: DatasetSpec,
-               strides: Dict[str, int], sample_rates: Dict[str, float]
+               strides: Dict[str, int], sample_rates: Dict[str, float],
+               input_files: Sequence[str] = ()
                ) -> Tuple[List[Tuple[str, window_files.SeriesWindows]], Dict[str, int]]:
   """One series' windows as (split, (series key, windows in time order)) per split,
-  and the counts of `window_builder.build_windows`; training windows come as segments."""
+  and the counts of `window_builder.build_windows`; training windows come as segments.
+
+  Raises:
+    ValueError: the rows cannot be windowed; rows named by time are also named by file
+      and line in `input_files` (ExampleGen's), when found there.
+  """
   key, rows = item
-  windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates,
-                                                 segment_splits=(TRAINING_SPLIT,))
+  try:
+    windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates,
+                                                   segment_splits=(TRAINING_SPLIT,))
+  except window_builder.RowsError as error:
+    raise ValueError(f'{error}{example_gen.find_rows(input_files, spec, key, error.times)}'
+                     ) from None
   by_split = collections.defaultdict(list)
   for split, serialized in windows:
     by_split[split].append(serialized)
@@ -164,6 +178,15 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
                      f'{gap_note}')
 
 
+def input_files(examples_uri: str) -> List[str]:
+  """The files ExampleGen read, from its split report ([] if it has none)."""
+  path = os.path.join(examples_uri, example_gen.SPLIT_REPORT_FILE)
+  if not tf.io.gfile.exists(path):
+    return []
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f).get(example_gen.FILES_READ, [])
+
+
 class Executor(base_beam_executor.BaseBeamExecutor):
   """Builds the windows of every split in one Beam pipeline."""
 
@@ -188,7 +211,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                for split in splits]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
-               | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates))
+               | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
+                                  input_files(examples.uri)))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,

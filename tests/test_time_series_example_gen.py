@@ -122,7 +122,7 @@ def test_bad_time_splits_raise(kwargs, message):
 def test_empty_split_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"leaves splits \['eval'\] empty"):
     gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5),
-                           spans=[0])
+                           spans=[0], files=['a.csv'])
 
 
 def _tfrecord(path, rows, compress=False):
@@ -248,3 +248,19 @@ def test_a_bad_value_in_a_chunk_names_its_line_and_column(tmp_path, column, valu
   path.write_text(','.join(ROW) + '\n' + ''.join(','.join(row.values()) + '\n' for row in rows))
   with pytest.raises(ValueError, match=message):
     list(gen.read_chunks(str(path), SYNTHETIC))
+
+
+def test_rows_are_found_again_by_series_and_time_with_their_file_and_line(tmp_path):
+  header = 'station,timestamp,load,region,capacity,price,temperature'
+  row = lambda station, hour: f'{station},2024-01-01 {hour:02d}:00:00,1.5,north,50,1.1,20'
+  first, second = tmp_path / 'a.csv', tmp_path / 'b.csv'
+  first.write_text('\n'.join([header, row('s1', 0), row('s2', 1), row('s1', 1)]) + '\n')
+  second.write_text('\n'.join([header, row('s1', 1)]) + '\n')
+  records = tmp_path / 'c.tfrecord'
+  _tfrecord(records, [dict(TF_ROW, timestamp=b'2024-01-01 01:00:00')])
+  files = [str(first), str(second), str(records)]
+  one = parse_timestamp('2024-01-01 01:00:00')
+  assert gen.find_rows(files, SYNTHETIC, 's1', {one}) == (
+      f'; rows at {first}, line 4 and {second}, line 2 and {records}, record 1')
+  assert gen.find_rows(files, SYNTHETIC, 's2', {one, one - 3600}) == f'; rows at {first}, line 3'
+  assert gen.find_rows(files, SYNTHETIC, 's3', {one}) == ''

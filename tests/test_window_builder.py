@@ -7,7 +7,7 @@ import math
 import pytest
 import tensorflow as tf
 
-from components.window_builder import Row, build_windows, sum_counts
+from components.window_builder import Row, RowsError, build_windows, sum_counts
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_KEY, transformed_name
 from schema.frequency import Frequency
@@ -172,9 +172,11 @@ def test_sampling_keeps_a_deterministic_share_of_windows():
 def test_a_static_value_that_changes_within_a_series_names_the_series_and_column():
   rows = _rows(range(7))
   rows[2] = Row(rows[2].seconds, 'train', {**rows[2].values, transformed_name('size'): 8.0})
-  with pytest.raises(ValueError, match=r"series 'a': static column 'size' changes value at "
-                     r'2024-01-01 02:00'):
+  with pytest.raises(RowsError, match=r"series 'a': static column 'size' changes value at "
+                     r'2024-01-01 02:00') as raised:
     build_windows('a', rows, SPEC, {'train': 1})
+  # The first row and the one that changes, for Windowing to find in the input files.
+  assert raised.value.times == {START, START + 2 * HOUR}
 
 
 def test_training_segments_store_each_row_about_twice_with_a_mask_of_their_windows():

@@ -1,19 +1,25 @@
-"""The raw values Windowing keeps beside Transform's outputs, for the eval windows' raw
-columns: parsed rows, dense or sparse (as Transform's schema reads a column, whatever the
-spec allows), as one value per row."""
+"""What Windowing does with rows beside cutting windows: the raw values it keeps for the
+eval windows' raw columns (parsed rows, dense or sparse as Transform's schema reads a
+column, whatever the spec allows, as one value per row), and the file and line of rows
+it cannot window."""
 
 import math
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
+from components import windowing
+from components.window_builder import Row
 from components.windowing import raw_row_values
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.features import transformed_name
 from schema.frequency import Frequency
 
 SPEC = DatasetSpec(
     name='hand', frequency=Frequency.HOURLY, encoder_steps=3, horizon=2,
-    columns=(Column('id', Role.SERIES_KEY, DType.CATEGORICAL), Column('t', Role.TIME, DType.CATEGORICAL),
+    columns=(Column('id', Role.SERIES_KEY, DType.CATEGORICAL),
+             Column('t', Role.TIME, DType.CATEGORICAL),
              Column('y', Role.TARGET), Column('promo', Role.KNOWN, DType.CATEGORICAL),
              Column('temp', Role.OBSERVED, allow_missing=True)))
 FEATURES = {'id': tf.io.FixedLenFeature([1], tf.string),
@@ -46,3 +52,24 @@ def test_missing_values_become_nan_or_empty_and_the_time_is_left_to_the_rows():
 def test_a_batch_without_any_value_of_a_sparse_column_still_has_one_per_row():
   values = raw_row_values(tf.io.parse_example(tf.constant([_row(), _row()]), FEATURES), SPEC)
   assert values['promo'].tolist() == [b'', b''] and all(math.isnan(v) for v in values['temp'])
+
+
+def _transformed_row(hour):
+  return Row(seconds=1704067200 + 3600 * hour, split='train', values={
+      transformed_name('y'): 1.5, transformed_name('promo'): 0,
+      transformed_name('temp'): 20.0, transformed_name('series_id'): 1})
+
+
+def test_rows_it_cannot_window_are_named_by_file_and_line(tmp_path):
+  header = 'id,t,y,promo,temp\n'
+  first, second = tmp_path / 'a.csv', tmp_path / 'b.csv'
+  first.write_text(header + ''.join(f'a,2024-01-01 {h:02d}:00:00,1.5,x,20\n' for h in range(4)))
+  second.write_text(header + 'a,2024-01-01 02:00:00,1.5,x,20\n')
+  rows = [_transformed_row(hour) for hour in [0, 1, 2, 3, 2]]
+  with pytest.raises(ValueError, match=(
+      f"series 'a' has more than one row at 2024-01-01 02:00 .*; rows at {first}, line 4 and "
+      f'{second}, line 2$')):
+    windowing.cut_series(('a', rows), SPEC, {'train': 1}, {}, [str(first), str(second)])
+  # Without the files, the error is the same, without the places.
+  with pytest.raises(ValueError, match=r'the same time of a series\)$'):
+    windowing.cut_series(('a', rows), SPEC, {'train': 1}, {})
