@@ -37,7 +37,8 @@ def _ingest(tmp_path, train_spans):
 def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   report, uri = _ingest(tmp_path, train_spans=1)
   # Span 4 only: 3 series x 4 days x 24 h, days 1-2 train, day 3 eval, day 4 test.
-  assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4]}
+  assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4],
+                    'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')]}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
 
@@ -47,7 +48,8 @@ def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
   # Spans 1 and 4 (3 asked, 2 there): span 1's 2 x 2 x 24 rows join the training split;
   # the eval and test rows are span 4's, split by its own time range.
   assert report == {'train': 144 + 96, 'eval': 72, 'test': 72, 'after_end': 0,
-                    'spans': [1, 4]}
+                    'spans': [1, 4], 'files': [str(tmp_path / 'data' / f'span-{span}' / 'rows.csv')
+                                               for span in (1, 4)]}
   train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(
       tf.io.gfile.glob(str(uri / 'Split-train' / '*')), 'GZIP')]
   assert len(train) == 240
