@@ -152,12 +152,22 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
     number = real_value(text, f"{where}: column '{column.name}'")
     if number is not None:
       features[column.name] = tf.train.Feature(float_list=tf.train.FloatList(value=[number]))
+    elif column.role == Role.TARGET:
+      raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; it is the target "
+                       f"of dataset spec '{spec.name}', which every row of the data needs. "
+                       'Fill the value or drop the row; rows that give the known columns '
+                       'over the forecast horizon belong in a future file (tft-pipeline '
+                       '--future FILE), not among the data files')
     elif not column.allow_missing:
-      what = 'is empty' if not text else f'holds {text!r}, a missing or non-finite value'
-      raise ValueError(f"{where}: column '{column.name}' {what}; dataset spec "
+      raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; dataset spec "
                        f"'{spec.name}' does not allow missing values in it. Fill the value, "
                        f"or declare the column with allow_missing: true")
   return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def _no_value(text: str) -> str:
+  """What a real value without a number holds, for an error."""
+  return 'is empty' if not text else f'holds {text!r}, a missing or non-finite value'
 
 
 def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> None:

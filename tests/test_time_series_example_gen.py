@@ -182,9 +182,17 @@ def test_missing_markers_and_non_finite_numbers_are_missing_where_allowed(text):
 
 @pytest.mark.parametrize('text', ['NA', 'null', 'NaN', 'inf', '-Infinity', '3.5e38'])
 def test_missing_or_non_finite_values_where_not_allowed_name_file_line_and_column(text):
-  with pytest.raises(ValueError, match=rf"f.csv, line 7: column 'load' holds '{text}', a "
+  with pytest.raises(ValueError, match=rf"f.csv, line 7: column 'price' holds '{text}', a "
                      r'missing or non-finite value; .* allow_missing: true'):
-    gen.parse_row(dict(ROW, load=text), SYNTHETIC, 'f.csv, line 7')
+    gen.parse_row(dict(ROW, price=text), SYNTHETIC, 'f.csv, line 7')
+
+
+def test_an_empty_target_points_at_the_future_file_not_at_allow_missing():
+  with pytest.raises(ValueError, match=r"f.csv, line 7: column 'load' is empty; it is the "
+                     'target .* every row of the data needs. Fill the value or drop the row; '
+                     r'rows that give the known columns .* future file \(tft-pipeline --future '
+                     r'FILE\), not among the data files$'):
+    gen.parse_row(dict(ROW, load=''), SYNTHETIC, 'f.csv, line 7')
 
 
 def test_categorical_values_are_kept_as_written():
@@ -236,7 +244,7 @@ def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monk
 
 @pytest.mark.parametrize('column, value, message', [
     ('load', 'n/a', r"data.csv, line 4: column 'load' holds 'n/a', which is not a number"),
-    ('load', '', r"data.csv, line 4: column 'load' is empty"),
+    ('load', '', r"data.csv, line 4: column 'load' is empty; it is the target"),
     ('station', ' ', r"data.csv, line 4: column 'station' is empty"),
     ('timestamp', 'soon', r"data.csv, line 4, column 'timestamp': cannot parse 'soon'"),
     ('timestamp', '2024-01-01 05:30:00', r"data.csv, line 4, column 'timestamp': "
