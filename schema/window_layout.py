@@ -3,9 +3,15 @@ trainer.
 
 A window covers T = E + H consecutive steps of one series. Static features hold one
 value, known features T values, observed features E values; the target is split into its
-history (E values, model input) and its future (H values, the label). All values except
-the target are Transform outputs; the target is in original units. Evaluation splits are
-stored as windows.
+history (E values, model input) and its future (H values, the label). These values,
+but the target's, are Transform outputs; the target is in original units. Evaluation
+splits are stored as windows.
+
+Windows of the evaluation splits also carry the RAW columns of the dataset spec, as the
+raw serving signature reads them (`raw_window_feature_spec`, named as the columns are,
+which the spec keeps apart from the names above: `dataset_spec.reserved_names`), so
+that a model trained with another Transform (the Evaluator's baseline) can score them
+through its own.
 
 Training windows are stored as segments, so that each row is stored about twice rather
 than T times: a segment holds 2T - 1 consecutive steps of one series, every feature and

@@ -23,8 +23,10 @@ the B*T rows of the windows, cuts the transformed rows into windows exactly as t
 windowing component does, and calls the model.
 
 `transformed_windows` (EVAL_SIGNATURE) takes windows as the windowing component writes
-them (already transformed, `schema.window_layout`). The Evaluator scores the model
-through it, since its examples are those windows. Beside the quantile forecasts it
+them (already transformed, `schema.window_layout`). The Evaluator scores the candidate
+through it, since its examples are those windows, and the last blessed model, whose
+Transform may differ, through `serving_default` on the raw columns the windows also
+hold (`evaluation.eval_config`). Beside the quantile forecasts it
 returns the naive forecasts of each window ('naive_repeat_last', 'naive_seasonal_24',
 ... at the natural seasons of the spec's frequency that fit in the history,
 `trainer_module.naive_forecasts`), which the blessing rule compares the model with.
