@@ -6,14 +6,21 @@ evaluation windows, through its serving signature and so its own Transform
 new statistics are read as the baseline would read them in serving. What it cannot read
 is a window of another shape: another time grid, history or horizon, a column it reads
 gone or declared with another role or type, or missing values in a column it was
-trained without them. A baseline that forecasts no median has no MAE to compare. The
+trained without them. A baseline that serves no median has no MAE to compare. The
 scoped Evaluator leaves such a baseline out and says why (`components.scoped_evaluator`).
 """
 
+import os
 from typing import List, Optional
 
+import tensorflow as tf
+from google.protobuf import message
+from tensorflow.core.protobuf import saved_model_pb2
+
 from schema.dataset_spec import DatasetSpec
-from trainer_module import export, warm_start
+from trainer_module import export
+
+MEDIAN_FORECAST = export.quantile_key(0.5)
 
 
 def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
@@ -31,9 +38,15 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
   unreadable = _unreadable(candidate, baseline)
   if unreadable:
     return f'the dataset spec changed ({"; ".join(unreadable)}), so it cannot read the windows'
-  quantiles = _quantiles(baseline_dir)
-  if quantiles is not None and 0.5 not in quantiles:
-    return f'it forecasts the quantiles {quantiles}, without the median that the MAE scores'
+  try:
+    outputs = _serving_outputs(baseline_dir)
+  except (tf.errors.OpError, message.DecodeError) as error:
+    return f'its SavedModel cannot be read ({error})'
+  if outputs is None:
+    return f'it has no {export.SERVING_SIGNATURE} signature to read raw windows'
+  if MEDIAN_FORECAST not in outputs:
+    return (f"it serves {outputs}, without the median ('{MEDIAN_FORECAST}') that the MAE "
+            'scores')
   return None
 
 
@@ -61,7 +74,13 @@ def _unreadable(candidate: DatasetSpec, baseline: DatasetSpec) -> List[str]:
   return parts
 
 
-def _quantiles(model_dir: str) -> Optional[List[float]]:
-  """The quantiles a model forecasts, from its warm-start architecture; None if unknown."""
-  recorded = warm_start.recorded_architecture(model_dir)
-  return recorded.get('quantiles') if recorded else None
+def _serving_outputs(model_dir: str) -> Optional[List[str]]:
+  """The output names of a SavedModel's serving signature, read from its saved_model.pb
+  without loading it; None if it has no such signature."""
+  saved = saved_model_pb2.SavedModel()
+  with tf.io.gfile.GFile(os.path.join(model_dir, 'saved_model.pb'), 'rb') as f:
+    saved.ParseFromString(f.read())
+  for meta_graph in saved.meta_graphs:
+    if export.SERVING_SIGNATURE in meta_graph.signature_def:
+      return sorted(meta_graph.signature_def[export.SERVING_SIGNATURE].outputs)
+  return None

@@ -153,11 +153,12 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
     if number is not None:
       features[column.name] = tf.train.Feature(float_list=tf.train.FloatList(value=[number]))
     elif column.role == Role.TARGET:
+      future = ('; rows that give the known columns over the forecast horizon belong in a '
+                'future file (tft-pipeline --future FILE, future_file: in a deployment '
+                'file), not among the data files' if spec.columns_with(Role.KNOWN) else '')
       raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; it is the target "
                        f"of dataset spec '{spec.name}', which every row of the data needs. "
-                       'Fill the value or drop the row; rows that give the known columns '
-                       'over the forecast horizon belong in a future file (tft-pipeline '
-                       '--future FILE), not among the data files')
+                       f'Fill the value or drop the row{future}')
     elif not column.allow_missing:
       raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; dataset spec "
                        f"'{spec.name}' does not allow missing values in it. Fill the value, "
@@ -185,14 +186,8 @@ def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> No
 
 def read_csv_examples(path: str, spec: DatasetSpec) -> Iterator[tf.train.Example]:
   """The rows of CSV file `path` as typed tf.Examples, one by one (`parse_row`)."""
-  return (example for _, example in _located_csv_examples(path, spec))
-
-
-def _located_csv_examples(path: str, spec: DatasetSpec
-                          ) -> Iterator[Tuple[str, tf.train.Example]]:
-  """(file and line, typed tf.Example) of each row of CSV file `path`."""
   for header, chunk in _csv_line_chunks(path, spec):
-    yield from _parsed_rows(path, header, chunk, spec)
+    yield from (example for _, example in _parsed_rows(path, header, chunk, spec))
 
 
 def read_csv_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
@@ -299,31 +294,43 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
   """Where the rows of series `series_key` at epoch seconds `times` are in `files`, read
   again as this component reads them: '; rows at <file>, line 12 and <file>, line 40'
   (the first few), or '' if none is found. For the errors of later components, which
-  see the rows without their files."""
+  see the rows without their files: CSV rows are matched by their key's text before
+  their time is parsed."""
   places = []
   for path in files:
     if path.endswith('.csv'):
-      located = _located_csv_examples(path, spec)
+      places += _csv_places(path, spec, series_key, times)
     elif path.endswith(TFRECORD_SUFFIXES):
-      located = _located_tfrecord_examples(path, spec)
+      places += [where for where, example in _located_tfrecord_examples(path, spec)
+                 if example_time(example, spec) in times
+                 and _series_key([example.features.feature[column].bytes_list.value[0].decode()
+                                  for column in spec.series_key_columns], spec) == series_key]
     else:
       raise _unknown_format(path)
-    for where, example in located:
-      if example_time(example, spec) in times and _series_key(example, spec) == series_key:
-        places.append(where)
   if not places:
     return ''
   more = f' and {len(places) - _SHOWN_ROWS} more' if len(places) > _SHOWN_ROWS else ''
   return f"; rows at {' and '.join(places[:_SHOWN_ROWS])}{more}"
 
 
-def _series_key(example: tf.train.Example, spec: DatasetSpec) -> str:
-  """The composite series key of a typed example, as Transform builds it."""
-  if not spec.series_key_columns:
-    return spec.name
-  return SERIES_KEY_SEPARATOR.join(
-      example.features.feature[column].bytes_list.value[0].decode()
-      for column in spec.series_key_columns)
+def _csv_places(path: str, spec: DatasetSpec, series_key: str,
+                times: Collection[int]) -> List[str]:
+  """'<file>, line N' of each row of CSV file `path` of the series at one of `times`."""
+  places = []
+  shown = shown_path(path)
+  for header, chunk in _csv_line_chunks(path, spec):
+    keys = [header.index(column) for column in spec.series_key_columns]
+    time = header.index(spec.time_column)
+    for line, fields in chunk:
+      if (_series_key([fields[i].strip() for i in keys], spec) == series_key
+          and parse_timestamp(fields[time].strip()) in times):
+        places.append(f'{shown}, line {line}')
+  return places
+
+
+def _series_key(key_values: List[str], spec: DatasetSpec) -> str:
+  """The composite series key of a row's key values, as Transform builds it."""
+  return SERIES_KEY_SEPARATOR.join(key_values) if spec.series_key_columns else spec.name
 
 
 def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:

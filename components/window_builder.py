@@ -41,12 +41,11 @@ LONGEST_SERIES = f'{_LONGEST}series_steps'  # the most grid steps one series spa
 
 
 class RowsError(ValueError):
-  """Rows of one series that cannot be windowed: `times` (epoch seconds) are those to
-  name, for a caller that can find them in the input files."""
+  """Rows of one series that cannot be windowed, which a caller with the input files can
+  name by file and line: `times` holds their epoch seconds."""
 
-  def __init__(self, message: str, series_key: str, times: Collection[int]):
+  def __init__(self, message: str, times: Collection[int]):
     super().__init__(message)
-    self.series_key = series_key
     self.times = frozenset(int(seconds) for seconds in times)
 
 
@@ -72,12 +71,19 @@ class RowChunk:
 
   @classmethod
   def of(cls, rows: Iterable[Union[Row, 'RowChunk']]) -> 'RowChunk':
-    """The rows and chunks given, as one chunk."""
+    """The rows and chunks given, as one chunk.
+
+    Raises:
+      ValueError: some hold raw values and others do not, or other columns of them.
+    """
     chunks = [item if isinstance(item, RowChunk) else cls(
         np.array([item.seconds], np.int64), np.array([item.split], object),
         {name: np.array([value]) for name, value in item.values.items()},
         {name: np.array([value], object if isinstance(value, bytes) else float)
          for name, value in item.raw.items()}) for item in rows]
+    if len({tuple(sorted(chunk.raw)) for chunk in chunks}) > 1:
+      raise ValueError('rows of one series hold the raw values of different columns: '
+                       f'{sorted({tuple(sorted(chunk.raw)) for chunk in chunks})}')
     joined = lambda field: {name: np.concatenate([getattr(chunk, field)[name]
                                                   for chunk in chunks])
                             for name in getattr(chunks[0], field)}
@@ -163,7 +169,7 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     raise RowsError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
                     '(with several spans: no two spans may hold the same time of a series)'
-                    f'{no_key}', series_key, [rows.seconds[duplicated[0]]])
+                    f'{no_key}', [rows.seconds[duplicated[0]]])
   _check_static_columns(series_key, rows, spec)
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
@@ -263,8 +269,7 @@ def _check_static_columns(series_key: str, rows: RowChunk, spec: DatasetSpec) ->
           f"series '{series_key}': static column '{column.name}' changes value at "
           f'{moment:%Y-%m-%d %H:%M} (from its first row on); a static column holds one '
           'value per series. Make it constant within each series, or declare it known '
-          '(or observed) if it changes over time', series_key,
-          [rows.seconds[0], rows.seconds[changed[0]]])
+          '(or observed) if it changes over time', [rows.seconds[0], rows.seconds[changed[0]]])
 
 
 def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: int,
@@ -279,12 +284,17 @@ def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: i
   }
   for feature in model_features(spec):
     length = feature_length(feature.group, spec)
-    # Static values are taken at the last history step: the latest known value.
-    begin = encoder_end - 1 if length == 1 else start
+    begin = _first_step(start, length, spec)
     values = columns[feature.name][begin:begin + length]
     features[feature.name] = (_ints(values.astype(np.int64)) if feature.group.is_categorical
                               else _floats(values))
   return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def _first_step(start: int, count: int, spec: DatasetSpec) -> int:
+  """Where the `count` values of a feature begin in the window at `start`: a static
+  value (1) at the last history step, the latest known value; the others at the start."""
+  return start + spec.encoder_steps - 1 if count == 1 else start
 
 
 def _add_raw_columns(example: tf.train.Example, raw_columns: Mapping[str, np.ndarray],
@@ -296,8 +306,7 @@ def _add_raw_columns(example: tf.train.Example, raw_columns: Mapping[str, np.nda
       features[column.name].CopyFrom(_ints(seconds_at[start:start + spec.window_length]))
       continue
     count = raw_value_count(column, spec)
-    # Static values are taken at the last history step, as the model's are.
-    begin = start + spec.encoder_steps - 1 if count == 1 else start
+    begin = _first_step(start, count, spec)
     values = raw_columns[column.name][begin:begin + count]
     features[column.name].CopyFrom(_bytes(values) if values.dtype == object
                                    else _floats(values))

@@ -133,8 +133,11 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
     windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates,
                                                    segment_splits=(TRAINING_SPLIT,))
   except window_builder.RowsError as error:
-    raise ValueError(f'{error}{example_gen.find_rows(input_files, spec, key, error.times)}'
-                     ) from None
+    try:
+      where = example_gen.find_rows(input_files, spec, key, error.times)
+    except Exception as unreadable:  # pylint: disable=broad-except
+      where = f' (their files could not be read again: {unreadable})'
+    raise ValueError(f'{error}{where}') from None
   by_split = collections.defaultdict(list)
   for split, serialized in windows:
     by_split[split].append(serialized)
@@ -178,7 +181,7 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
                      f'{gap_note}')
 
 
-def input_files(examples_uri: str) -> List[str]:
+def files_read(examples_uri: str) -> List[str]:
   """The files ExampleGen read, from its split report ([] if it has none)."""
   path = os.path.join(examples_uri, example_gen.SPLIT_REPORT_FILE)
   if not tf.io.gfile.exists(path):
@@ -212,7 +215,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
-                                  input_files(examples.uri)))
+                                  files_read(examples.uri)))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,

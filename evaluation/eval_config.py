@@ -58,12 +58,9 @@ def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
   if blessing.beat_naive_by is not None:
     naive_thresholds.append(on_overall(tfma.MetricThreshold(
         value_threshold=at_most(1.0 - blessing.beat_naive_by))))
-  model_spec = lambda name, signature, **baseline: tfma.ModelSpec(
-      name=name, signature_name=signature, model_type=tfma.TF_GENERIC,
-      label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST, **baseline)
   return tfma.EvalConfig(
-      model_specs=[model_spec(CANDIDATE, EVAL_SIGNATURE),
-                   model_spec(BASELINE, SERVING_SIGNATURE, is_baseline=True)],
+      model_specs=[_model_spec(CANDIDATE, EVAL_SIGNATURE),
+                   _model_spec(BASELINE, SERVING_SIGNATURE, is_baseline=True)],
       slicing_specs=[overall, tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
       metrics_specs=[
           tfma.MetricsSpec(metrics=[
@@ -81,6 +78,14 @@ def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
                                 config=json.dumps({'naive_names': list(naive_names)}),
                                 per_slice_thresholds=naive_thresholds),
           ])])
+
+
+def _model_spec(name: str, signature: str, is_baseline: bool = False) -> tfma.ModelSpec:
+  """A model read through `signature`, its median forecast scored against the windows'
+  future."""
+  return tfma.ModelSpec(name=name, signature_name=signature, model_type=tfma.TF_GENERIC,
+                        label_key=TARGET_FUTURE, prediction_key=MEDIAN_FORECAST,
+                        is_baseline=is_baseline)
 
 
 def naive_forecast_names(spec: DatasetSpec) -> List[str]:

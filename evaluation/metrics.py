@@ -217,9 +217,10 @@ class _NaiveCombiner(beam.CombineFn):
     model_name = self._model_name or None
     predictions = element.get_predictions(model_name=model_name)
     label = np.asarray(element.get_labels(model_name=model_name), np.float64).reshape(-1)
-    missing = [n for n in self._names if NAIVE_PREFIX + n not in predictions]
-    if missing:  # a model exported before the naive outputs (a baseline): not scored
-      return sums, count
+    missing = [NAIVE_PREFIX + n for n in self._names if NAIVE_PREFIX + n not in predictions]
+    if missing:  # the candidate's Evaluator signature returns them (the baseline is not asked)
+      raise ValueError(f'the model scored has no outputs {missing} (it returns '
+                       f'{sorted(predictions)}); score it through its Evaluator signature')
     forecasts = [predictions[quantile_key(0.5)]] + [predictions[NAIVE_PREFIX + n]
                                                     for n in self._names]
     errors = [np.abs(label - np.asarray(f, np.float64).reshape(-1)).sum() for f in forecasts]

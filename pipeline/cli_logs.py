@@ -6,7 +6,7 @@ import logging
 import os
 import re
 import sys
-import tempfile
+import threading
 import warnings
 
 # What TFX logs when a component fails, before the command prints the error itself.
@@ -34,25 +34,34 @@ def configure(verbose: bool = False) -> None:
 
 
 def _import_tensorflow_without_plugin_noise() -> None:
-  """Imports TensorFlow with its native stderr captured, and passes that on but for the
-  CUDA plugins' 'Unable to register cuDNN factory ...' errors, which say nothing on a
-  machine without a GPU."""
+  """Imports TensorFlow with its native stderr passed on line by line, as it comes, but
+  for the CUDA plugins' 'Unable to register cuDNN factory ...' errors, which say nothing
+  on a machine without a GPU."""
   if 'tensorflow' in sys.modules:
     return
   sys.stderr.flush()
-  saved = os.dup(2)
-  with tempfile.TemporaryFile() as captured:
-    os.dup2(captured.fileno(), 2)
-    try:
-      import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
-    finally:
-      os.dup2(saved, 2)
-      os.close(saved)
-      captured.seek(0)
-      kept = without_plugin_noise(captured.read())
+  stderr = os.dup(2)
+  read_end, write_end = os.pipe()
+  forward = threading.Thread(target=_forward, args=(read_end, stderr), daemon=True)
+  forward.start()
+  os.dup2(write_end, 2)
+  os.close(write_end)
+  try:
+    import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+  finally:
+    sys.stderr.flush()
+    os.dup2(stderr, 2)  # closes the pipe's last write end: the thread reads to its end
+    forward.join(timeout=10)
+    os.close(stderr)
+
+
+def _forward(read_end: int, stderr: int) -> None:
+  """Writes each line read from `read_end` to `stderr`, but the plugins' noise."""
+  with os.fdopen(read_end, 'rb') as pipe:
+    for line in pipe:
+      kept = without_plugin_noise(line)
       if kept:
-        sys.stderr.write(kept.decode(errors='replace'))
-        sys.stderr.flush()
+        os.write(stderr, kept)
 
 
 def without_plugin_noise(output: bytes) -> bytes:

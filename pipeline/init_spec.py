@@ -16,6 +16,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING, List, Optional
 
+from pipeline import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
 from schema.frequency import DAY
@@ -57,6 +58,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
+  cli_logs.configure()
   from pipeline.spec_draft import DraftError, draft, read_table  # imports TensorFlow
   for flag in ('horizon', 'encoder_steps'):
     if getattr(args, flag) is not None and getattr(args, flag) < 1:

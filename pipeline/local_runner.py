@@ -194,8 +194,7 @@ def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
 def main(argv: Optional[List[str]] = None) -> int:
   argv = sys.argv[1:] if argv is None else argv
   if argv[:1] == ['init']:
-    cli_logs.configure()
-    from pipeline import init_spec
+    from pipeline import init_spec  # configures the logs after its own arguments
     return init_spec.main(argv[1:])
   args = parse_args(argv)
   cli_logs.configure(args.verbose)

@@ -68,7 +68,7 @@ class RunSummary:
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines += [f'    because {reason}' for reason in self.not_blessed_because]
     if self.baseline_mae is not None:
-      lines.append(f'    the last blessed model\'s eval MAE on the same windows: '
+      lines.append("    the last blessed model's eval MAE on the same windows: "
                    f'{self.baseline_mae:.4f}')
     if self.baseline_left_out:
       lines.append('    without comparing the last blessed model, since '

@@ -81,6 +81,10 @@ class InputRow:
     """' (line 12)' after a time in a message, '' without a line."""
     return '' if self.line is None else f' (line {self.line})'
 
+  def line_and_time(self) -> str:
+    """'line 12, 2024-01-31 13:00:00', or the time alone without a line."""
+    return (f'line {self.line}, ' if self.line is not None else '') + format_time(self.seconds)
+
   def where(self) -> str:
     """'at line 12', or 'in the data' for a row without a line."""
     return 'in the data' if self.line is None else f'at line {self.line}'
@@ -274,12 +278,11 @@ def _rows_after_horizon_error(rows: Sequence[InputRow], last: int, spec: Dataset
   target, horizon = spec.target_column, spec.horizon
   after, first, end = len(rows) - last - 1, rows[last + 1], rows[last + horizon]
   return RowsAfterHorizonError(
-      f"series '{key}' has {after} rows after its last {target!r} value (line "
-      f'{rows[last].line}, {format_time(rows[last].seconds)}), {after - horizon} more than '
-      f'the {horizon} horizon rows the model forecasts: if {target!r} is missing on line '
-      f'{first.line} ({format_time(first.seconds)}), a history row, fill it; if the rows '
-      f'after line {end.line} ({format_time(end.seconds)}) are beyond the horizon, leave '
-      'them out')
+      f"series '{key}' has {after} rows after its last {target!r} value "
+      f'({rows[last].line_and_time()}), {after - horizon} more than the {horizon} horizon '
+      f'rows the model forecasts: if {target!r} is missing on {first.line_and_time()}, a '
+      f'history row, fill it; if the rows after {end.line_and_time()} are beyond the '
+      'horizon, leave them out')
 
 
 def _check_horizon_rows(horizon: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -305,11 +308,11 @@ def _check_history_targets(history: Sequence[InputRow], spec: DatasetSpec, key: 
   if empty:
     row, last = empty[-1], history[-1]
     raise PredictionInputError(
-        f"series '{key}', line {row.line}: '{target}' has no value at "
-        f'{format_time(row.seconds)}, before the last {target!r} value (line {last.line}, '
-        f'{format_time(last.seconds)}); history rows need the target and the horizon rows '
-        f'after the last value leave it empty: fill this value, or empty line {last.line}\'s '
-        'if it is a horizon row')
+        f"series '{key}'{row.at()}: '{target}' has no value at "
+        f'{format_time(row.seconds)}, before the last {target!r} value '
+        f'({last.line_and_time()}); history rows need the target and the horizon rows after '
+        'the last value leave it empty: fill this value, or empty that last one if its row '
+        'is a horizon row')
 
 
 def _check_consecutive(rows: Sequence[InputRow], steps: np.ndarray, spec: DatasetSpec,

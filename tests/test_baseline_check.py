@@ -2,10 +2,10 @@
 of those that cannot."""
 
 import dataclasses
-import json
 import os
 
 import pytest
+from tensorflow.core.protobuf import saved_model_pb2
 from tfx.types import standard_artifacts
 from tfx.utils import path_utils
 
@@ -13,19 +13,25 @@ from components import baseline_check
 from schema.dataset_spec import Role, Scaling
 from schema.datasets import SYNTHETIC
 from schema.frequency import Frequency
-from trainer_module import warm_start
+from trainer_module.export import DATASET_SPEC_FILE, SERVING_SIGNATURE
 from trainer_module.vocabularies import VOCABULARY_DIR
-from trainer_module.export import DATASET_SPEC_FILE
 
 STATIONS = [b'station_00', b'station_01', b'station_02']
 
 
-def _model_dir(root, name, spec=SYNTHETIC, vocabularies=None):
-  """A serving model directory with the spec and the vocabularies, which the check must
+def _model_dir(root, name, spec=SYNTHETIC, vocabularies=None, outputs=('p10', 'p50', 'p90')):
+  """A serving model directory with the spec, a saved_model.pb whose serving signature
+  has `outputs` (None: no serving signature), and the vocabularies, which the check must
   not need: the baseline reads the raw columns through its own Transform."""
   directory = root / name
   os.makedirs(directory / 'assets.extra')
   (directory / DATASET_SPEC_FILE).write_text(spec.to_json())
+  saved = saved_model_pb2.SavedModel()
+  signatures = saved.meta_graphs.add().signature_def
+  if outputs is not None:
+    for output in outputs:
+      signatures[SERVING_SIGNATURE].outputs[output].name = f'{output}:0'
+  (directory / 'saved_model.pb').write_bytes(saved.SerializeToString())
   os.makedirs(directory / VOCABULARY_DIR)
   vocabularies = {'series_key': STATIONS, 'region': [b'north', b'south']} if (
       vocabularies is None) else vocabularies
@@ -99,20 +105,21 @@ def test_a_column_gone_or_newly_missing_values_are_named(tmp_path):
   assert _reason(tmp_path, SYNTHETIC, _with_columns(*missing)) is None
 
 
-def test_a_model_without_a_median_is_left_out_other_quantiles_are_not(tmp_path):
-  candidate, baseline = _model_dir(tmp_path, 'candidate'), _model_dir(tmp_path, 'baseline')
-
-  def record(quantiles):
-    os.makedirs(os.path.join(baseline, warm_start.WARM_START_DIR), exist_ok=True)
-    with open(os.path.join(baseline, warm_start.WARM_START_DIR,
-                           warm_start.ARCHITECTURE_FILE), 'w') as f:
-      json.dump({'quantiles': quantiles}, f)
-
-  record([0.05, 0.5, 0.95])
-  assert baseline_check.incompatibility(candidate, baseline) is None
-  record([0.1, 0.9])
-  assert baseline_check.incompatibility(candidate, baseline) == (
-      'it forecasts the quantiles [0.1, 0.9], without the median that the MAE scores')
+def test_a_model_without_a_median_or_serving_signature_is_left_out(tmp_path):
+  candidate = _model_dir(tmp_path, 'candidate')
+  assert baseline_check.incompatibility(candidate, _model_dir(
+      tmp_path, 'other_quantiles', outputs=('p5', 'p50', 'p95'))) is None
+  assert baseline_check.incompatibility(candidate, _model_dir(
+      tmp_path, 'no_median', outputs=('p10', 'p90'))) == (
+          "it serves ['p10', 'p90'], without the median ('p50') that the MAE scores")
+  assert baseline_check.incompatibility(candidate, _model_dir(
+      tmp_path, 'no_serving', outputs=None)) == (
+          'it has no serving_default signature to read raw windows')
+  broken = _model_dir(tmp_path, 'broken')
+  with open(os.path.join(broken, 'saved_model.pb'), 'wb') as f:
+    f.write(b'not a SavedModel')
+  assert baseline_check.incompatibility(candidate, broken).startswith(
+      'its SavedModel cannot be read (')
 
 
 def test_a_baseline_without_its_spec_is_left_out_not_a_crash(tmp_path):

@@ -53,13 +53,14 @@ def test_naive_comparison_scores_every_forecast_on_the_same_windows():
                                   'mae_vs_best_naive': (1 / 4) / (2 / 4)})
 
 
-def test_a_baseline_model_without_naive_outputs_is_not_scored():
+def test_a_model_without_the_naive_outputs_is_an_error_naming_them():
   [computation] = forecast_metrics.NaiveComparison(['repeat_last']).computations()
   combiner = computation.combiner
-  old_model = metric_types.StandardMetricInputs(labels=np.array([1.]),
-                                                predictions={'p50': np.array([1.])})
-  output = combiner.extract_output(combiner.add_input(combiner.create_accumulator(), old_model))
-  assert all(np.isnan(value) for value in output.values())
+  served = metric_types.StandardMetricInputs(labels=np.array([1.]),
+                                             predictions={'p50': np.array([1.])})
+  with pytest.raises(ValueError, match=r"no outputs \['naive_repeat_last'\] \(it returns "
+                     r"\['p50'\]\)"):
+    combiner.add_input(combiner.create_accumulator(), served)
 
 
 def _thresholds(eval_config):

@@ -86,9 +86,9 @@ def test_a_missing_last_target_is_not_taken_for_the_start_of_the_horizon(tmp_pat
 def test_rows_beyond_the_horizon_are_refused_with_both_fixes(tmp_path):
   with pytest.raises(prediction.RowsAfterHorizonError, match=(
       r"series 's1' has 5 rows after its last 'load' value \(line 4, 2024-01-01 02:00:00\), "
-      r"3 more than the 2 horizon rows the model forecasts: if 'load' is missing on line 5 "
-      r"\(2024-01-01 03:00:00\), a history row, fill it; if the rows after line 6 "
-      r"\(2024-01-01 04:00:00\) are beyond the horizon, leave them out")):
+      r"3 more than the 2 horizon rows the model forecasts: if 'load' is missing on line 5, "
+      r"2024-01-01 03:00:00, a history row, fill it; if the rows after line 6, "
+      r"2024-01-01 04:00:00 are beyond the horizon, leave them out")):
     _window(tmp_path, _rows(horizon=5))
 
 
@@ -102,7 +102,7 @@ def test_a_missing_last_target_without_observed_columns_is_refused_not_forecast_
   # Not "too little history" nor a forecast from the lost row's hour: the row is named.
   with pytest.raises(prediction.RowsAfterHorizonError, match=(
       rf"series 's1' has 3 rows after its last 'load' value \(line {history}, .*if 'load' "
-      rf"is missing on line {history + 1} \(2024-01-01 0{history - 1}:00:00\), a history "
+      rf"is missing on line {history + 1}, 2024-01-01 0{history - 1}:00:00, a history "
       'row, fill it')):
     _window(tmp_path, rows)
 
@@ -111,8 +111,8 @@ def test_a_target_filled_in_a_horizon_row_is_named_with_the_empty_one_before_it(
   rows = _rows(horizon=3)
   rows[4][HEADER.index('load')] = '2.0'
   with pytest.raises(prediction.PredictionInputError, match=r"line 5: 'load' has no value .* "
-                     r"before the last 'load' value \(line 6, .*empty line 6's if it is a "
-                     'horizon row'):
+                     r"before the last 'load' value \(line 6, .*empty that last one if its "
+                     'row is a horizon row'):
     _window(tmp_path, rows)
 
 

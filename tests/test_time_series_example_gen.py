@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from components import time_series_example_gen as gen
+from schema.dataset_spec import Role
 from schema.datasets import SYNTHETIC
 from schema.frequency import Frequency
 from schema.time_split import TimeSplit, parse_timestamp
@@ -191,8 +192,13 @@ def test_an_empty_target_points_at_the_future_file_not_at_allow_missing():
   with pytest.raises(ValueError, match=r"f.csv, line 7: column 'load' is empty; it is the "
                      'target .* every row of the data needs. Fill the value or drop the row; '
                      r'rows that give the known columns .* future file \(tft-pipeline --future '
-                     r'FILE\), not among the data files$'):
+                     r'FILE, future_file: in a deployment file\), not among the data files$'):
     gen.parse_row(dict(ROW, load=''), SYNTHETIC, 'f.csv, line 7')
+  no_known = dataclasses.replace(
+      SYNTHETIC, columns=tuple(c for c in SYNTHETIC.columns if c.role != Role.KNOWN))
+  with pytest.raises(ValueError, match=r'which every row of the data needs. Fill the value '
+                     r'or drop the row$'):
+    gen.parse_row(dict(ROW, load=''), no_known, 'f.csv, line 7')
 
 
 def test_categorical_values_are_kept_as_written():
