@@ -4,9 +4,11 @@ Used by the local runner's closing summary and by the end-to-end test.
 """
 
 import dataclasses
+import json
 import os
 from typing import Dict, List, Optional, Tuple, Union
 
+import tensorflow as tf
 import tensorflow_model_analysis as tfma
 from google.protobuf import text_format
 from ml_metadata import metadata_store
@@ -18,6 +20,7 @@ from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
+from components.time_series_example_gen import AFTER_END, SPANS_READ, SPLIT_REPORT_FILE
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
 from trainer_module import interval_calibration
@@ -47,11 +50,27 @@ class RunSummary:
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
   baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
+  split_report: Optional[Dict[str, object]] = None  # ExampleGen's split_report.json
+
+  def rows_read(self) -> str:
+    """'train 1729 | eval 432 (spans 3, 4: ...)' from the split report, or ''."""
+    if not self.split_report:
+      return ''
+    counts = ' | '.join(f'{name} {count}' for name, count in self.split_report.items()
+                        if isinstance(count, int) and (count or name != AFTER_END))
+    spans = self.split_report.get(SPANS_READ, [])
+    if len(spans) < 2:
+      return counts
+    return (f"{counts} (spans {', '.join(map(str, spans))}: every row of the older spans is "
+            "training data, their eval periods included; the newest span's own split gives "
+            'the eval windows)')
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
     lines += [f'  {c.node_id:<32} {c.state.lower():<9} {c.seconds:7.1f} s'
               for c in self.components]
+    if self.rows_read():
+      lines.append(f'  rows:        {self.rows_read()}')
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
     lines.append('  eval metrics (original units, all eval windows):')
@@ -135,6 +154,9 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
   metrics = overall_metrics(evaluation.uri) if evaluation else {}
+  split_reports = [os.path.join(a.uri, SPLIT_REPORT_FILE) for a in sorted(
+      artifacts, key=lambda a: a.id, reverse=True) if types.get(a.type_id) == 'Examples']
+  split_report = next((path for path in split_reports if tf.io.gfile.exists(path)), None)
   return RunSummary(
       components=components,
       metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
@@ -151,7 +173,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
                          else None),
-      baseline_mae=baseline_mae(evaluation.uri) if evaluation else None)
+      baseline_mae=baseline_mae(evaluation.uri) if evaluation else None,
+      split_report=_read_json(split_report) if split_report else None)
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:
@@ -233,6 +256,11 @@ def _metric_value(value) -> Union[float, List[float]]:
     return [float(v) for v in (array.float64_values or array.float32_values or
                                array.int64_values or array.int32_values)]
   return value.double_value.value
+
+
+def _read_json(path: str) -> Dict[str, object]:
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
 
 
 def node_id(store: metadata_store.MetadataStore, execution) -> str:

@@ -86,7 +86,7 @@ def _span(artifact):
 
 
 def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
-  config, _, store = two_spans
+  config, [(first, _), (second, _)], store = two_spans
   ingested = _outputs(store, 'TimeSeriesExampleGen', 'examples')
   assert [[_span(a) for a in run] for run in ingested] == [[1], [2]]
   reports = [json.loads(tf.io.gfile.GFile(os.path.join(
@@ -98,6 +98,10 @@ def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
   span_2_train = reports[1]['train'] - span_1_rows
   assert 0 < span_2_train < span_2_rows
   assert span_2_train + reports[1]['eval'] == span_2_rows
+  # The run summary says so.
+  assert first.rows_read() == f"train {reports[0]['train']} | eval {reports[0]['eval']}"
+  assert (f"train {reports[1]['train']} | eval {reports[1]['eval']} (spans 1, 2: every row "
+          'of the older spans is training data') in second.format('root')
   # Transform and Windowing read that one artifact.
   for node in ('Transform', 'Windowing'):
     assert [[a.id for a in run['examples']] for run in _inputs(store, node)] == [

@@ -94,3 +94,16 @@ def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecas
     assert f.read() == ','.join(header) + '\n'
   with open(tmp_path / forecasting.NOT_FORECAST_CSV) as f:
     assert f.read().splitlines()[1] == f'station_00,{no_future}'
+
+
+def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
+  summary = run_summary.RunSummary(
+      components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to=None,
+      model_uri=None, split_report={'train': 1729, 'eval': 432, 'after_end': 0, 'spans': [4],
+                                    'files': ['a.csv']})
+  assert '  rows:        train 1729 | eval 432' in summary.format('/root').splitlines()
+  summary.split_report.update(spans=[3, 4], after_end=5)
+  assert summary.rows_read() == (
+      'train 1729 | eval 432 | after_end 5 (spans 3, 4: every row of the older spans is '
+      "training data, their eval periods included; the newest span's own split gives the "
+      'eval windows)')
