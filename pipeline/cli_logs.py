@@ -6,7 +6,7 @@ import logging
 import os
 import re
 import sys
-import threading
+import tempfile
 import warnings
 
 # What TFX logs when a component fails, before the command prints the error itself.
@@ -34,34 +34,39 @@ def configure(verbose: bool = False) -> None:
 
 
 def _import_tensorflow_without_plugin_noise() -> None:
-  """Imports TensorFlow with its native stderr passed on line by line, as it comes, but
-  for the CUDA plugins' 'Unable to register cuDNN factory ...' errors, which say nothing
-  on a machine without a GPU."""
-  if 'tensorflow' in sys.modules:
+  """Imports TensorFlow with its native stderr captured in a temporary file, then passes
+  that on but for the CUDA plugins' 'Unable to register cuDNN factory ...' errors, which
+  say nothing on a machine without a GPU. A file, not a pipe that a thread would empty:
+  the import holds the interpreter while TensorFlow's native code writes. Left alone
+  when the user asks TensorFlow for more of its logs, or TensorFlow is already imported.
+  A process killed during the import (a CPU TensorFlow was not built for) loses what
+  TensorFlow printed; run with --verbose to see it."""
+  if 'tensorflow' in sys.modules or _more_tensorflow_logs_asked():
     return
-  sys.stderr.flush()
-  stderr = os.dup(2)
-  read_end, write_end = os.pipe()
-  forward = threading.Thread(target=_forward, args=(read_end, stderr), daemon=True)
-  forward.start()
-  os.dup2(write_end, 2)
-  os.close(write_end)
   try:
-    import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
-  finally:
+    captured = tempfile.TemporaryFile()
+  except OSError:  # no writable temporary directory: the command imports it as it is
+    return
+  with captured:
     sys.stderr.flush()
-    os.dup2(stderr, 2)  # closes the pipe's last write end: the thread reads to its end
-    forward.join(timeout=10)
-    os.close(stderr)
-
-
-def _forward(read_end: int, stderr: int) -> None:
-  """Writes each line read from `read_end` to `stderr`, but the plugins' noise."""
-  with os.fdopen(read_end, 'rb') as pipe:
-    for line in pipe:
-      kept = without_plugin_noise(line)
+    stderr = os.dup(2)
+    os.dup2(captured.fileno(), 2)
+    try:
+      import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+    finally:
+      os.dup2(stderr, 2)
+      os.close(stderr)
+      captured.seek(0)
+      kept = without_plugin_noise(captured.read())
       if kept:
-        os.write(stderr, kept)
+        sys.stderr.write(kept.decode(errors='replace'))
+        sys.stderr.flush()
+
+
+def _more_tensorflow_logs_asked() -> bool:
+  """Whether the environment asks TensorFlow's native code for more than its errors."""
+  level = os.environ.get('TF_CPP_MIN_LOG_LEVEL', '2')
+  return (not level.isdigit() or int(level) < 2) or 'TF_CPP_MAX_VLOG_LEVEL' in os.environ
 
 
 def without_plugin_noise(output: bytes) -> bytes:

@@ -61,7 +61,7 @@ def test_etth1_with_standard_borders(tmp_path_factory, run_pipeline):
   assert summary.pushed_to
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
   assert rows == {'train': 8640, 'eval': 2880, 'test': 2880, 'after_end': 17420 - 14400,
-                  'spans': [0]}
+                  'spans': [0], 'files': [os.path.join(config.data_root, 'ETTh1.csv')]}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   # Forecasts start every 24 h and must fit inside their split.
   assert windows['windows'] == {'train': 8640 - 168 - 24 + 1, 'eval': 120, 'test': 120}
@@ -75,7 +75,8 @@ def test_stallion_with_its_350_series(tmp_path_factory, run_pipeline):
   config, summary = _run('stallion', tmp_path_factory, run_pipeline)
   assert summary.metrics['example_count'] == 350
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
-  assert rows == {'train': 350 * 54, 'eval': 350 * 6, 'after_end': 0, 'spans': [0]}
+  assert rows == {'train': 350 * 54, 'eval': 350 * 6, 'after_end': 0, 'spans': [0],
+                  'files': [os.path.join(config.data_root, 'stallion.csv')]}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   assert windows['series'] == 350
   assert windows['windows'] == {'train': 350 * (54 - 18 + 1), 'eval': 350}

@@ -3,6 +3,7 @@ eval windows' raw columns (parsed rows, dense or sparse as Transform's schema re
 column, whatever the spec allows, as one value per row), and the file and line of rows
 it cannot window."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from components import windowing
-from components.window_builder import Row
+from components.window_builder import Row, RowChunk
 from components.windowing import raw_row_values
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import transformed_name
@@ -73,3 +74,14 @@ def test_rows_it_cannot_window_are_named_by_file_and_line(tmp_path):
   # Without the files, the error is the same, without the places.
   with pytest.raises(ValueError, match=r'the same time of a series\)$'):
     windowing.cut_series(('a', rows), SPEC, {'train': 1}, {})
+  # Files that cannot be read again do not hide the error.
+  with pytest.raises(ValueError, match=(
+      r"series 'a' has more than one row .* \(their files could not be read again: ")):
+    windowing.cut_series(('a', rows), SPEC, {'train': 1}, {}, [str(tmp_path / 'gone.csv')])
+
+
+def test_rows_with_and_without_raw_values_are_not_mixed():
+  raw = dataclasses.replace(_transformed_row(1), raw={'id': b'a', 'y': 1.5, 'promo': b'x',
+                                                       'temp': 20.0})
+  with pytest.raises(ValueError, match='hold the raw values of different columns'):
+    RowChunk.of([_transformed_row(0), raw])
