@@ -301,10 +301,7 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
     if path.endswith('.csv'):
       places += _csv_places(path, spec, series_key, times)
     elif path.endswith(TFRECORD_SUFFIXES):
-      places += [where for where, example in _located_tfrecord_examples(path, spec)
-                 if example_time(example, spec) in times
-                 and _series_key([example.features.feature[column].bytes_list.value[0].decode()
-                                  for column in spec.series_key_columns], spec) == series_key]
+      places += _tfrecord_places(path, spec, series_key, times)
     else:
       raise _unknown_format(path)
   if not places:
@@ -326,6 +323,16 @@ def _csv_places(path: str, spec: DatasetSpec, series_key: str,
           and parse_timestamp(fields[time].strip()) in times):
         places.append(f'{shown}, line {line}')
   return places
+
+
+def _tfrecord_places(path: str, spec: DatasetSpec, series_key: str,
+                     times: Collection[int]) -> List[str]:
+  """'<file>, record N' of each record of TFRecord file `path` of the series at one of
+  `times`."""
+  return [where for where, example in _located_tfrecord_examples(path, spec)
+          if example_time(example, spec) in times and _series_key(
+              [example.features.feature[column].bytes_list.value[0].decode()
+               for column in spec.series_key_columns], spec) == series_key]
 
 
 def _series_key(key_values: List[str], spec: DatasetSpec) -> str:
@@ -404,6 +411,16 @@ class _MinMax(beam.CombineFn):
     return accumulator
 
 
+def read_split_report(examples_uri: str) -> Optional[Dict[str, Any]]:
+  """The split report of an ExampleGen output artifact; None if it has none (another
+  component's Examples)."""
+  path = os.path.join(examples_uri, SPLIT_REPORT_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
+
+
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
                        spans: List[int], files: List[str]) -> None:
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
@@ -462,32 +479,34 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     of (epoch seconds, serialized examples); the row counts go to the split report."""
     _, split = _unpack_custom_config(exec_properties)
     read = self.GetInputSourceToExamplePTransform()
-    chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern)
-    files = input_files(exec_properties, pattern)
+    older = older_spans(exec_properties)
+    # Listed once: the files read are the files the split report names.
+    files = {span: input_files(exec_properties, span_pattern) for span, span_pattern in older}
+    newest = input_files(exec_properties, pattern)
+    chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern, newest)
     time_range = beam.pvalue.AsSingleton(
         chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
     names = split.split_names + (AFTER_END,)
     partitions = chunks | 'SplitByTime' >> beam.FlatMap(
         _split_chunk, split, time_range).with_outputs(*map(str, range(len(names))))
-    older = older_spans(exec_properties)
     self._spans_read = [span for span, _ in older] + [
         int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
     outputs = {name: partitions[str(i)] for i, name in enumerate(names)}
-    files = [path for _, older_pattern in older
-             for path in input_files(exec_properties, older_pattern)] + files
     if older:  # every row of an older span is training data
       outputs[TRAINING_SPLIT] = (
           [outputs[TRAINING_SPLIT]]
-          + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, pattern)
-             for span, pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
+          + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, span_pattern, files[span])
+             for span, span_pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
     counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk[1]))
               | f'Count[{name}]' >> beam.CombineGlobally(sum)
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
               for name, split_chunks in outputs.items()]
     _ = (counts | 'AllCounts' >> beam.Flatten() | beam.combiners.ToList()
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
-                                     self._spans_read, files))
+                                     self._spans_read,
+                                     [path for span, _ in older for path in files[span]]
+                                     + newest))
     return {name: outputs[name] for name in split.split_names}
 
 
@@ -499,11 +518,11 @@ def input_files(exec_properties: Dict[str, Any], split_pattern: str) -> List[str
 
 @beam.ptransform_fn
 def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
-                  split_pattern: str) -> beam.PCollection:
-  """Reads the files matching `split_pattern` under the input base as chunks of
-  (epoch seconds, serialized typed tf.Examples)."""
+                  split_pattern: str, files: Optional[List[str]] = None) -> beam.PCollection:
+  """Reads the files matching `split_pattern` under the input base (`files`, if they are
+  listed already) as chunks of (epoch seconds, serialized typed tf.Examples)."""
   spec, _ = _unpack_custom_config(exec_properties)
-  files = input_files(exec_properties, split_pattern)
+  files = input_files(exec_properties, split_pattern) if files is None else files
   for path in files:
     if path.endswith('.csv'):
       read_header(path, spec)  # fail before the pipeline starts when a column is missing

@@ -81,9 +81,10 @@ class RowChunk:
         {name: np.array([value]) for name, value in item.values.items()},
         {name: np.array([value], object if isinstance(value, bytes) else float)
          for name, value in item.raw.items()}) for item in rows]
-    if len({tuple(sorted(chunk.raw)) for chunk in chunks}) > 1:
+    raw_columns = {tuple(sorted(chunk.raw)) for chunk in chunks}
+    if len(raw_columns) > 1:
       raise ValueError('rows of one series hold the raw values of different columns: '
-                       f'{sorted({tuple(sorted(chunk.raw)) for chunk in chunks})}')
+                       f'{sorted(raw_columns)}')
     joined = lambda field: {name: np.concatenate([getattr(chunk, field)[name]
                                                   for chunk in chunks])
                             for name in getattr(chunks[0], field)}

@@ -181,15 +181,6 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
                      f'{gap_note}')
 
 
-def files_read(examples_uri: str) -> List[str]:
-  """The files ExampleGen read, from its split report ([] if it has none)."""
-  path = os.path.join(examples_uri, example_gen.SPLIT_REPORT_FILE)
-  if not tf.io.gfile.exists(path):
-    return []
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f).get(example_gen.FILES_READ, [])
-
-
 class Executor(base_beam_executor.BaseBeamExecutor):
   """Builds the windows of every split in one Beam pipeline."""
 
@@ -215,7 +206,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
-                                  files_read(examples.uri)))
+                                  (example_gen.read_split_report(examples.uri) or {}).get(
+                                      example_gen.FILES_READ, [])))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,

@@ -4,11 +4,9 @@ Used by the local runner's closing summary and by the end-to-end test.
 """
 
 import dataclasses
-import json
 import os
 from typing import Dict, List, Optional, Tuple, Union
 
-import tensorflow as tf
 import tensorflow_model_analysis as tfma
 from google.protobuf import text_format
 from ml_metadata import metadata_store
@@ -20,7 +18,7 @@ from components import forecasting
 from components.forecast_gen import Forecasts
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
-from components.time_series_example_gen import AFTER_END, SPANS_READ, SPLIT_REPORT_FILE
+from components.time_series_example_gen import AFTER_END, SPANS_READ, read_split_report
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
 from trainer_module import interval_calibration
@@ -69,8 +67,9 @@ class RunSummary:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']
     lines += [f'  {c.node_id:<32} {c.state.lower():<9} {c.seconds:7.1f} s'
               for c in self.components]
-    if self.rows_read():
-      lines.append(f'  rows:        {self.rows_read()}')
+    rows = self.rows_read()
+    if rows:
+      lines.append(f'  rows:        {rows}')
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
     lines.append('  eval metrics (original units, all eval windows):')
@@ -154,9 +153,11 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
   metrics = overall_metrics(evaluation.uri) if evaluation else {}
-  split_reports = [os.path.join(a.uri, SPLIT_REPORT_FILE) for a in sorted(
-      artifacts, key=lambda a: a.id, reverse=True) if types.get(a.type_id) == 'Examples']
-  split_report = next((path for path in split_reports if tf.io.gfile.exists(path)), None)
+  # Windowing's windows are Examples too, without a split report: the newest with one.
+  reports = (read_split_report(a.uri) for a in sorted(artifacts, key=lambda a: a.id,
+                                                        reverse=True)
+             if types.get(a.type_id) == 'Examples')
+  split_report = next((report for report in reports if report), None)
   return RunSummary(
       components=components,
       metrics={k: v for k, v in metrics.items() if isinstance(v, float)},
@@ -174,7 +175,7 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
                          else None),
       baseline_mae=baseline_mae(evaluation.uri) if evaluation else None,
-      split_report=_read_json(split_report) if split_report else None)
+      split_report=split_report)
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:
@@ -256,11 +257,6 @@ def _metric_value(value) -> Union[float, List[float]]:
     return [float(v) for v in (array.float64_values or array.float32_values or
                                array.int64_values or array.int32_values)]
   return value.double_value.value
-
-
-def _read_json(path: str) -> Dict[str, object]:
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
 
 
 def node_id(store: metadata_store.MetadataStore, execution) -> str:
