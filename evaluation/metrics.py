@@ -9,9 +9,10 @@ original units. For each slice, over every (window, step) pair:
   2 sum(pinball) / sum(|y|);
 - `coverage_pLO_pHI`: share of actuals inside [f_lo, f_hi] for the lowest and highest
   quantiles (P10-P90 by default);
-- `mean_absolute_error_by_step`: the median forecast's MAE at each horizon step, [H];
-- `quantile_crossing_rate`: share of (window, step) pairs whose quantiles are not in
-  order (the model has no monotonicity constraint).
+- `mean_absolute_error_by_step`: the median forecast's MAE at each horizon step, [H].
+
+The served quantiles are in order (`trainer_module.export.in_order_from_median`); how
+often the model's own were not is in the Trainer's calibration report.
 
 `NaiveComparison` scores the naive forecasts that the model's Evaluator signature
 returns beside its own (`trainer_module.naive_forecasts`) on the same windows:
@@ -40,7 +41,6 @@ MAE_VS_BEST_NAIVE = 'mae_vs_best_naive'  # also the NaiveComparison metric's nam
 # MetricConfig threshold on it bounds this key
 NAIVE_MAE_PREFIX = 'naive_mae_'
 MAE_BY_STEP = 'mean_absolute_error_by_step'
-CROSSING_RATE = 'quantile_crossing_rate'
 
 
 def quantile_loss_name(quantile: float) -> str:
@@ -92,7 +92,7 @@ def _per_model(names: Sequence[str], model_names: Optional[List[str]], combiner
 def metric_names(quantiles: Sequence[float]) -> List[str]:
   """Every metric name the computation returns, in a stable order."""
   return ([quantile_loss_name(q) for q in quantiles] + [q_risk_name(q) for q in quantiles] +
-          [coverage_name(quantiles), CROSSING_RATE, MAE_BY_STEP])
+          [coverage_name(quantiles), MAE_BY_STEP])
 
 
 @dataclasses.dataclass
@@ -101,7 +101,6 @@ class _Sums:
   windows: int = 0
   abs_actual: float = 0.0
   covered: float = 0.0
-  crossed: float = 0.0
   pinball: Optional[np.ndarray] = None       # [Q]
   abs_error_by_step: Optional[np.ndarray] = None  # [H]
 
@@ -147,7 +146,6 @@ class _Combiner(beam.CombineFn):
     sums.windows += 1
     sums.abs_actual += np.abs(label).sum()
     sums.covered += np.sum((label >= forecasts[0]) & (label <= forecasts[-1]))
-    sums.crossed += np.sum(np.any(np.diff(forecasts, axis=0) < 0, axis=0))
     return sums
 
   def merge_accumulators(self, accumulators) -> _Sums:
@@ -160,7 +158,7 @@ class _Combiner(beam.CombineFn):
         merged.abs_error_by_step = np.zeros_like(sums.abs_error_by_step)
       merged.pinball += sums.pinball
       merged.abs_error_by_step += sums.abs_error_by_step
-      for field in ('windows', 'abs_actual', 'covered', 'crossed'):
+      for field in ('windows', 'abs_actual', 'covered'):
         setattr(merged, field, getattr(merged, field) + getattr(sums, field))
     return merged
 
@@ -173,7 +171,6 @@ class _Combiner(beam.CombineFn):
       output[self._keys[q_risk_name(q)]] = (2.0 * pinball / sums.abs_actual
                                            if sums.abs_actual else float('nan'))
     output[self._keys[coverage_name(self._quantiles)]] = sums.covered / sums.count
-    output[self._keys[CROSSING_RATE]] = sums.crossed / sums.count
     output[self._keys[MAE_BY_STEP]] = sums.abs_error_by_step / sums.windows
     return output
 

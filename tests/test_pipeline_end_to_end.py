@@ -199,6 +199,13 @@ def _numpy_metrics(actuals, forecasts):
   return expected
 
 
+def test_served_quantiles_are_in_order(finished_run):
+  """The model is briefly trained; whatever order its own quantiles came in, it serves
+  P10 <= P50 <= P90 at every step."""
+  _, forecasts, _ = _eval_windows_and_forecasts(*finished_run)
+  assert (np.diff(forecasts, axis=0) >= 0).all()
+
+
 def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished_run):
   config, summary = finished_run
   actuals, forecasts, series = _eval_windows_and_forecasts(config, summary)

@@ -3,7 +3,8 @@
 Every signature takes one tensor `examples` of serialized tf.Examples [B], one per
 window, and returns one [B, H] forecast per quantile in original units, keyed by
 `quantile_key` ('p10', 'p50', 'p90' for the default quantiles): the calibrated bands,
-at or above the spec's `forecast_floor` if it has one (`served_quantiles`).
+in order from the median out (a P10 never above the P50), at or above the spec's
+`forecast_floor` if it has one (`served_quantiles`).
 
 `serving_default` (SERVING_SIGNATURE) takes RAW windows: the columns of the dataset
 spec, untransformed, as lists over the window's steps
@@ -184,12 +185,32 @@ class _Exported(tf.Module):
     self.transform_layer = transform_layer
 
 
+def in_order_from_median(quantile_forecasts: tf.Tensor, quantiles: Sequence[float]
+                         ) -> tf.Tensor:
+  """Forecasts [B, H, Q] of increasing `quantiles` put in order without moving the median.
+
+  The quantile closest to 0.5 keeps its forecast; each quantile below it takes the lowest
+  of its own forecast and those between it and the median, each one above the highest.
+  A band whose end fell inside it (a P50 below the P10, a P10-P90 band narrower than the
+  P25-P75) is widened to hold it, and a forecast already in order is unchanged.
+  """
+  columns = tf.unstack(quantile_forecasts, axis=-1)
+  middle = min(range(len(quantiles)), key=lambda i: abs(quantiles[i] - 0.5))
+  for i in range(middle - 1, -1, -1):
+    columns[i] = tf.minimum(columns[i], columns[i + 1])
+  for i in range(middle + 1, len(quantiles)):
+    columns[i] = tf.maximum(columns[i], columns[i - 1])
+  return tf.stack(columns, axis=-1)
+
+
 def served_quantiles(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
                      interval_factors: interval_calibration.BandFactors,
                      forecast_floor: Optional[float]) -> tf.Tensor:
   """The model's quantile forecasts [B, H, Q] as every signature serves them: each band's
-  ends moved by their factors (`interval_calibration`), then raised to `forecast_floor`."""
-  served = interval_calibration.apply(quantile_forecasts, quantiles, interval_factors)
+  ends moved by their factors (`interval_calibration`), put in order from the median out
+  (`in_order_from_median`), then raised to `forecast_floor`."""
+  served = in_order_from_median(
+      interval_calibration.apply(quantile_forecasts, quantiles, interval_factors), quantiles)
   return served if forecast_floor is None else tf.maximum(served, forecast_floor)
 
 

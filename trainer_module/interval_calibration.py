@@ -18,8 +18,10 @@ P10 and 11 to 18% above the P90 (benchmarks/README.md). A factor > 0 moves its e
 P10 above its P90) is taken from the lower to the higher end. P50 and every quantile
 outside such pairs are left as they are. The factors travel inside the exported model
 (`trainer_module.export`), so every signature, and so the Evaluator, `tft-predict` and
-the run's forecasts, serves the calibrated bands; `calibration.json` beside the model
-records them, and the run summary prints them (`describe`).
+the run's forecasts, serves the calibrated bands, put in order from the median out
+(`export.in_order_from_median`); `calibration.json` beside the model records them and
+how often the model's own quantiles were out of order, and the run summary prints them
+(`describe`).
 """
 
 import json
@@ -99,6 +101,11 @@ def apply(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
   return tf.stack(columns, axis=-1)
 
 
+def out_of_order(quantile_forecasts: np.ndarray) -> float:
+  """Share of the (window, step) pairs of forecasts [N, H, Q] whose quantiles decrease."""
+  return float(np.mean(np.any(np.diff(quantile_forecasts, axis=-1) < 0, axis=-1)))
+
+
 def coverage(quantile_forecasts: np.ndarray, actual: np.ndarray,
              quantiles: Sequence[float]) -> Dict[str, float]:
   """Share of actuals inside each band, keyed as `fit`'s factors."""
@@ -135,6 +142,9 @@ def describe(report: Dict[str, object]) -> str:
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
                  f'after calibration (ends moved out by {lower:+.3f} and {upper:+.3f} of '
                  f'its width)')
+  if report.get('eval_out_of_order'):
+    parts.append(f"the model's quantiles were out of order at "
+                 f"{100 * report['eval_out_of_order']:.1f}% of the eval steps, served in order")
   return '; '.join(parts)
 
 

@@ -298,8 +298,9 @@ def _release_traced_functions(model: keras.Model) -> None:
 
 def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
                eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
-  """Interval factors from every eval window (`interval_calibration`), and the eval
-  coverage before them and of the bands served after them (with the forecast floor).
+  """Interval factors from every eval window (`interval_calibration`), the eval coverage
+  before them and of the bands served after them (with the forecast floor), and the
+  share of eval steps whose quantiles the model gave out of order.
   `evaluation` holds the `eval_windows` windows once, then the first again to fill its
   last batch; those are left out."""
   # One pass, so that forecasts and actuals pair up whatever order the files are read in;
@@ -316,7 +317,8 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
             'eval_coverage_before': interval_calibration.coverage(
                 forecasts, actual, config.quantiles),
             'eval_coverage_after': interval_calibration.coverage(
-                calibrated, actual, config.quantiles)}
+                calibrated, actual, config.quantiles),
+            'eval_out_of_order': interval_calibration.out_of_order(forecasts)}
   logging.info('Interval calibration on %d eval windows: factors %s; coverage %s before, '
                '%s after.', report['eval_windows'], factors, report['eval_coverage_before'],
                report['eval_coverage_after'])

@@ -68,12 +68,12 @@ def served(tiny, resumed_run):
 
 
 def _in_memory_forecasts(model, windows: List[bytes], spec, model_dir) -> np.ndarray:
-  """The Keras model's forecasts, with the interval factors the export recorded."""
+  """The Keras model's forecasts, served with the interval factors the export recorded."""
   inputs, _ = window_inputs.parse_windows(tf.constant(windows), spec)
   with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
     factors = json.load(f)['factors']
-  return interval_calibration.apply(model(inputs, training=False)[
-      window_inputs.QUANTILES_OUTPUT], (0.1, 0.5, 0.9), factors).numpy()
+  return export.served_quantiles(model(inputs, training=False)[
+      window_inputs.QUANTILES_OUTPUT], (0.1, 0.5, 0.9), factors, spec.forecast_floor).numpy()
 
 
 def test_raw_windows_cover_missing_values(served):

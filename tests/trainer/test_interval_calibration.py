@@ -128,6 +128,17 @@ def test_the_report_is_read_back_and_described(tmp_path):
   assert calibration.describe(report) == (
       'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (ends moved out by '
       '-0.020 and +0.380 of its width)')
+  assert calibration.describe({**report, 'eval_out_of_order': 0.0}) == calibration.describe(
+      report)
+  assert calibration.describe({**report, 'eval_out_of_order': 0.0234}).endswith(
+      "of its width); the model's quantiles were out of order at 2.3% of the eval steps, "
+      'served in order')
+
+
+def test_the_share_out_of_order_counts_steps_with_any_decrease():
+  forecasts = np.array([[[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]],
+                        [[1.0, 0.0, 2.0], [1.0, 1.0, 1.0]]])  # [N=2, H=2, Q=3]
+  assert calibration.out_of_order(forecasts) == 0.5
 
 
 def test_a_report_with_one_factor_for_both_ends_is_described():
@@ -148,3 +159,38 @@ def test_served_bands_are_calibrated_then_raised_to_the_forecast_floor():
   np.testing.assert_allclose(served, [[[0.0, 0.0, 0.5], [0.0, 0.0, 0.0]]])
   np.testing.assert_allclose(
       export.served_quantiles(forecasts, quantiles, factors, None).numpy(), calibrated)
+
+
+def test_served_quantiles_are_put_in_order_around_the_median():
+  """A P50 outside its band widens the band to it; the median itself never moves."""
+  forecasts = tf.constant([[[1.0, 0.0, 2.0],     # P50 below P10
+                            [-1.0, 3.0, 2.0],    # P50 above P90
+                            [2.0, 1.0, 0.0],     # reversed: the band's ends swap
+                            [-1.0, 0.5, 1.0]]])  # in order: unchanged
+  served = export.served_quantiles(forecasts, QUANTILES, {}, None).numpy()
+  np.testing.assert_array_equal(served, [[[0.0, 0.0, 2.0], [-1.0, 3.0, 3.0],
+                                          [0.0, 1.0, 2.0], [-1.0, 0.5, 1.0]]])
+
+
+def test_an_outer_band_is_widened_to_hold_the_inner_one():
+  """Bands calibrated one by one can leave P10-P90 inside P25-P75; served, each
+  quantile is at least as far out as the one inside it."""
+  quantiles = (0.1, 0.25, 0.5, 0.75, 0.9)
+  forecasts = tf.constant([[[-1.0, -2.0, 0.0, 3.0, 1.0]]])
+  served = export.in_order_from_median(forecasts, quantiles).numpy()
+  np.testing.assert_array_equal(served, [[[-2.0, -2.0, 0.0, 3.0, 3.0]]])
+
+
+def test_without_a_median_the_quantile_closest_to_it_keeps_its_forecast():
+  served = export.in_order_from_median(tf.constant([[[5.0, 1.0, 0.0]]]), (0.2, 0.4, 0.9))
+  np.testing.assert_array_equal(served.numpy(), [[[1.0, 1.0, 1.0]]])
+
+
+def test_calibration_that_moves_ends_in_still_serves_them_around_the_median():
+  """An end moved in past the median (a narrow band, negative factors) is served at it."""
+  forecasts = tf.constant([[[-1.0, 0.8, 1.0], [-1.0, -0.8, 1.0]]])
+  factors = {'0.1:0.9': {'lower': -0.4, 'upper': -0.4}}
+  moved = calibration.apply(forecasts, QUANTILES, factors).numpy()
+  np.testing.assert_allclose(moved, [[[-0.2, 0.8, 0.2], [-0.2, -0.8, 0.2]]], atol=1e-6)
+  served = export.served_quantiles(forecasts, QUANTILES, factors, None).numpy()
+  np.testing.assert_allclose(served, [[[-0.2, 0.8, 0.8], [-0.8, -0.8, 0.2]]], atol=1e-6)
