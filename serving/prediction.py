@@ -17,7 +17,7 @@ import difflib
 import io
 import logging
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -518,24 +518,24 @@ def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
     outputs = serve(examples=tf.constant([w.example.SerializeToString() for w in batch]))
     for name, values in outputs.items():
       forecasts.setdefault(name, []).append(values.numpy())
-  quantiles = {name: np.concatenate(values) for name, values in
-               sorted(forecasts.items(), key=lambda item: export.key_quantile(item[0]))}
-  rows = []
-  for index, window in enumerate(windows):
-    for step, time in enumerate(window.horizon_times):
-      row = dict(zip(spec.series_key_columns, window.key_values))
-      row[spec.time_column] = time
-      row[HORIZON_STEP] = step + 1
-      row.update({name: float(values[index, step]) for name, values in quantiles.items()})
-      rows.append(row)
-  return rows
+  columns = _columns(spec, forecasts)
+  quantiles = [np.concatenate(forecasts[name]) for name in columns[-len(forecasts):]]
+  return [dict(zip(columns, [*window.key_values, time, step + 1,
+                             *(float(values[index, step]) for values in quantiles)]))
+          for index, window in enumerate(windows)
+          for step, time in enumerate(window.horizon_times)]
 
 
 def forecast_columns(model_dir: str, spec: DatasetSpec) -> List[str]:
   """The columns of `forecast_rows`' rows, without forecasting (for a file with none)."""
   serve = tf.saved_model.load(model_dir).signatures[export.SERVING_SIGNATURE]
+  return _columns(spec, serve.structured_outputs)
+
+
+def _columns(spec: DatasetSpec, quantile_keys: Iterable[str]) -> List[str]:
+  """A forecast row's columns: the series key, the time, the step, then the quantiles."""
   return [*spec.series_key_columns, spec.time_column, HORIZON_STEP,
-          *sorted(serve.structured_outputs, key=export.key_quantile)]
+          *sorted(quantile_keys, key=export.key_quantile)]
 
 
 def write_forecasts(rows: Sequence[Dict[str, object]], stream,

@@ -56,10 +56,9 @@ def vocabulary(model_dir: str, name: str) -> FrozenSet[str]:
   Raises:
     ModelNotFoundError: the model has no such asset.
   """
-  asset = os.path.join(vocabularies.VOCABULARY_DIR, vocabularies.file_name(name))
-  path = os.path.join(model_dir, asset)
+  path = vocabularies.asset_path(model_dir, name)
   if not tf.io.gfile.exists(path):
-    raise ModelNotFoundError(f"{model_dir} has no vocabulary asset '{asset}'; it was not "
-                             "exported by this project's Trainer")
-  with tf.io.gfile.GFile(path) as f:
-    return frozenset(line.rstrip('\n') for line in f if line.strip())
+    raise ModelNotFoundError(f"{model_dir} has no vocabulary asset "
+                             f"'{os.path.relpath(path, model_dir)}'; it was not exported by "
+                             "this project's Trainer")
+  return frozenset(entry.decode() for entry in vocabularies.entries(path) if entry.strip())

@@ -22,14 +22,22 @@ def file_name(vocabulary: str) -> str:
   return tft.analyzers.sanitized_vocab_filename(filename=vocabulary)
 
 
+def asset_path(model_dir: str, vocabulary: str) -> str:
+  """Where a SavedModel keeps the vocabulary named `vocabulary`."""
+  return os.path.join(model_dir, VOCABULARY_DIR, file_name(vocabulary))
+
+
+def entries(path: str) -> List[bytes]:
+  """The entries of the vocabulary file at `path`, in id order."""
+  with tf.io.gfile.GFile(path, 'rb') as f:
+    return f.read().splitlines()
+
+
 def of_model(model_dir: str) -> Dict[str, List[bytes]]:
-  """A SavedModel's vocabularies by name, each as its entries in id order: an exported
-  model's, or a Transform output's (`TFTransformOutput.transform_savedmodel_dir`)."""
+  """A SavedModel's vocabularies by file name, each as its entries in id order: an
+  exported model's, or a Transform output's (`TFTransformOutput.transform_savedmodel_dir`)."""
   directory = os.path.join(model_dir, VOCABULARY_DIR)
   if not tf.io.gfile.isdir(directory):
     return {}
-  vocabularies = {}
-  for name in tf.io.gfile.listdir(directory):
-    with tf.io.gfile.GFile(os.path.join(directory, name), 'rb') as f:
-      vocabularies[name] = f.read().splitlines()
-  return vocabularies
+  return {name: entries(os.path.join(directory, name))
+          for name in tf.io.gfile.listdir(directory)}
