@@ -5,8 +5,9 @@ blessed it, else the last blessed model; when there is none yet, with the Traine
 model, and the report says that it is not blessed.
 """
 
+import logging
 import os
-from typing import Optional
+from typing import Dict, Optional
 
 import tensorflow as tf
 from tfx import types
@@ -15,6 +16,8 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
 from components import forecasting
+from components import time_series_example_gen as example_gen
+from schema.dataset_spec import DatasetSpec, Role
 from serving import prediction
 from trainer_module import export
 
@@ -24,6 +27,18 @@ class Forecasts(types.Artifact):
   `forecast_report.json`."""
   # '<namespace>.<Type>': the form KubeflowV2DagRunner requires of custom artifact types.
   TYPE_NAME = 'tft.Forecasts'
+
+
+def _newest_times_as_written(examples_uri: str, spec: DatasetSpec) -> Dict[str, str]:
+  """Each series' newest time as the files ExampleGen read write it, for the UTC offset
+  the examples do not keep; {} (UTC) when those files cannot be read again."""
+  files = (example_gen.read_split_report(examples_uri) or {}).get(example_gen.FILES_READ, [])
+  try:
+    return example_gen.newest_times_as_written(files, spec)
+  except Exception as error:  # pylint: disable=broad-except
+    logging.warning('Forecasts: the data files could not be read again for the UTC offset '
+                    'of their times (%s); the forecast times are written in UTC.', error)
+    return {}
 
 
 def _model_dir(model: types.Artifact) -> str:
@@ -54,6 +69,9 @@ def ForecastGen(  # pylint: disable=invalid-name
   for split in artifact_utils.decode_split_names(examples.split_names):
     files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
   series = forecasting.series_from_examples(files, spec)
+  if not spec.columns_with(Role.KNOWN):  # else the future file's rows give the times
+    series = forecasting.with_newest_times_as_written(
+        series, _newest_times_as_written(examples.uri, spec), spec)
   future = prediction.read_series(future_file, spec) if future_file else {}
   result = forecasting.make_forecasts(model_dir, series, future, spec)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={

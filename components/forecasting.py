@@ -5,10 +5,12 @@ the pipeline read them); its window is its last E rows and the next H steps of t
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
 columns need values over those H steps: they come from a future file (the spec's
 columns, a row per series and future step, target and observed columns empty), or, when
-the spec declares no known columns, nothing is needed. A series that cannot be forecast
-is listed with the reason, never dropped: its rows end a horizon or more before the
-newest rows (its forecast would lie in the past), too little history, a gap in its last E
-rows, no known values for the horizon, unknown to the model, or only in the future file.
+the spec declares no known columns, nothing is needed: the steps are written in the UTC
+offset of the series' newest time as the data files write it (the examples keep only
+the instant). A series that cannot be forecast is listed with the reason, never dropped:
+its rows end a horizon or more before the newest rows (its forecast would lie in the
+past), too little history, a gap in its last E rows, no known values for the horizon,
+unknown to the model, or only in the future file.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),
@@ -21,12 +23,13 @@ import json
 import logging
 import os
 import tempfile
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.time_split import format_time_as_given, parse_timestamp
 from serving import prediction, published_models
 
 FORECASTS_CSV = 'forecasts.csv'
@@ -72,10 +75,27 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
   return series
 
 
+def with_newest_times_as_written(series: SeriesRows, written: Mapping[str, str],
+                                 spec: DatasetSpec) -> SeriesRows:
+  """`series` with each one's newest row's time as the data writes it (`written`, by
+  series key: `time_series_example_gen.newest_times_as_written`) where it is the same
+  instant, so that the steps the run adds after it are written in its UTC offset."""
+  result = {}
+  for key_values, rows in series.items():
+    time = written.get(prediction.series_key(key_values, spec))
+    if time is not None and parse_timestamp(time) == rows[-1].seconds:
+      last = rows[-1]
+      rows = rows[:-1] + [dataclasses.replace(
+          last, values={**last.values, spec.time_column: time})]
+    result[key_values] = rows
+  return result
+
+
 def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputRow],
                  spec: DatasetSpec) -> List[prediction.InputRow]:
   """The series' rows and its H steps after the last one: the future file's rows at
-  those steps, or rows holding only the time and key where no known column is declared.
+  those steps, or, where no known column is declared, rows holding only the key and the
+  time, in the UTC offset the last row's time names (UTC if none).
 
   Raises:
     prediction.MissingFutureRowsError: known columns are declared and the future rows
@@ -87,9 +107,10 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
   known = [c.name for c in spec.columns_with(Role.KNOWN)]
   if not known:
     key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
+    last_time = rows[-1].values[spec.time_column]
     return rows + [prediction.InputRow(None, seconds, {
         **{c.name: '' for c in spec.columns}, **key_values,
-        spec.time_column: prediction.format_time(seconds)}) for seconds in steps]
+        spec.time_column: format_time_as_given(seconds, last_time)}) for seconds in steps]
   absent = [seconds for seconds in steps if seconds not in by_time]
   if absent:
     raise prediction.MissingFutureRowsError(

@@ -15,7 +15,8 @@ series. This one keeps TFX's file handling (input patterns, spans, output format
 assigns each row to train / eval / test by its timestamp (see `schema.time_split`).
 It writes `split_report.json` into the output artifact with the row count of each split,
 the spans read and the files read (`FILES_READ`), where a later component's error about
-rows finds them (`find_rows`).
+rows finds them (`find_rows`) and the run's forecasts the UTC offset of each series'
+newest time (`newest_times_as_written`).
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -51,7 +52,8 @@ from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.frequency import off_grid_hint
-from schema.time_split import TRAINING_SPLIT, TimeSplit, format_time, parse_timestamp
+from schema.time_split import (TRAINING_SPLIT, TimeSplit, format_time, names_utc_offset,
+                               parse_timestamp)
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
@@ -243,16 +245,21 @@ def _encoded(located: Iterable[Tuple[str, tf.train.Example]],
           [example.SerializeToString() for example in examples])
 
 
+def _tfrecord_examples(path: str) -> Iterator[tf.train.Example]:
+  """The tf.Examples of a TFRecord file, in order (gzipped if its name ends in .gz)."""
+  compression = 'GZIP' if path.endswith('.gz') else ''
+  for record in tf.compat.v1.io.tf_record_iterator(
+      path, tf.compat.v1.io.TFRecordOptions(compression)):
+    yield tf.train.Example.FromString(record)
+
+
 def _located_tfrecord_examples(path: str, spec: DatasetSpec
                                ) -> Iterator[Tuple[str, tf.train.Example]]:
   """(file and record number, tf.Example) of each record of a TFRecord file, re-typed
   and checked like CSV rows."""
-  compression = 'GZIP' if path.endswith('.gz') else ''
-  for number, record in enumerate(tf.compat.v1.io.tf_record_iterator(
-      path, tf.compat.v1.io.TFRecordOptions(compression)), start=1):
+  for number, example in enumerate(_tfrecord_examples(path), start=1):
     where = f'{shown_path(path)}, record {number}'
-    yield where, parse_row(_as_text(tf.train.Example.FromString(record), spec, where), spec,
-                           where)
+    yield where, parse_row(_as_text(example, spec, where), spec, where)
 
 
 def _as_text(example: tf.train.Example, spec: DatasetSpec, where: str) -> Dict[str, str]:
@@ -294,45 +301,56 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
   """Where the rows of series `series_key` at epoch seconds `times` are in `files`, read
   again as this component reads them: '; rows at <file>, line 12 and <file>, line 40'
   (the first few), or '' if none is found. For the errors of later components, which
-  see the rows without their files: CSV rows are matched by their key's text before
-  their time is parsed."""
-  places = []
-  for path in files:
-    if path.endswith('.csv'):
-      places += _csv_places(path, spec, series_key, times)
-    elif path.endswith(TFRECORD_SUFFIXES):
-      places += _tfrecord_places(path, spec, series_key, times)
-    else:
-      raise _unknown_format(path)
+  see the rows without their files: rows are matched by their key's text before their
+  time is parsed."""
+  places = [place for path in files for place, key, time in _keys_and_times(path, spec)
+            if key == series_key and parse_timestamp(time) in times]
   if not places:
     return ''
   more = f' and {len(places) - _SHOWN_ROWS} more' if len(places) > _SHOWN_ROWS else ''
   return f"; rows at {' and '.join(places[:_SHOWN_ROWS])}{more}"
 
 
-def _csv_places(path: str, spec: DatasetSpec, series_key: str,
-                times: Collection[int]) -> List[str]:
-  """'<file>, line N' of each row of CSV file `path` of the series at one of `times`."""
-  places = []
+def newest_times_as_written(files: Iterable[str], spec: DatasetSpec) -> Dict[str, str]:
+  """The time of each series' newest row as `files` write it, by series key; {} when no
+  file's first row names its UTC offset, whose times the examples' epoch seconds keep.
+  For later components, which see times as epoch seconds only."""
+  files = list(files)
+  first_times = (next(_keys_and_times(path, spec), (None, None, ''))[2] for path in files)
+  if not any(names_utc_offset(time) for time in first_times if time):
+    return {}
+  newest: Dict[str, Tuple[int, str]] = {}
+  for path in files:
+    for _, key, time in _keys_and_times(path, spec):
+      seconds = parse_timestamp(time)
+      if key not in newest or seconds > newest[key][0]:
+        newest[key] = (seconds, time)
+  return {key: time for key, (_, time) in newest.items()}
+
+
+def _keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str]]:
+  """(place, series key, time as written) of each row of a CSV or TFRecord file, its
+  other columns left unread: '<file>, line N' or '<file>, record N'; an int64 time as
+  UTC text."""
   shown = shown_path(path)
-  for header, chunk in _csv_line_chunks(path, spec):
-    keys = [header.index(column) for column in spec.series_key_columns]
-    time = header.index(spec.time_column)
-    for line, fields in chunk:
-      if (_series_key([fields[i].strip() for i in keys], spec) == series_key
-          and parse_timestamp(fields[time].strip()) in times):
-        places.append(f'{shown}, line {line}')
-  return places
-
-
-def _tfrecord_places(path: str, spec: DatasetSpec, series_key: str,
-                     times: Collection[int]) -> List[str]:
-  """'<file>, record N' of each record of TFRecord file `path` of the series at one of
-  `times`."""
-  return [where for where, example in _located_tfrecord_examples(path, spec)
-          if example_time(example, spec) in times and _series_key(
-              [example.features.feature[column].bytes_list.value[0].decode()
-               for column in spec.series_key_columns], spec) == series_key]
+  if path.endswith('.csv'):
+    for header, chunk in _csv_line_chunks(path, spec):
+      keys = [header.index(column) for column in spec.series_key_columns]
+      time = header.index(spec.time_column)
+      for line, fields in chunk:
+        yield (f'{shown}, line {line}', _series_key([fields[i].strip() for i in keys], spec),
+               fields[time].strip())
+  elif path.endswith(TFRECORD_SUFFIXES):
+    for number, example in enumerate(_tfrecord_examples(path), start=1):
+      feature = example.features.feature
+      time = feature[spec.time_column]
+      yield (f'{shown}, record {number}', _series_key(
+                 [feature[column].bytes_list.value[0].decode()
+                  for column in spec.series_key_columns], spec),
+             format_time(time.int64_list.value[0]) if time.int64_list.value
+             else time.bytes_list.value[0].decode().strip())
+  else:
+    raise _unknown_format(path)
 
 
 def _series_key(key_values: List[str], spec: DatasetSpec) -> str:

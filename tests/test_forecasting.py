@@ -114,3 +114,35 @@ def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
   with pytest.raises(prediction.PredictionInputError,
                      match=r"recent.csv: the header names 'load' twice \(columns 3 and 8\)"):
     prediction.read_series(str(path), SPEC)
+
+
+def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_newest_row_in_the_data():
+  """Examples give UTC times; with the newest row's time as the data writes it, the
+  forecast steps are written in its offset, a time given for another instant is not
+  taken."""
+  series = {('s1',): _input_rows(NO_KNOWN, range(4)), ('s2',): _input_rows(NO_KNOWN, range(4))}
+  written = {'s1': '2024-01-01 05:00:00+02:00', 's2': '2024-01-01 03:00:00+01:00'}
+  kept = forecasting.with_newest_times_as_written(series, written, NO_KNOWN)
+  assert kept[('s1',)][-1].values['timestamp'] == '2024-01-01 05:00:00+02:00'
+  assert kept[('s2',)] == series[('s2',)]  # 03:00+01:00 is 02:00 UTC, not the newest row
+  assert kept[('s1',)][:-1] == series[('s1',)][:-1]
+  window = prediction.build_window(
+      ('s1',), forecasting.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
+  assert window.horizon_times == ('2024-01-01 06:00:00+02:00', '2024-01-01 07:00:00+02:00')
+
+
+def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_path, caplog):
+  from components import forecast_gen  # pylint: disable=import-outside-toplevel
+  from schema.time_split import TimeSplit  # pylint: disable=import-outside-toplevel
+  data = tmp_path / 'data.csv'
+  data.write_text('station,timestamp,load,region,capacity,price,temperature\n'
+                  's1,2024-01-01 05:00:00+02:00,1.5,north,50,1.1,20\n')
+  examples = tmp_path / 'examples'
+  examples.mkdir()
+  gen.write_split_report([('train', 1), ('eval', 1)], str(examples / gen.SPLIT_REPORT_FILE),
+                         TimeSplit(eval_start=0.5), spans=[0], files=[str(data)])
+  newest = forecast_gen._newest_times_as_written  # pylint: disable=protected-access
+  assert newest(str(examples), SPEC) == {'s1': '2024-01-01 05:00:00+02:00'}
+  data.unlink()  # gone since: the forecasts are written in UTC, with a warning
+  assert newest(str(examples), SPEC) == {}
+  assert 'could not be read again' in caplog.text and 'written in UTC' in caplog.text

@@ -278,3 +278,32 @@ def test_rows_are_found_again_by_series_and_time_with_their_file_and_line(tmp_pa
       f'; rows at {first}, line 4 and {second}, line 2 and {records}, record 1')
   assert gen.find_rows(files, SYNTHETIC, 's2', {one, one - 3600}) == f'; rows at {first}, line 3'
   assert gen.find_rows(files, SYNTHETIC, 's3', {one}) == ''
+
+
+def test_each_series_newest_time_is_read_again_as_the_files_write_it(tmp_path):
+  """The examples keep an instant, not its UTC offset; the forecasts want both."""
+  header = 'station,timestamp,load,region,capacity,price,temperature'
+  row = lambda station, time: f'{station},{time},1.5,north,50,1.1,20'
+  first, second = tmp_path / 'a.csv', tmp_path / 'b.csv'
+  first.write_text('\n'.join([header, row('s1', '2024-03-31 01:00:00+01:00'),
+                              row('s2', '2024-03-31 02:00:00Z'),
+                              row('s1', '2024-03-31 03:00:00+02:00')]) + '\n')
+  second.write_text('\n'.join([header, row('s1', '2024-03-31 00:00:00+01:00')]) + '\n')
+  records = tmp_path / 'c.tfrecord'
+  _tfrecord(records, [dict(TF_ROW, station=b's3', timestamp=b'2024-03-31 04:00:00+02:00'),
+                      dict(TF_ROW, station=b's3', timestamp=b'2024-03-31 03:00:00+02:00')])
+  files = [str(first), str(second), str(records)]
+  assert gen.newest_times_as_written(files, SYNTHETIC) == {
+      's1': '2024-03-31 03:00:00+02:00', 's2': '2024-03-31 02:00:00Z',
+      's3': '2024-03-31 04:00:00+02:00'}
+
+
+def test_times_without_offsets_are_not_read_again(tmp_path):
+  """Naive times are UTC, as the examples write them: nothing to look up."""
+  data = tmp_path / 'a.csv'
+  data.write_text('station,timestamp,load,region,capacity,price,temperature\n'
+                  's1,2024-01-01 00:00:00,1.5,north,50,1.1,20\n'
+                  's1,2024-01-01 01:00:00+01:00,1.5,north,50,1.1,20\n')
+  records = tmp_path / 'b.tfrecord'
+  _tfrecord(records, [dict(TF_ROW, timestamp=parse_timestamp('2024-01-01 05:00:00'))])
+  assert gen.newest_times_as_written([str(data), str(records)], SYNTHETIC) == {}
