@@ -21,6 +21,7 @@ setuptools.setup(
         'matplotlib',
         'croniter',
         'Jinja2',
+        'tzdata',  # time zones for zoneinfo where the system has none (slim containers)
     ],
     entry_points={'console_scripts': [
         'tft-pipeline=pipeline.local_runner:main',

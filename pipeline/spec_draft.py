@@ -27,7 +27,7 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
-from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp
+from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp, utc_offset
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -93,6 +93,7 @@ class Draft:
   series: int
   findings: List[str]
   forecast_floor: Optional[float] = None
+  utc_offsets: Tuple[str, ...] = ()  # that the times name, when a sub-daily grid's vary
 
   @property
   def best_naive(self) -> str:
@@ -216,6 +217,11 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every eval '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
                     'the target column')
+  offsets = _changing_utc_offsets(table[time], frequency)
+  if offsets:
+    findings.append(f'the times name the UTC offsets {" and ".join(offsets)}: a clock that '
+                    'changes. To read the calendar features on it, name its zone in the '
+                    'spec (time_zone, an IANA name such as "Europe/Berlin")')
   calendar = frequency.default_calendar_features()
   for feature in set(calendar) & set(table.columns):
     findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
@@ -225,7 +231,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                columns=columns,
                eval_start=eval_start,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
-               findings=findings,
+               findings=findings, utc_offsets=offsets,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 
@@ -500,6 +506,18 @@ def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, .
           'repeat an earlier row\'s series and time): remove or aggregate the duplicates, or, '
           'if they are rows of different series, add a column that tells those apart'
           f'{_clock_change_hint(table.loc[repeats, time], times[repeats])}')
+
+
+def _changing_utc_offsets(texts: pd.Series, frequency: Frequency) -> Tuple[str, ...]:
+  """The UTC offsets the times name, in order, when they are more than one on a sub-daily
+  grid (a local clock that changes, whose zone `time_zone` can name); else ()."""
+  if frequency.step_seconds is None or frequency.step_seconds >= DAY:
+    return ()
+  offsets = {utc_offset(text) for text in texts.unique()} - {None}
+  if len(offsets) < 2:
+    return ()
+  minutes = lambda offset: int(offset[0] + '1') * (int(offset[1:3]) * 60 + int(offset[4:6]))
+  return tuple(sorted(offsets, key=minutes))
 
 
 def _clock_change_hint(texts: pd.Series, seconds: pd.Series) -> str:

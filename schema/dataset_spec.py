@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from schema.frequency import CALENDAR_CARDINALITIES, Frequency
+from schema import time_zones
+from schema.frequency import CALENDAR_CARDINALITIES, DAY, Frequency
 
 
 class Role(str, enum.Enum):
@@ -92,6 +93,9 @@ class DatasetSpec:
     forecast_floor: the lowest value a forecast may take (0 for sales, counts or volumes,
       which cannot be negative), or None for no floor. The exported model serves every
       quantile at or above it; while no actual lies below it no band loses coverage.
+    time_zone: the IANA zone ('Europe/Berlin') on whose local clock the calendar features
+      are read, for data that follows the local day across clock changes; None reads
+      them in UTC. Times stay instants. Sub-daily grids only (`schema.time_zones`).
   """
   name: str
   columns: Tuple[Column, ...]
@@ -101,6 +105,7 @@ class DatasetSpec:
   calendar_features: Tuple[str, ...] = ()
   series_id_input: bool = True
   forecast_floor: Optional[float] = None
+  time_zone: Optional[str] = None
 
   def __post_init__(self):
     _validate(self)
@@ -155,6 +160,8 @@ class DatasetSpec:
       spec['series_id_input'] = False
     if self.forecast_floor is not None:
       spec['forecast_floor'] = self.forecast_floor
+    if self.time_zone is not None:
+      spec['time_zone'] = self.time_zone
     return spec
 
   def to_json(self) -> str:
@@ -196,11 +203,12 @@ class DatasetSpec:
                encoder_steps=_positive_int(data['encoder_steps'], 'encoder_steps'),
                horizon=_positive_int(data['horizon'], 'horizon'),
                calendar_features=tuple(calendar), series_id_input=series_id_input,
-               forecast_floor=_optional_number(data.get('forecast_floor'), 'forecast_floor'))
+               forecast_floor=_optional_number(data.get('forecast_floor'), 'forecast_floor'),
+               time_zone=data.get('time_zone'))
 
 
 SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features',
-             'series_id_input', 'forecast_floor', 'columns')
+             'time_zone', 'series_id_input', 'forecast_floor', 'columns')
 COLUMN_KEYS = ('name', 'role', 'dtype', 'allow_missing', 'scaling')
 
 
@@ -335,9 +343,26 @@ def _validate(spec: DatasetSpec) -> None:
     raise ValueError(f'{where}: calendar features {constant} take a single value on the '
                      f'{spec.frequency.value} grid; drop them (features that vary on it: '
                      f'{list(varying)})')
+  if spec.time_zone is not None:
+    _check_time_zone(spec, where)
   if spec.encoder_steps < 1 or spec.horizon < 1:
     raise ValueError(f'{where}: encoder_steps ({spec.encoder_steps}) and horizon '
                      f'({spec.horizon}) must both be at least 1')
+
+
+def _check_time_zone(spec: DatasetSpec, where: str) -> None:
+  """ValueError unless the spec's time zone is a zone name that its calendar features on
+  a sub-daily grid can be read in."""
+  time_zones.check(spec.time_zone, f"{where}: 'time_zone'")
+  step = spec.frequency.step_seconds
+  if step is None or step >= DAY:
+    raise ValueError(f"{where}: 'time_zone' is for sub-daily grids, whose calendar features "
+                     f'a clock change moves; on the {spec.frequency.value} grid each time '
+                     'names a day (or a longer period) as it is: remove time_zone')
+  if not spec.calendar_features:
+    raise ValueError(f"{where}: 'time_zone' sets the clock the calendar features are read "
+                     'on, and the spec has none: remove time_zone, or add calendar_features '
+                     '(e.g. [hour_of_day, day_of_week])')
 
 
 def _require_dtype(spec: DatasetSpec, roles: Sequence[Role], dtype: DType, where: str):

@@ -91,6 +91,16 @@ def format_time_as_given(seconds: int, text: str) -> str:
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
 
+def utc_offset(text: str) -> Optional[str]:
+  """The offset from UTC an ISO 8601 timestamp names, as '+01:00' ('+00:00' for a 'Z'),
+  or None if it names none."""
+  offset = _moment(text).utcoffset()
+  if offset is None:
+    return None
+  minutes = int(offset.total_seconds()) // 60
+  return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
 def names_utc_offset(text: str) -> bool:
   """Whether an ISO 8601 timestamp names its offset from UTC ('+01:00', 'Z')."""
   return _moment(text).tzinfo is not None

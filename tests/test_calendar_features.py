@@ -1,12 +1,14 @@
 """Calendar features computed in the Transform graph agree with Python's calendar."""
 
 import datetime
+import zoneinfo
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from trainer_module.preprocessing import calendar_feature
+from schema import time_zones
+from trainer_module.preprocessing import calendar_feature, local_seconds
 
 
 @pytest.fixture(scope='module')
@@ -39,3 +41,49 @@ def test_calendar_feature_matches_datetime(moments, feature, expected):
 def test_unknown_calendar_feature_is_an_error():
   with pytest.raises(ValueError, match='unknown calendar feature'):
     calendar_feature('week_of_moon', tf.constant([0], tf.int64))
+
+
+def _utc(*fields):
+  return int(datetime.datetime(*fields, tzinfo=datetime.timezone.utc).timestamp())
+
+
+@pytest.mark.parametrize('zone', ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata',
+                                  'Australia/Lord_Howe', 'UTC'])
+def test_local_calendar_features_match_zoneinfo(moments, zone):
+  """Read on a zone's clock, each feature is what Python's zoneinfo gives, across clock
+  changes in both directions, half-hour offsets and the turn of the year."""
+  local = local_seconds(tf.constant(moments), zone)
+  for feature, expected in (('hour_of_day', lambda m: m.hour),
+                            ('minute_of_hour', lambda m: m.minute),
+                            ('day_of_week', lambda m: m.weekday()),
+                            ('month_of_year', lambda m: m.month - 1)):
+    want = [expected(datetime.datetime.fromtimestamp(int(s), zoneinfo.ZoneInfo(zone)))
+            for s in moments]
+    np.testing.assert_array_equal(calendar_feature(feature, local).numpy(), want,
+                                  err_msg=f'{feature} in {zone}')
+
+
+def test_the_local_hour_follows_a_clock_change():
+  """Berlin's clock went from 02:00 (UTC+1) to 03:00 (UTC+2) at 01:00 UTC on 2024-03-31,
+  and back from 03:00 to 02:00 at 01:00 UTC on 2024-10-27."""
+  times = [_utc(2024, 3, 31, 0, 45), _utc(2024, 3, 31, 1, 0), _utc(2024, 10, 27, 0, 45),
+           _utc(2024, 10, 27, 1, 0)]
+  local = local_seconds(tf.constant(times, tf.int64), 'Europe/Berlin')
+  assert calendar_feature('hour_of_day', local).numpy().tolist() == [1, 3, 2, 2]
+  assert calendar_feature('minute_of_hour', local).numpy().tolist() == [45, 0, 45, 0]
+
+
+def test_offsets_are_tabulated_at_their_starts():
+  starts, offsets = time_zones.offset_table('Europe/Berlin')
+  changes = dict(zip(starts.tolist(), offsets.tolist()))
+  assert changes[_utc(2024, 3, 31, 1)] == 7200 and changes[_utc(2024, 10, 27, 1)] == 3600
+  assert _utc(2024, 6, 1) not in changes
+  assert np.all(np.diff(starts) > 0)
+  tokyo_starts, _ = time_zones.offset_table('Asia/Tokyo')
+  assert tokyo_starts.max() < _utc(1952, 1, 1)  # no clock change since
+
+
+def test_a_misspelt_zone_is_named_with_the_closest_ones():
+  with pytest.raises(ValueError, match=r"'Europe/Berln' is not a time-zone name \(did you "
+                                       r"mean 'Europe/Berlin'"):
+    time_zones.check('Europe/Berln', 'spec')

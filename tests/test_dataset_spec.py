@@ -144,3 +144,18 @@ def test_unknown_dataset_names_the_choices():
 def test_column_lookup_names_the_spec():
   with pytest.raises(KeyError, match="not declared in dataset spec 'synthetic'"):
     datasets.SYNTHETIC.column('humidity')
+
+
+def test_a_time_zone_round_trips_and_is_checked():
+  zoned = dataclasses.replace(datasets.SYNTHETIC, time_zone='Europe/Berlin')
+  assert zoned.to_dict()['time_zone'] == 'Europe/Berlin'
+  assert DatasetSpec.from_json(zoned.to_json()) == zoned
+  assert 'time_zone' not in datasets.SYNTHETIC.to_dict()
+  for changes, message in (
+      ({'time_zone': 'Berlin'}, r"'time_zone': 'Berlin' is not a time-zone name .*'Europe/Berlin'"),
+      ({'time_zone': 'Europe/Berlin', 'calendar_features': []},
+       r"'time_zone' sets the clock the calendar features are read on, and the spec has none"),
+      ({'time_zone': 'Europe/Berlin', 'frequency': 'daily', 'calendar_features': ['day_of_week']},
+       r"'time_zone' is for sub-daily grids.*on the daily grid")):
+    with pytest.raises(ValueError, match=message):
+      DatasetSpec.from_dict({**datasets.SYNTHETIC.to_dict(), **changes})

@@ -113,3 +113,26 @@ def test_per_series_scaling_uses_each_series_statistics(tmp_path_factory):
   np.testing.assert_allclose(
       [row[temperature] for row in eval_out],
       [0.0, 2.0, (57.0 - everyone.mean()) / everyone.std()], atol=1e-5)
+
+
+def test_calendar_features_are_read_on_the_spec_time_zone_clock(tmp_path_factory):
+  """2024-01-01 00:00 UTC is 05:30 in Kolkata; the exported Transform layer, which
+  serving runs, reads times on that clock too."""
+  spec = dataclasses.replace(SYNTHETIC, time_zone='Asia/Kolkata')
+  train_out, _, output = run_transform(spec, TRAIN, EVAL, tmp_path_factory)
+  assert [row[transformed_name('hour_of_day')] for row in train_out] == [5, 6, 5, 6]
+  row = dict(TRAIN[0], timestamp=[T0 + 19 * 3600])  # 00:30 on Tuesday in Kolkata
+  served = output.transform_features_layer()(
+      tf.io.parse_example([_serialized(row)], FEATURE_SPEC))
+  assert served[transformed_name('hour_of_day')].numpy().ravel().tolist() == [0]
+  assert served[transformed_name('day_of_week')].numpy().ravel().tolist() == [1]
+
+
+def _serialized(row):
+  """A row of `_row` as a serialized tf.Example of FEATURE_SPEC's types."""
+  lists = {tf.string: lambda values: tf.train.Feature(bytes_list=tf.train.BytesList(value=values)),
+           tf.int64: lambda values: tf.train.Feature(int64_list=tf.train.Int64List(value=values)),
+           tf.float32: lambda values: tf.train.Feature(float_list=tf.train.FloatList(value=values))}
+  return tf.train.Example(features=tf.train.Features(feature={
+      name: lists[FEATURE_SPEC[name].dtype](values) for name, values in row.items()})
+                          ).SerializeToString()

@@ -422,3 +422,24 @@ def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
       init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt'))
   daily = spec_draft.draft(_read(tmp_path, _daily()), 'sales', 'sales')
   assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
+
+
+def test_times_whose_offset_changes_get_a_time_zone_suggested(tmp_path):
+  hours = pd.date_range('2023-10-01', '2023-11-05', freq='h', tz='Europe/Berlin')
+  lines = ['time,load'] + [f'{hour.isoformat()},{hour.hour + hour.day}' for hour in hours]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
+  assert drafted.utc_offsets == ('+01:00', '+02:00')
+  summary = init_spec.summary(drafted, '/d/load.yaml', '/d/load.schema.pbtxt', '/d/load.csv')
+  assert 'note: the times name the UTC offsets +01:00 and +02:00: a clock that changes' in summary
+  text = init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt')
+  assert '# time_zone: "Europe/Berlin"  # the times name the UTC offsets +01:00 and +02:00' in text
+  # Uncommented, the suggestion is a valid spec.
+  values = yaml.safe_load(text.replace('# time_zone:', 'time_zone:'))
+  assert DatasetSpec.from_dict({k: v for k, v in values.items() if k in SPEC_KEYS}).time_zone == (
+      'Europe/Berlin')
+  # One offset throughout (UTC, or a zone without clock changes): nothing to suggest.
+  utc = ['time,load'] + [f'{hour.isoformat()},{hour.hour}' for hour in
+                         pd.date_range('2023-10-01', '2023-11-05', freq='h', tz='UTC')]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(utc) + '\n'), 'load', 'load')
+  assert drafted.utc_offsets == ()
+  assert 'time_zone' not in init_spec.render(drafted, '/d/l.csv', '/d/l.yaml', '/d/l.pbtxt')

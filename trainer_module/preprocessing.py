@@ -17,6 +17,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema import features as feature_names
+from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
@@ -41,8 +42,9 @@ def preprocessing_fn(inputs: Dict[str, Tensor], custom_config: Dict) -> Dict[str
   if len(spec.series_key_columns) > 1:
     for column in spec.series_key_columns:
       outputs[name(column)] = _vocabulary_ids(_dense(inputs[column], b''), column)
+  on_clock = seconds if spec.time_zone is None else local_seconds(seconds, spec.time_zone)
   for feature in spec.calendar_features:
-    outputs[name(feature)] = calendar_feature(feature, seconds)
+    outputs[name(feature)] = calendar_feature(feature, on_clock)
   for role in (Role.STATIC, Role.KNOWN, Role.OBSERVED):
     for column in spec.columns_with(role):
       if column.dtype == DType.CATEGORICAL:
@@ -64,6 +66,14 @@ def series_key_of(inputs: Dict[str, Tensor], spec: DatasetSpec, batch_like: tf.T
     return tf.fill(tf.shape(batch_like), spec.name)
   parts = [_dense(inputs[column], b'') for column in spec.series_key_columns]
   return tf.strings.join(parts, separator=feature_names.SERIES_KEY_SEPARATOR)
+
+
+def local_seconds(seconds: tf.Tensor, zone: str) -> tf.Tensor:
+  """UTC epoch `seconds` [B] plus the UTC offset of time zone `zone` at each: seconds
+  whose UTC calendar is the zone's local one (`schema.time_zones`)."""
+  starts, offsets = time_zones.offset_table(zone)
+  index = tf.searchsorted(tf.constant(starts)[None], seconds[None], side='right')[0] - 1
+  return seconds + tf.gather(tf.constant(offsets), index)
 
 
 def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:

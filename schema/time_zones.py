@@ -1,0 +1,61 @@
+"""Time zones, for calendar features read on a local clock.
+
+Times stay instants (UTC epoch seconds); a spec's `time_zone` (an IANA name such as
+'Europe/Berlin') only says on which clock its calendar features are read: a load that
+follows the local day peaks at the same local hour in winter and summer, one hour apart
+in UTC. The Transform graph cannot consult a time-zone database, so the zone's offsets
+are tabulated here, once, as the instants at which each offset starts (`offset_table`),
+and the graph looks each time up in that table.
+"""
+
+import datetime
+import difflib
+import functools
+import zoneinfo
+from typing import Tuple
+
+import numpy as np
+
+# The table covers these years; before them the first offset holds, after them the last.
+FIRST_YEAR, LAST_YEAR = 1900, 2100
+_DAY = 86400
+
+
+def check(name: object, where: str) -> None:
+  """Raises ValueError unless `name` is an IANA time-zone name, with the closest ones."""
+  if isinstance(name, str) and name in _names():
+    return
+  close = difflib.get_close_matches(str(name), _names(), n=3)
+  hint = f' (did you mean {" or ".join(repr(c) for c in close)}?)' if close else ''
+  raise ValueError(f'{where}: {name!r} is not a time-zone name{hint}; use an IANA name '
+                   "such as 'Europe/Berlin' or 'America/New_York', or 'UTC'")
+
+
+@functools.lru_cache(maxsize=None)
+def _names() -> Tuple[str, ...]:
+  return tuple(sorted(zoneinfo.available_timezones()))
+
+
+@functools.lru_cache(maxsize=None)
+def offset_table(name: str) -> Tuple[np.ndarray, np.ndarray]:
+  """(starts, offsets): the epoch seconds at which each UTC offset of zone `name` starts,
+  increasing, and that offset in seconds; starts[0] is the lowest int64, so that every
+  time finds its offset at the last start at or before it."""
+  zone = zoneinfo.ZoneInfo(name)
+  offset_at = lambda seconds: int(datetime.datetime.fromtimestamp(seconds, zone)
+                                  .utcoffset().total_seconds())
+  first = int(datetime.datetime(FIRST_YEAR, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
+  last = int(datetime.datetime(LAST_YEAR + 1, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
+  starts, offsets = [np.iinfo(np.int64).min], [offset_at(first)]
+  # Find the days whose offset changes, then the second by bisection (a zone that
+  # changed twice in one day, which no current zone does, would keep one change).
+  for day in range(first, last, _DAY):
+    if offset_at(day + _DAY) == offsets[-1]:
+      continue
+    low, high = day, day + _DAY  # the offset at `low` is the old one, at `high` the new
+    while high - low > 1:
+      middle = (low + high) // 2
+      low, high = (middle, high) if offset_at(middle) == offsets[-1] else (low, middle)
+    starts.append(high)
+    offsets.append(offset_at(high))
+  return np.array(starts, dtype=np.int64), np.array(offsets, dtype=np.int64)
