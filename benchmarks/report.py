@@ -502,6 +502,25 @@ def stallion_calibration_table(results: Results) -> List[str]:
                      'TFTs (mean) / their ensemble.']
 
 
+def time_zone_table(results: Results) -> List[str]:
+  """Per scenario (`benchmarks.time_zone`): the eval MAE with the calendar features in UTC
+  and on the zone's clock, and the best naive forecast's."""
+  result = results['time_zone']
+  rows = []
+  for pair in result['scenarios']:
+    utc, local = pair['runs']['UTC'], pair['runs'][result['zone']]
+    period = (f'eval {pair["eval_start"]} to {pair["end"]}' if pair.get('end') else
+              f'eval from {pair["eval_start"]}')
+    rows.append([f'{pair["scenario"]} ({period})',
+                 f'{utc["mae"]:.3f}', f'{local["mae"]:.3f}', f'{local["mae"] / utc["mae"]:.2f}',
+                 f'{local["best_naive_mae"]:.3f}', f'{utc["coverage_p10_p90"]:.2f} / '
+                 f'{local["coverage_p10_p90"]:.2f}', str(local['eval_windows'])])
+  return _table(['scenario', 'MAE, calendar in UTC', f'MAE, on {result["zone"]} time',
+                 'ratio', 'best naive MAE', 'P10-P90 coverage', 'eval windows'], rows) + [
+                     '', f'Host: {_host(result["host"])}; seed {result["seed"]}, '
+                     f'{result["train_steps"]} training steps per run.']
+
+
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table,
@@ -516,4 +535,4 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'step_profile_avx2_op_types': functools.partial(
         step_profile_table, key='step_profile_avx2', breakdown='op_types_op_ms'),
     'scale': scale_table,
-    'stallion_calibration': stallion_calibration_table}
+    'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table}

@@ -308,3 +308,18 @@ def test_peer_table_names_each_librarys_matmul_rate_when_the_run_measured_it():
       'Host: AMD EPYC, 2 CPUs, with avx2, fma. Float32 matmuls of a per-variable GRN\'s '
       'shape, [10,752, 160] x [160, 160], in that round: TensorFlow 171.5 GFLOPS, torch '
       '140.2.')
+
+
+def test_time_zone_table_puts_the_two_clocks_side_by_side():
+  def run(mae, coverage):
+    return {'mae': mae, 'q_risk_p50': 0.1, 'q_risk_p90': 0.05, 'coverage_p10_p90': coverage,
+            'eval_windows': 168, 'best_naive_mae': 4.0}
+  result = {'zone': 'Europe/Berlin', 'seed': 7, 'train_steps': 1000,
+            'host': {'cpu_model': 'AMD EPYC', 'cpu_count': 2, 'cpu_kernel_flags': []},
+            'scenarios': [{'scenario': 'across a clock change', 'eval_start': '2024-04-08',
+                           'runs': {'UTC': run(5.0, 0.8), 'Europe/Berlin': run(2.5, 0.81)}}]}
+  lines = report.time_zone_table({'time_zone': result})
+  assert lines[0].startswith('| scenario | MAE, calendar in UTC | MAE, on Europe/Berlin time |')
+  assert lines[2] == ('| across a clock change (eval from 2024-04-08) | 5.000 | 2.500 | 0.50 | '
+                      '4.000 | 0.80 / 0.81 | 168 |')
+  assert lines[-1].startswith('Host: AMD EPYC') and 'seed 7, 1000 training steps' in lines[-1]

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import (etth1_tuning, host, linear_baseline, metrics, pipeline_run, run_all,
-                        stallion, stallion_tuning, window_mixing)
+                        stallion, stallion_tuning, time_zone, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from schema.time_split import TimeSplit
 from trainer_module.hparams import TFTConfig
@@ -356,3 +356,19 @@ def test_window_mixing_rejects_bad_settings(argv, message, capsys):
   with pytest.raises(SystemExit):
     window_mixing.main(argv)
   assert message in capsys.readouterr().err
+
+
+def test_the_time_zone_benchmark_data_follow_the_local_clock(tmp_path):
+  """The evening peak stays at 19:00 local time across the clock change: 18:00 UTC in
+  winter, 17:00 UTC in summer; the times are written with their offsets."""
+  path = str(tmp_path / 'load.csv')
+  rows = time_zone.generate(path)
+  data = pd.read_csv(path)
+  assert rows == len(data) == time_zone.AREAS * len(data[data.area == 'area_0'])
+  assert data.time.str.endswith('+01:00').any() and data.time.str.endswith('+02:00').any()
+  utc = pd.to_datetime(data.time, utc=True)
+  for month, peak in ((2, 18), (4, 17)):
+    in_month = data[utc.dt.month == month]
+    assert in_month.groupby(utc[utc.dt.month == month].dt.hour).load_mw.mean().idxmax() == peak
+  assert time_zone.spec(time_zone.ZONE).time_zone == 'Europe/Berlin'
+  assert time_zone.spec(None).time_zone is None
