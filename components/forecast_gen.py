@@ -7,7 +7,7 @@ model, and the report says that it is not blessed.
 
 import logging
 import os
-from typing import Dict, Optional
+from typing import Dict, Mapping, Optional
 
 import tensorflow as tf
 from tfx import types
@@ -29,12 +29,13 @@ class Forecasts(types.Artifact):
   TYPE_NAME = 'tft.Forecasts'
 
 
-def _newest_times_as_written(examples_uri: str, spec: DatasetSpec) -> Dict[str, str]:
-  """Each series' newest time as the files ExampleGen read write it, for the UTC offset
-  the examples do not keep; {} (UTC) when those files cannot be read again."""
+def _times_as_written(examples_uri: str, spec: DatasetSpec,
+                      instants: Mapping[str, int]) -> Dict[str, str]:
+  """How the files ExampleGen read write each series' time at `instants`, for the UTC
+  offset the examples do not keep; {} (UTC) when those files cannot be read again."""
   files = (example_gen.read_split_report(examples_uri) or {}).get(example_gen.FILES_READ, [])
   try:
-    return example_gen.newest_times_as_written(files, spec)
+    return example_gen.times_as_written(files, spec, instants)
   except Exception as error:  # pylint: disable=broad-except
     logging.warning('Forecasts: the data files could not be read again for the UTC offset '
                     'of their times (%s); the forecast times are written in UTC.', error)
@@ -69,9 +70,11 @@ def ForecastGen(  # pylint: disable=invalid-name
   for split in artifact_utils.decode_split_names(examples.split_names):
     files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
   series = forecasting.series_from_examples(files, spec)
-  if not spec.columns_with(Role.KNOWN):  # else the future file's rows give the times
-    series = forecasting.with_newest_times_as_written(
-        series, _newest_times_as_written(examples.uri, spec), spec)
+  # The future file's rows give the times when there are known columns, a time zone names
+  # the clock; else the data's own offsets do.
+  if not spec.columns_with(Role.KNOWN) and spec.time_zone is None:
+    series = forecasting.with_last_times_as_written(series, _times_as_written(
+        examples.uri, spec, forecasting.last_instants(series, spec)), spec)
   future = prediction.read_series(future_file, spec) if future_file else {}
   result = forecasting.make_forecasts(model_dir, series, future, spec)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={

@@ -5,9 +5,9 @@ the pipeline read them); its window is its last E rows and the next H steps of t
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
 columns need values over those H steps: they come from a future file (the spec's
 columns, a row per series and future step, target and observed columns empty), or, when
-the spec declares no known columns, nothing is needed: the steps are written in the UTC
-offset of the series' newest time as the data files write it (the examples keep only
-the instant). A series that cannot be forecast is listed with the reason, never dropped:
+the spec declares no known columns, nothing is needed: the steps are written on the
+spec's `time_zone` clock, or in the UTC offset of the series' last time as the data
+files write it (the examples keep only the instant). A series that cannot be forecast is listed with the reason, never dropped:
 its rows end a horizon or more before the newest rows (its forecast would lie in the
 past), too little history, a gap in its last E rows, no known values for the horizon,
 unknown to the model, or only in the future file.
@@ -28,7 +28,9 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import pandas as pd
 import tensorflow as tf
 
+from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.features import series_key
 from schema.time_split import format_time_as_given, parse_timestamp
 from serving import prediction, published_models
 
@@ -75,14 +77,20 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
   return series
 
 
-def with_newest_times_as_written(series: SeriesRows, written: Mapping[str, str],
-                                 spec: DatasetSpec) -> SeriesRows:
-  """`series` with each one's newest row's time as the data writes it (`written`, by
-  series key: `time_series_example_gen.newest_times_as_written`) where it is the same
-  instant, so that the steps the run adds after it are written in its UTC offset."""
+def last_instants(series: SeriesRows, spec: DatasetSpec) -> Dict[str, int]:
+  """Each series' last time (epoch seconds), by series key."""
+  return {series_key(key_values, spec): rows[-1].seconds
+          for key_values, rows in series.items()}
+
+
+def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
+                               spec: DatasetSpec) -> SeriesRows:
+  """`series` with each one's last row's time as the data writes it (`written`, by
+  series key: `time_series_example_gen.times_as_written`) where it is the same instant,
+  so that the steps the run adds after it are written in its UTC offset."""
   result = {}
   for key_values, rows in series.items():
-    time = written.get(prediction.series_key(key_values, spec))
+    time = written.get(series_key(key_values, spec))
     if time is not None and parse_timestamp(time) == rows[-1].seconds:
       last = rows[-1]
       rows = rows[:-1] + [dataclasses.replace(
@@ -95,7 +103,8 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
                  spec: DatasetSpec) -> List[prediction.InputRow]:
   """The series' rows and its H steps after the last one: the future file's rows at
   those steps, or, where no known column is declared, rows holding only the key and the
-  time, in the UTC offset the last row's time names (UTC if none).
+  time: on the spec's `time_zone` clock if it has one, else in the UTC offset the last
+  row's time names (UTC if none).
 
   Raises:
     prediction.MissingFutureRowsError: known columns are declared and the future rows
@@ -110,7 +119,9 @@ def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputR
     last_time = rows[-1].values[spec.time_column]
     return rows + [prediction.InputRow(None, seconds, {
         **{c.name: '' for c in spec.columns}, **key_values,
-        spec.time_column: format_time_as_given(seconds, last_time)}) for seconds in steps]
+        spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
+                           else format_time_as_given(seconds, last_time))})
+                   for seconds in steps]
   absent = [seconds for seconds in steps if seconds not in by_time]
   if absent:
     raise prediction.MissingFutureRowsError(
@@ -148,7 +159,7 @@ def future_only_series(series: SeriesRows, future: SeriesRows,
                        spec: DatasetSpec) -> List[NotForecast]:
   """The series of the future file that have no rows in the data, each with the reason."""
   return [(key_values, NoDataRowsError(
-      f"series '{prediction.series_key(key_values, spec)}' has rows in the future file but "
+      f"series '{series_key(key_values, spec)}' has rows in the future file but "
       'none in the data: add its rows to the data, or remove it from the future file'))
           for key_values in sorted(set(future) - set(series))]
 
@@ -160,7 +171,7 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   newest = max((rows[-1].seconds for rows in series.values()), default=0)
   windows, not_forecast = [], []
   for key_values, rows in series.items():
-    key = prediction.series_key(key_values, spec)
+    key = series_key(key_values, spec)
     stale = stale_series_error(key, rows, newest, spec)
     if stale:
       not_forecast.append((key_values, stale))

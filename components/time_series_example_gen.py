@@ -16,7 +16,7 @@ assigns each row to train / eval / test by its timestamp (see `schema.time_split
 It writes `split_report.json` into the output artifact with the row count of each split,
 the spans read and the files read (`FILES_READ`), where a later component's error about
 rows finds them (`find_rows`) and the run's forecasts the UTC offset of each series'
-newest time (`newest_times_as_written`).
+last time (`times_as_written`).
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -31,7 +31,7 @@ import datetime
 import itertools
 import json
 import os
-from typing import Any, Collection, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 import apache_beam as beam
 import numpy as np
@@ -50,7 +50,7 @@ from tfx.utils import proto_utils
 from components import csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
-from schema.features import SERIES_KEY_SEPARATOR
+from schema.features import series_key
 from schema.frequency import off_grid_hint
 from schema.time_split import (TRAINING_SPLIT, TimeSplit, format_time, names_utc_offset,
                                parse_timestamp)
@@ -311,21 +311,22 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
   return f"; rows at {' and '.join(places[:_SHOWN_ROWS])}{more}"
 
 
-def newest_times_as_written(files: Iterable[str], spec: DatasetSpec) -> Dict[str, str]:
-  """The time of each series' newest row as `files` write it, by series key; {} when no
-  file's first row names its UTC offset, whose times the examples' epoch seconds keep.
-  For later components, which see times as epoch seconds only."""
+def times_as_written(files: Iterable[str], spec: DatasetSpec,
+                     instants: Mapping[str, int]) -> Dict[str, str]:
+  """How `files` write the time of each series' row at `instants` (epoch seconds, by
+  series key), for the UTC offset the examples' epoch seconds do not keep; {} when no
+  file's first row names an offset. For later components, which see times as epoch
+  seconds only; with offsets, every row of `files` is read again."""
   files = list(files)
   first_times = (next(_keys_and_times(path, spec), (None, None, ''))[2] for path in files)
   if not any(names_utc_offset(time) for time in first_times if time):
     return {}
-  newest: Dict[str, Tuple[int, str]] = {}
+  written = {}
   for path in files:
     for _, key, time in _keys_and_times(path, spec):
-      seconds = parse_timestamp(time)
-      if key not in newest or seconds > newest[key][0]:
-        newest[key] = (seconds, time)
-  return {key: time for key, (_, time) in newest.items()}
+      if key in instants and key not in written and parse_timestamp(time) == instants[key]:
+        written[key] = time
+  return written
 
 
 def _keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str]]:
@@ -338,24 +339,18 @@ def _keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, st
       keys = [header.index(column) for column in spec.series_key_columns]
       time = header.index(spec.time_column)
       for line, fields in chunk:
-        yield (f'{shown}, line {line}', _series_key([fields[i].strip() for i in keys], spec),
+        yield (f'{shown}, line {line}', series_key([fields[i].strip() for i in keys], spec),
                fields[time].strip())
   elif path.endswith(TFRECORD_SUFFIXES):
     for number, example in enumerate(_tfrecord_examples(path), start=1):
-      feature = example.features.feature
-      time = feature[spec.time_column]
-      yield (f'{shown}, record {number}', _series_key(
-                 [feature[column].bytes_list.value[0].decode()
-                  for column in spec.series_key_columns], spec),
-             format_time(time.int64_list.value[0]) if time.int64_list.value
-             else time.bytes_list.value[0].decode().strip())
+      where = f'{shown}, record {number}'
+      values = _as_text(example, spec, where)
+      time = example.features.feature[spec.time_column].int64_list.value
+      yield (where, series_key([values[column].strip() for column in spec.series_key_columns],
+                                spec),
+             format_time(time[0]) if time else values[spec.time_column].strip())
   else:
     raise _unknown_format(path)
-
-
-def _series_key(key_values: List[str], spec: DatasetSpec) -> str:
-  """The composite series key of a row's key values, as Transform builds it."""
-  return SERIES_KEY_SEPARATOR.join(key_values) if spec.series_key_columns else spec.name
 
 
 def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:

@@ -130,10 +130,10 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'horizon: {drafted.horizon}  # forecast length H, in steps',
       f'calendar_features: [{", ".join(drafted.calendar_features)}]',
   ]
-  if drafted.utc_offsets:
-    lines.append(f'# time_zone: "Europe/Berlin"  # the times name the UTC offsets '
-                 f'{" and ".join(drafted.utc_offsets)}: name their zone to read the calendar '
-                 'features on the local clock')
+  if drafted.time_zone:
+    lines.append(f'# time_zone: "{drafted.time_zone}"  # a clock the times follow (their UTC '
+                 'offset changes): uncomment to read the calendar features on it; see init\'s '
+                 'note for the other zones whose clock fits')
   if drafted.forecast_floor is not None:
     lines.append(f'forecast_floor: {drafted.forecast_floor:g}  # no target value is below it in '
                  'the data: no forecast will be (remove the line if the target can be lower)')

@@ -27,7 +27,9 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
-from schema.time_split import EVAL_SPLIT, names_utc_offset, parse_timestamp, utc_offset
+from schema import time_zones
+from schema.time_split import (EVAL_SPLIT, format_utc_offset, names_utc_offset, parse_timestamp,
+                               utc_offset_seconds)
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -47,6 +49,9 @@ _TIME_OF_DAY = re.compile(r'\d{1,2}:\d{2}(:\d{2})?')
 _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'weekend',
                 'planned', 'schedule', 'tariff', 'forecast')
 _MAX_KEY_COLUMNS = 3
+# Instants either side of an offset change that one clock can have in the data (two
+# changes a year); more, and the times follow several clocks.
+_MAX_CLOCK_EDGES = 500
 _MIN_NUMBERED_SERIES = 10
 # Rows that repeat a time within their series, as a share of those series' rows, up to
 # which they are taken for duplicates to report; another key column (a store within a
@@ -93,7 +98,7 @@ class Draft:
   series: int
   findings: List[str]
   forecast_floor: Optional[float] = None
-  utc_offsets: Tuple[str, ...] = ()  # that the times name, when a sub-daily grid's vary
+  time_zone: Optional[str] = None  # whose clock the times follow, when it changes
 
   @property
   def best_naive(self) -> str:
@@ -217,11 +222,18 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every eval '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
                     'the target column')
-  offsets = _changing_utc_offsets(table[time], frequency)
-  if offsets:
+  offsets, zones = _changing_clock(table[time], seconds, series, frequency)
+  if offsets and zones:
+    more = f' or one of {len(zones) - 1} more' if len(zones) > 1 else ''
     findings.append(f'the times name the UTC offsets {" and ".join(offsets)}: a clock that '
                     'changes. To read the calendar features on it, name its zone in the '
-                    'spec (time_zone, an IANA name such as "Europe/Berlin")')
+                    f'spec (time_zone: "{zones[0]}"{more} whose clock keeps these offsets at '
+                    f'these times, such as {", ".join(zones[1:4])}); the spec holds the line, '
+                    'commented out')
+  elif offsets:
+    findings.append(f'the times name the UTC offsets {" and ".join(offsets)}, and no one '
+                    "zone's clock keeps them at these times (series in several zones?): the "
+                    'calendar features are read in UTC')
   calendar = frequency.default_calendar_features()
   for feature in set(calendar) & set(table.columns):
     findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
@@ -231,7 +243,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                columns=columns,
                eval_start=eval_start,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
-               findings=findings, utc_offsets=offsets,
+               findings=findings, time_zone=zones[0] if zones else None,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 
@@ -508,16 +520,29 @@ def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, .
           f'{_clock_change_hint(table.loc[repeats, time], times[repeats])}')
 
 
-def _changing_utc_offsets(texts: pd.Series, frequency: Frequency) -> Tuple[str, ...]:
-  """The UTC offsets the times name, in order, when they are more than one on a sub-daily
-  grid (a local clock that changes, whose zone `time_zone` can name); else ()."""
+def _changing_clock(texts: pd.Series, seconds: np.ndarray, series: pd.Series,
+                    frequency: Frequency) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+  """(offsets, zones) when a series' times name two UTC offsets or more on a sub-daily
+  grid (a local clock that changes, whose zone `time_zone` can name): the offsets named,
+  in order, and the zones whose clock keeps each time's offset; else ((), ())."""
   if frequency.step_seconds is None or frequency.step_seconds >= DAY:
-    return ()
-  offsets = {utc_offset(text) for text in texts.unique()} - {None}
-  if len(offsets) < 2:
-    return ()
-  minutes = lambda offset: int(offset[0] + '1') * (int(offset[1:3]) * 60 + int(offset[4:6]))
-  return tuple(sorted(offsets, key=minutes))
+    return (), ()
+  by_text = {text: utc_offset_seconds(text) for text in texts.unique()}
+  offsets = texts.map(by_text)
+  if offsets.groupby(series.to_numpy()).nunique().max() < 2:
+    return (), ()
+  named = offsets.notna().to_numpy()
+  moments = pd.DataFrame({'seconds': np.asarray(seconds)[named],
+                          'offset': offsets[named].astype(int).to_numpy()}).drop_duplicates()
+  moments = moments.sort_values('seconds', ignore_index=True)
+  # One clock: an offset per instant, changing a few times a year. Its first and last
+  # instants and those either side of each change tell the zones apart.
+  change = moments['offset'].ne(moments['offset'].shift())
+  edges = moments[change | change.shift(-1, fill_value=True)]
+  one_clock = not moments['seconds'].duplicated().any() and len(edges) <= _MAX_CLOCK_EDGES
+  zones = (time_zones.matching(dict(zip(edges['seconds'], edges['offset'])))
+           if one_clock else ())
+  return tuple(format_utc_offset(s) for s in sorted(set(offsets.dropna().astype(int)))), zones
 
 
 def _clock_change_hint(texts: pd.Series, seconds: pd.Series) -> str:

@@ -7,7 +7,7 @@ builds transformed feature names is `transformed_name`.
 
 import dataclasses
 import enum
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 from schema.dataset_spec import (CALENDAR_CARDINALITIES, TRANSFORMED_SUFFIX, DatasetSpec, DType,
                                  Role)
@@ -58,6 +58,12 @@ SERIES_ID = transformed_name('series_id')  # integer id of the composite key
 SERIES_VOCABULARY = 'series_key'  # one of dataset_spec.RESERVED_COLUMN_NAMES
 OOV_BUCKETS = 1
 SERIES_KEY_SEPARATOR = '|'
+
+
+def series_key(key_values: Sequence[str], spec: DatasetSpec) -> str:
+  """The composite key Transform builds from a row's key column values (the spec's name
+  for data without key columns)."""
+  return SERIES_KEY_SEPARATOR.join(key_values) if spec.series_key_columns else spec.name
 
 
 def model_features(spec: DatasetSpec) -> Tuple[ModelFeature, ...]:

@@ -91,14 +91,26 @@ def format_time_as_given(seconds: int, text: str) -> str:
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
 
+def utc_offset_seconds(text: str) -> Optional[int]:
+  """The offset from UTC an ISO 8601 timestamp names, in seconds (0 for a 'Z'), or None
+  if it names none."""
+  offset = _moment(text).utcoffset()
+  return None if offset is None else int(offset.total_seconds())
+
+
 def utc_offset(text: str) -> Optional[str]:
   """The offset from UTC an ISO 8601 timestamp names, as '+01:00' ('+00:00' for a 'Z'),
   or None if it names none."""
-  offset = _moment(text).utcoffset()
-  if offset is None:
-    return None
-  minutes = int(offset.total_seconds()) // 60
-  return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+  seconds = utc_offset_seconds(text)
+  return None if seconds is None else format_utc_offset(seconds)
+
+
+def format_utc_offset(seconds: int) -> str:
+  """An offset from UTC in seconds as ISO 8601 writes it: '+05:30', '-00:25:21'."""
+  hours, rest = divmod(abs(seconds), 3600)
+  minutes, seconds_left = divmod(rest, 60)
+  return (f"{'-' if seconds < 0 else '+'}{hours:02d}:{minutes:02d}"
+          + (f':{seconds_left:02d}' if seconds_left else ''))
 
 
 def names_utc_offset(text: str) -> bool:

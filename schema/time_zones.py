@@ -8,17 +8,21 @@ are tabulated here, once, as the instants at which each offset starts (`offset_t
 and the graph looks each time up in that table.
 """
 
+import collections
 import datetime
 import difflib
 import functools
 import zoneinfo
-from typing import Tuple
+from typing import Mapping, Tuple
 
 import numpy as np
 
 # The table covers these years; before them the first offset holds, after them the last.
 FIRST_YEAR, LAST_YEAR = 1900, 2100
 _DAY = 86400
+# Names in the database that are no place's clock: the host's own (which would make the
+# features depend on the machine Transform runs on), a rule file, a placeholder.
+_NOT_ZONES = frozenset({'localtime', 'posixrules', 'Factory'})
 
 
 def check(name: object, where: str) -> None:
@@ -31,9 +35,29 @@ def check(name: object, where: str) -> None:
                    "such as 'Europe/Berlin' or 'America/New_York', or 'UTC'")
 
 
+def format_time(seconds: int, name: str) -> str:
+  """Epoch `seconds` on zone `name`'s clock, with its offset: '2024-04-20 00:15:00+02:00'."""
+  return datetime.datetime.fromtimestamp(seconds, zoneinfo.ZoneInfo(name)).isoformat(sep=' ')
+
+
+def matching(offsets_at: Mapping[int, int]) -> Tuple[str, ...]:
+  """The zones named Area/Place whose UTC offset at each instant of `offsets_at` (epoch
+  seconds -> offset in seconds) is the one given: those of the area most of them share
+  first ('Europe/...' for Berlin's clock, before 'Africa/Ceuta'), then alphabetically."""
+  found = [name for name in _names() if '/' in name and not name.startswith('Etc/')
+           and all(_offset_at(seconds, zoneinfo.ZoneInfo(name)) == offset
+                   for seconds, offset in offsets_at.items())]
+  areas = collections.Counter(name.split('/')[0] for name in found)
+  return tuple(sorted(found, key=lambda name: (-areas[name.split('/')[0]], name)))
+
+
+def _offset_at(seconds: int, zone: zoneinfo.ZoneInfo) -> int:
+  return int(datetime.datetime.fromtimestamp(seconds, zone).utcoffset().total_seconds())
+
+
 @functools.lru_cache(maxsize=None)
 def _names() -> Tuple[str, ...]:
-  return tuple(sorted(zoneinfo.available_timezones()))
+  return tuple(sorted(zoneinfo.available_timezones() - _NOT_ZONES))
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,8 +66,7 @@ def offset_table(name: str) -> Tuple[np.ndarray, np.ndarray]:
   increasing, and that offset in seconds; starts[0] is the lowest int64, so that every
   time finds its offset at the last start at or before it."""
   zone = zoneinfo.ZoneInfo(name)
-  offset_at = lambda seconds: int(datetime.datetime.fromtimestamp(seconds, zone)
-                                  .utcoffset().total_seconds())
+  offset_at = lambda seconds: _offset_at(seconds, zone)
   first = int(datetime.datetime(FIRST_YEAR, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
   last = int(datetime.datetime(LAST_YEAR + 1, 1, 1, tzinfo=datetime.timezone.utc).timestamp())
   starts, offsets = [np.iinfo(np.int64).min], [offset_at(first)]

@@ -25,7 +25,7 @@ import tensorflow as tf
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
-from schema.features import SERIES_KEY_SEPARATOR, SERIES_VOCABULARY, model_features
+from schema.features import SERIES_VOCABULARY, model_features, series_key
 from schema.time_split import format_time, format_time_as_given, parse_timestamp
 from schema.window_layout import raw_value_count
 from serving import published_models
@@ -209,11 +209,6 @@ def _checked_value(text: str, column: Column, where: str) -> str:
     raise PredictionInputError(f"{where}: column '{column.name}' holds {text!r}, which {what}; "
                                'the model reads finite values only: fix the value')
   return ''
-
-
-def series_key(key_values: Sequence[str], spec: DatasetSpec) -> str:
-  """The composite key Transform builds from the key columns' values."""
-  return SERIES_KEY_SEPARATOR.join(key_values) if key_values else spec.name
 
 
 def _grid_steps(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> np.ndarray:
@@ -518,6 +513,8 @@ def forecast_rows(model_dir: str, windows: Sequence[SeriesWindow],
     outputs = serve(examples=tf.constant([w.example.SerializeToString() for w in batch]))
     for name, values in outputs.items():
       forecasts.setdefault(name, []).append(values.numpy())
+  if not windows:
+    return []
   columns = _columns(spec, forecasts)
   quantiles = [np.concatenate(forecasts[name]) for name in columns[-len(forecasts):]]
   return [dict(zip(columns, [*window.key_values, time, step + 1,

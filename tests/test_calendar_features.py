@@ -73,6 +73,31 @@ def test_the_local_hour_follows_a_clock_change():
   assert calendar_feature('minute_of_hour', local).numpy().tolist() == [45, 0, 45, 0]
 
 
+@pytest.mark.parametrize('zone', ['America/New_York', 'Australia/Lord_Howe'])
+def test_the_local_clock_is_right_either_side_of_every_change_of_a_year(zone):
+  """Lord Howe's clock moves by half an hour; New York's back and forth by one."""
+  starts, _ = time_zones.offset_table(zone)
+  changes = starts[(starts >= _utc(2030, 1, 1)) & (starts < _utc(2031, 1, 1))]
+  assert len(changes) == 2
+  moments = np.concatenate([changes - 1, changes, changes + 1799])
+  local = local_seconds(tf.constant(moments), zone)
+  for feature, expected in (('hour_of_day', lambda m: m.hour),
+                            ('minute_of_hour', lambda m: m.minute)):
+    want = [expected(datetime.datetime.fromtimestamp(int(s), zoneinfo.ZoneInfo(zone)))
+            for s in moments]
+    np.testing.assert_array_equal(calendar_feature(feature, local).numpy(), want)
+
+
+def test_outside_the_table_the_first_and_the_last_offsets_hold():
+  """Before 1900, the zone's offset of 1900 (Kolkata's local mean time then, +05:21:10);
+  after 2100, the offset the table ends on (Berlin's winter time, +01:00, in July too)."""
+  assert time_zones.offset_table('Asia/Kolkata')[1][0] == 19270
+  assert time_zones.offset_table('Europe/Berlin')[1][-1] == 3600
+  early, late = _utc(1850, 6, 1), _utc(2150, 7, 1, 12)
+  assert local_seconds(tf.constant([early], tf.int64), 'Asia/Kolkata').numpy() == early + 19270
+  assert local_seconds(tf.constant([late], tf.int64), 'Europe/Berlin').numpy() == late + 3600
+
+
 def test_offsets_are_tabulated_at_their_starts():
   starts, offsets = time_zones.offset_table('Europe/Berlin')
   changes = dict(zip(starts.tolist(), offsets.tolist()))
@@ -87,3 +112,5 @@ def test_a_misspelt_zone_is_named_with_the_closest_ones():
   with pytest.raises(ValueError, match=r"'Europe/Berln' is not a time-zone name \(did you "
                                        r"mean 'Europe/Berlin'"):
     time_zones.check('Europe/Berln', 'spec')
+  with pytest.raises(ValueError, match="'localtime' is not a time-zone name"):
+    time_zones.check('localtime', 'spec')  # the host's clock, whichever host runs Transform

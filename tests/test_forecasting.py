@@ -116,19 +116,35 @@ def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
     prediction.read_series(str(path), SPEC)
 
 
-def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_newest_row_in_the_data():
-  """Examples give UTC times; with the newest row's time as the data writes it, the
+def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data():
+  """Examples give UTC times; with the last row's time as the data writes it, the
   forecast steps are written in its offset, a time given for another instant is not
   taken."""
   series = {('s1',): _input_rows(NO_KNOWN, range(4)), ('s2',): _input_rows(NO_KNOWN, range(4))}
+  assert forecasting.last_instants(series, NO_KNOWN) == {'s1': 1704067200 + 3 * 3600,
+                                                         's2': 1704067200 + 3 * 3600}
   written = {'s1': '2024-01-01 05:00:00+02:00', 's2': '2024-01-01 03:00:00+01:00'}
-  kept = forecasting.with_newest_times_as_written(series, written, NO_KNOWN)
+  kept = forecasting.with_last_times_as_written(series, written, NO_KNOWN)
   assert kept[('s1',)][-1].values['timestamp'] == '2024-01-01 05:00:00+02:00'
   assert kept[('s2',)] == series[('s2',)]  # 03:00+01:00 is 02:00 UTC, not the newest row
   assert kept[('s1',)][:-1] == series[('s1',)][:-1]
   window = prediction.build_window(
       ('s1',), forecasting.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
   assert window.horizon_times == ('2024-01-01 06:00:00+02:00', '2024-01-01 07:00:00+02:00')
+
+
+def test_with_a_time_zone_the_steps_the_run_adds_are_on_its_clock():
+  """Across a clock change too: Berlin moved from +01:00 to +02:00 at 01:00 UTC on
+  2024-03-31."""
+  zoned = dataclasses.replace(NO_KNOWN, calendar_features=('hour_of_day',),
+                              time_zone='Europe/Berlin')
+  last = gen.parse_timestamp('2024-03-30 23:00:00')
+  rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
+      'station': 's1', 'timestamp': '', 'load': '2.0', 'region': 'north', 'capacity': '50',
+      'temperature': '1.0'}) for h in range(4)]
+  extended = forecasting.with_horizon(rows, [], zoned)
+  assert [r.values['timestamp'] for r in extended[4:]] == ['2024-03-31 01:00:00+01:00',
+                                                           '2024-03-31 03:00:00+02:00']
 
 
 def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_path, caplog):
@@ -141,8 +157,9 @@ def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_
   examples.mkdir()
   gen.write_split_report([('train', 1), ('eval', 1)], str(examples / gen.SPLIT_REPORT_FILE),
                          TimeSplit(eval_start=0.5), spans=[0], files=[str(data)])
-  newest = forecast_gen._newest_times_as_written  # pylint: disable=protected-access
-  assert newest(str(examples), SPEC) == {'s1': '2024-01-01 05:00:00+02:00'}
+  written = forecast_gen._times_as_written  # pylint: disable=protected-access
+  instants = {'s1': gen.parse_timestamp('2024-01-01 03:00:00')}
+  assert written(str(examples), SPEC, instants) == {'s1': '2024-01-01 05:00:00+02:00'}
   data.unlink()  # gone since: the forecasts are written in UTC, with a warning
-  assert newest(str(examples), SPEC) == {}
+  assert written(str(examples), SPEC, instants) == {}
   assert 'could not be read again' in caplog.text and 'written in UTC' in caplog.text

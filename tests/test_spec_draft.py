@@ -6,7 +6,7 @@ import yaml
 
 from pipeline import init_spec, spec_draft
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
-from schema.time_split import parse_timestamp
+from schema.time_split import parse_timestamp, utc_offset
 
 SHOPS = [f'shop_{letter}' for letter in 'ABCDEFGHIJKL']  # 12
 
@@ -424,22 +424,45 @@ def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
   assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
 
 
+def _zoned_hours(tmp_path, *zones):
+  """A draft of hourly load over the autumn clock changes of 2023, one series per zone,
+  times with their offsets."""
+  hours = pd.date_range('2023-10-01', '2023-11-10', freq='h', tz='UTC')
+  lines = ['area,time,load'] + [f'{zone},{hour.tz_convert(zone).isoformat()},{hour.hour + i}'
+                                for i, zone in enumerate(zones) for hour in hours]
+  return spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
+
+
 def test_times_whose_offset_changes_get_a_time_zone_suggested(tmp_path):
-  hours = pd.date_range('2023-10-01', '2023-11-05', freq='h', tz='Europe/Berlin')
-  lines = ['time,load'] + [f'{hour.isoformat()},{hour.hour + hour.day}' for hour in hours]
-  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
-  assert drafted.utc_offsets == ('+01:00', '+02:00')
+  drafted = _zoned_hours(tmp_path, 'Europe/Berlin')
   summary = init_spec.summary(drafted, '/d/load.yaml', '/d/load.schema.pbtxt', '/d/load.csv')
-  assert 'note: the times name the UTC offsets +01:00 and +02:00: a clock that changes' in summary
+  assert ('note: the times name the UTC offsets +01:00 and +02:00: a clock that changes. To '
+          'read the calendar features on it, name its zone in the spec (time_zone: '
+          '"Europe/Amsterdam" or one of ') in summary
+  assert 'Europe/Berlin' in summary
   text = init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt')
-  assert '# time_zone: "Europe/Berlin"  # the times name the UTC offsets +01:00 and +02:00' in text
+  assert '# time_zone: "Europe/Amsterdam"  # a clock the times follow' in text
   # Uncommented, the suggestion is a valid spec.
   values = yaml.safe_load(text.replace('# time_zone:', 'time_zone:'))
   assert DatasetSpec.from_dict({k: v for k, v in values.items() if k in SPEC_KEYS}).time_zone == (
-      'Europe/Berlin')
-  # One offset throughout (UTC, or a zone without clock changes): nothing to suggest.
-  utc = ['time,load'] + [f'{hour.isoformat()},{hour.hour}' for hour in
-                         pd.date_range('2023-10-01', '2023-11-05', freq='h', tz='UTC')]
-  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(utc) + '\n'), 'load', 'load')
-  assert drafted.utc_offsets == ()
-  assert 'time_zone' not in init_spec.render(drafted, '/d/l.csv', '/d/l.yaml', '/d/l.pbtxt')
+      'Europe/Amsterdam')
+  assert _zoned_hours(tmp_path, 'America/New_York').time_zone.startswith('America/')
+
+
+def test_offsets_that_do_not_change_within_a_series_suggest_no_time_zone(tmp_path):
+  """UTC; series in zones without clock changes; series on two changing clocks."""
+  for zones, note in ((('UTC',), None), (('Asia/Kolkata', 'Asia/Tokyo'), None),
+                      (('Europe/Berlin', 'America/New_York'), "no one zone's clock keeps them")):
+    drafted = _zoned_hours(tmp_path, *zones)
+    assert drafted.time_zone is None
+    assert 'time_zone' not in init_spec.render(drafted, '/d/l.csv', '/d/l.yaml', '/d/l.pbtxt')
+    notes = [finding for finding in drafted.findings if 'UTC offsets' in finding]
+    assert (note in notes[0]) if note else not notes, (zones, notes)
+
+
+@pytest.mark.parametrize('text, offset', [
+    ('2024-01-01 00:00:00+05:30', '+05:30'), ('2024-01-01T00:00:00Z', '+00:00'),
+    ('2024-01-01T00:00:00-04:00', '-04:00'), ('1890-01-01T00:00:00-00:25:21', '-00:25:21'),
+    ('2024-01-01 00:00:00', None)])
+def test_utc_offsets_are_named_as_iso_8601_writes_them(text, offset):
+  assert utc_offset(text) == offset

@@ -280,8 +280,9 @@ def test_rows_are_found_again_by_series_and_time_with_their_file_and_line(tmp_pa
   assert gen.find_rows(files, SYNTHETIC, 's3', {one}) == ''
 
 
-def test_each_series_newest_time_is_read_again_as_the_files_write_it(tmp_path):
-  """The examples keep an instant, not its UTC offset; the forecasts want both."""
+def test_each_series_last_time_is_read_again_as_the_files_write_it(tmp_path):
+  """The examples keep an instant, not its UTC offset; the forecasts want both. Rows at
+  other instants (after a split's end, say) are not taken; TFRecord keys may be numbers."""
   header = 'station,timestamp,load,region,capacity,price,temperature'
   row = lambda station, time: f'{station},{time},1.5,north,50,1.1,20'
   first, second = tmp_path / 'a.csv', tmp_path / 'b.csv'
@@ -291,11 +292,18 @@ def test_each_series_newest_time_is_read_again_as_the_files_write_it(tmp_path):
   second.write_text('\n'.join([header, row('s1', '2024-03-31 00:00:00+01:00')]) + '\n')
   records = tmp_path / 'c.tfrecord'
   _tfrecord(records, [dict(TF_ROW, station=b's3', timestamp=b'2024-03-31 04:00:00+02:00'),
-                      dict(TF_ROW, station=b's3', timestamp=b'2024-03-31 03:00:00+02:00')])
+                      dict(TF_ROW, station=b's3', timestamp=b'2024-03-31 03:00:00+02:00'),
+                      dict(TF_ROW, station=42, timestamp=b'2024-03-31 03:00:00+02:00')])
   files = [str(first), str(second), str(records)]
-  assert gen.newest_times_as_written(files, SYNTHETIC) == {
+  instants = {key: parse_timestamp(time) for key, time in (
+      ('s1', '2024-03-31 01:00:00Z'), ('s2', '2024-03-31 02:00:00Z'),
+      ('s3', '2024-03-31 01:00:00Z'), ('42', '2024-03-31 01:00:00Z'),
+      ('s4', '2024-03-31 01:00:00Z'))}
+  assert gen.times_as_written(files, SYNTHETIC, instants) == {
       's1': '2024-03-31 03:00:00+02:00', 's2': '2024-03-31 02:00:00Z',
-      's3': '2024-03-31 04:00:00+02:00'}
+      's3': '2024-03-31 03:00:00+02:00', '42': '2024-03-31 03:00:00+02:00'}
+  assert gen.find_rows(files, SYNTHETIC, '42', {instants['42']}) == (
+      f'; rows at {records}, record 3')
 
 
 def test_times_without_offsets_are_not_read_again(tmp_path):
@@ -306,4 +314,5 @@ def test_times_without_offsets_are_not_read_again(tmp_path):
                   's1,2024-01-01 01:00:00+01:00,1.5,north,50,1.1,20\n')
   records = tmp_path / 'b.tfrecord'
   _tfrecord(records, [dict(TF_ROW, timestamp=parse_timestamp('2024-01-01 05:00:00'))])
-  assert gen.newest_times_as_written([str(data), str(records)], SYNTHETIC) == {}
+  assert gen.times_as_written([str(data), str(records)], SYNTHETIC,
+                              {'s1': parse_timestamp('2024-01-01 00:00:00')}) == {}

@@ -77,7 +77,8 @@ def local_seconds(seconds: tf.Tensor, zone: str) -> tf.Tensor:
 
 
 def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
-  """A calendar feature of UTC epoch `seconds` [B] as a 0-based int64 id [B]."""
+  """A calendar feature of epoch `seconds` [B], read on the UTC calendar, as a 0-based
+  int64 id [B]; `local_seconds` first reads it on a zone's clock."""
   days = tf.math.floordiv(seconds, 86400)
   if feature == 'minute_of_hour':
     return tf.math.floormod(tf.math.floordiv(seconds, 60), 60)
