@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from schema import forecast_starts
+from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8)
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
-from schema import time_zones
 from schema.time_split import (EVAL_SPLIT, format_utc_offset, names_utc_offset, parse_timestamp,
                                utc_offset_seconds)
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
