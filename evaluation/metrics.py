@@ -12,7 +12,7 @@ original units. For each slice, over every (window, step) pair:
 - `mean_absolute_error_by_step`: the median forecast's MAE at each horizon step, [H].
 
 The served quantiles are in order (`trainer_module.export.in_order_from_median`); how
-often the model's own were not is in the Trainer's calibration report.
+often the model's or the calibrated ones were not is in the Trainer's calibration report.
 
 `NaiveComparison` scores the naive forecasts that the model's Evaluator signature
 returns beside its own (`trainer_module.naive_forecasts`) on the same windows:

@@ -20,8 +20,8 @@ outside such pairs are left as they are. The factors travel inside the exported 
 (`trainer_module.export`), so every signature, and so the Evaluator, `tft-predict` and
 the run's forecasts, serves the calibrated bands, put in order from the median out
 (`export.in_order_from_median`); `calibration.json` beside the model records them and
-how often the model's own quantiles were out of order, and the run summary prints them
-(`describe`).
+how often the quantiles, the model's or the calibrated ones, were out of order, and the
+run summary prints them (`describe`).
 """
 
 import json
@@ -101,9 +101,11 @@ def apply(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
   return tf.stack(columns, axis=-1)
 
 
-def out_of_order(quantile_forecasts: np.ndarray) -> float:
-  """Share of the (window, step) pairs of forecasts [N, H, Q] whose quantiles decrease."""
-  return float(np.mean(np.any(np.diff(quantile_forecasts, axis=-1) < 0, axis=-1)))
+def out_of_order(*quantile_forecasts: np.ndarray) -> float:
+  """Share of the (window, step) pairs at which the quantiles of any of the forecasts
+  [N, H, Q] given (the model's, the calibrated ones) decrease."""
+  return float(np.mean(np.any([np.any(np.diff(forecasts, axis=-1) < 0, axis=-1)
+                               for forecasts in quantile_forecasts], axis=0)))
 
 
 def coverage(quantile_forecasts: np.ndarray, actual: np.ndarray,
@@ -143,8 +145,8 @@ def describe(report: Dict[str, object]) -> str:
                  f'after calibration (ends moved out by {lower:+.3f} and {upper:+.3f} of '
                  f'its width)')
   if report.get('eval_out_of_order'):
-    parts.append(f"the model's quantiles were out of order at "
-                 f"{100 * report['eval_out_of_order']:.1f}% of the eval steps, served in order")
+    parts.append(f"the quantiles were out of order at {100 * report['eval_out_of_order']:.1f}% "
+                 'of the eval steps (the model\'s or after calibration), served in order')
   return '; '.join(parts)
 
 

@@ -300,7 +300,8 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
                eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), the eval coverage
   before them and of the bands served after them (with the forecast floor), and the
-  share of eval steps whose quantiles the model gave out of order.
+  share of eval steps whose quantiles, the model's or the calibrated ones, were out of
+  order (served in order).
   `evaluation` holds the `eval_windows` windows once, then the first again to fill its
   last batch; those are left out."""
   # One pass, so that forecasts and actuals pair up whatever order the files are read in;
@@ -318,7 +319,9 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
                 forecasts, actual, config.quantiles),
             'eval_coverage_after': interval_calibration.coverage(
                 calibrated, actual, config.quantiles),
-            'eval_out_of_order': interval_calibration.out_of_order(forecasts)}
+            'eval_out_of_order': interval_calibration.out_of_order(
+                forecasts, interval_calibration.apply(
+                    tf.constant(forecasts), config.quantiles, factors).numpy())}
   logging.info('Interval calibration on %d eval windows: factors %s; coverage %s before, '
                '%s after.', report['eval_windows'], factors, report['eval_coverage_before'],
                report['eval_coverage_after'])

@@ -131,14 +131,18 @@ def test_the_report_is_read_back_and_described(tmp_path):
   assert calibration.describe({**report, 'eval_out_of_order': 0.0}) == calibration.describe(
       report)
   assert calibration.describe({**report, 'eval_out_of_order': 0.0234}).endswith(
-      "of its width); the model's quantiles were out of order at 2.3% of the eval steps, "
-      'served in order')
+      "of its width); the quantiles were out of order at 2.3% of the eval steps (the model's "
+      'or after calibration), served in order')
 
 
 def test_the_share_out_of_order_counts_steps_with_any_decrease():
   forecasts = np.array([[[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]],
                         [[1.0, 0.0, 2.0], [1.0, 1.0, 1.0]]])  # [N=2, H=2, Q=3]
   assert calibration.out_of_order(forecasts) == 0.5
+  # Calibration that moves an end in past the median puts a step out of order too.
+  calibrated = forecasts.copy()
+  calibrated[0, 0, 0] = 1.5
+  assert calibration.out_of_order(forecasts, calibrated) == 0.75
 
 
 def test_a_report_with_one_factor_for_both_ends_is_described():
