@@ -33,9 +33,8 @@ def _times_as_written(examples_uri: str, spec: DatasetSpec,
                       instants: Mapping[str, int]) -> Dict[str, str]:
   """How the files ExampleGen read write each series' time at `instants`, for the UTC
   offset the examples do not keep; {} (UTC) when those files cannot be read again."""
-  files = (example_gen.read_split_report(examples_uri) or {}).get(example_gen.FILES_READ, [])
   try:
-    return example_gen.times_as_written(files, spec, instants)
+    return example_gen.times_as_written(example_gen.files_read(examples_uri), spec, instants)
   except Exception as error:  # pylint: disable=broad-except
     logging.warning('Forecasts: the data files could not be read again for the UTC offset '
                     'of their times (%s); the forecast times are written in UTC.', error)

@@ -7,10 +7,11 @@ columns need values over those H steps: they come from a future file (the spec's
 columns, a row per series and future step, target and observed columns empty), or, when
 the spec declares no known columns, nothing is needed: the steps are written on the
 spec's `time_zone` clock, or in the UTC offset of the series' last time as the data
-files write it (the examples keep only the instant). A series that cannot be forecast is listed with the reason, never dropped:
-its rows end a horizon or more before the newest rows (its forecast would lie in the
-past), too little history, a gap in its last E rows, no known values for the horizon,
-unknown to the model, or only in the future file.
+files write it (the examples keep only the instant). A series that cannot be forecast
+is listed with the reason, never dropped: its rows end a horizon or more before the
+newest rows (its forecast would lie in the past), too little history, a gap in its last
+E rows, no known values for the horizon, unknown to the model, or only in the future
+file.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),

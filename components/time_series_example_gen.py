@@ -434,6 +434,12 @@ def read_split_report(examples_uri: str) -> Optional[Dict[str, Any]]:
     return json.load(f)
 
 
+def files_read(examples_uri: str) -> List[str]:
+  """The input files an ExampleGen output artifact holds the rows of, from its split
+  report ([] for another component's Examples)."""
+  return (read_split_report(examples_uri) or {}).get(FILES_READ, [])
+
+
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
                        spans: List[int], files: List[str]) -> None:
   report = {name: 0 for name in split.split_names + (AFTER_END,)}

@@ -206,8 +206,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
-                                  (example_gen.read_split_report(examples.uri) or {}).get(
-                                      example_gen.FILES_READ, [])))
+                                  example_gen.files_read(examples.uri)))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,
