@@ -21,6 +21,7 @@ setuptools.setup(
         'matplotlib',
         'croniter',
         'Jinja2',
+        'lightgbm',  # the run's gradient-boosted baseline (evaluation/gbm_baseline.py)
         'tzdata',  # time zones for zoneinfo where the system has none (slim containers)
     ],
     entry_points={'console_scripts': [

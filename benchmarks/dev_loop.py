@@ -28,7 +28,8 @@ RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'dev_loop.json')
 STEPS = {'set-up': ['bash', 'scripts/setup_env.sh'], 'make test-fast': ['make', 'test-fast'],
          'make run': ['make', 'run'], 'make test': ['bash', '.ci/run']}
 _PYTEST_SUMMARY = re.compile(r'=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s')
-_NAIVE_LINE = re.compile(r'MAE beside the naive forecasts: model (?P<model>[\d.]+) .*?'
+_NAIVE_LINE = re.compile(r'MAE beside [\w ]*?the naive forecasts: model (?P<model>[\d.]+) '
+                         r'(?:\| LightGBM (?P<gbm>[\d.]+) )?.*?'
                          r'(?P<naive>\w+) (?P<naive_mae>[\d.]+) \(best naive\)')
 
 
@@ -55,6 +56,8 @@ def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:
   if naive:
     step.update(eval_mae=float(naive['model']), best_naive=naive['naive'],
                 best_naive_mae=float(naive['naive_mae']))
+    if naive['gbm']:
+      step['lightgbm_mae'] = float(naive['gbm'])
   print(f'[dev-loop] {name}: {seconds:.0f} s', flush=True)
   return step
 

@@ -68,6 +68,7 @@ class RunResult:
     eval_metrics: the Evaluator's overall metrics of the eval split (original units),
       the naive forecasts' MAEs among them.
     scored: the scored split, if one was asked for.
+    gbm_baseline: what the run's GbmBaseline wrote (`evaluation.gbm_baseline.compare`).
   """
   seconds: float
   components: Dict[str, float]
@@ -77,6 +78,7 @@ class RunResult:
   blessed: Optional[bool]
   eval_metrics: Dict[str, float]
   scored: Optional[ScoredWindows]
+  gbm_baseline: Optional[Dict[str, Any]] = None
 
   def training(self, config: PipelineConfig) -> Dict[str, Any]:
     """The training budget of `config` and how much of it this run used: the epochs run
@@ -97,7 +99,8 @@ class RunResult:
     return {'seconds': round(self.seconds, 1),
             'components': {name: round(s, 1) for name, s in self.components.items()},
             'peak_rss_mib': self.peak_rss_mib, 'window_counts': self.window_counts,
-            'blessed': self.blessed, 'eval_metrics': self.eval_metrics}
+            'blessed': self.blessed, 'eval_metrics': self.eval_metrics,
+            'gbm_baseline': self.gbm_baseline}
 
 
 def pipeline_root(run_dir: str) -> str:
@@ -154,7 +157,8 @@ def _run_here(config: PipelineConfig, score_split: Optional[str],
           'components': {c.node_id: c.seconds for c in summary.components},
           'window_counts': window_counts,
           'validation_losses': validation_losses(only_path(root, 'Trainer', 'model_run', '*')),
-          'blessed': summary.blessed, 'eval_metrics': summary.metrics, 'scored': scored}
+          'blessed': summary.blessed, 'eval_metrics': summary.metrics, 'scored': scored,
+          'gbm_baseline': summary.gbm_baseline}
 
 
 def only_path(pipeline_root: str, *parts: str) -> str:

@@ -200,6 +200,9 @@ def _stallion_section(results: Results) -> List[str]:
   return lines + stallion_table(results) + ['']
 
 
+_PIPELINE_GBM = "LightGBM, the pipeline's own (median only)"
+
+
 def stallion_table(results: Results) -> List[str]:
   """The TFT runs by ensemble size, LightGBM (`stallion_gbm`) when it ran, the last value."""
   result = results['stallion']
@@ -209,6 +212,8 @@ def stallion_table(results: Results) -> List[str]:
   if 'stallion_gbm' in results:
     rows.append(['LightGBM, global, quantile objectives'] + _stallion_cells(
         results['stallion_gbm']['model']))
+  if 'pipeline_gbm' in result:
+    rows.append([_PIPELINE_GBM, f'{result["pipeline_gbm"]["mae"]:.1f}', '', '', ''])
   rows.append(['last value, empirical interval'] + _stallion_cells(result['naive_last_value']))
   return _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90', 'P10-P90 coverage'], rows)
 
@@ -221,6 +226,8 @@ def stallion_by_step_table(results: Results) -> List[str]:
           for (size,), runs in _grouped(result['runs'], 'ensemble_size').items()]
   if 'stallion_gbm' in results:
     rows.append(['LightGBM, global'] + _step_cells(results['stallion_gbm']['model']))
+  if 'pipeline_gbm' in result:
+    rows.append([_PIPELINE_GBM] + _step_cells(result['pipeline_gbm']))
   rows.append(['last value'] + _step_cells(result['naive_last_value']))
   horizon = result['protocol']['horizon_months']
   return _table(['forecast'] + [f'month {step}' for step in range(1, horizon + 1)], rows)
@@ -383,7 +390,9 @@ def headline_table(results: Results) -> List[str]:
     naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
              if name.startswith(NAIVE_MAE_PREFIX)}
     best = min(naive, key=naive.get)
-    rows.append(['default data, eval (MAE)', f'{metrics["mean_absolute_error"]:.2f}', '',
+    gbm = synthetic.get('gbm_baseline')
+    rows.append(['default data, eval (MAE)', f'{metrics["mean_absolute_error"]:.2f}',
+                 f'LightGBM, global: {gbm["mae"]:.2f}' if gbm else '',
                  f'{_NAIVE_NAMES.get(best, best)}: {naive[best]:.2f}'])
   return _table(['data', 'TFT', 'strongest simple model', 'naive'], rows)
 

@@ -7,7 +7,9 @@ inside [P10, P90], in original units (volume), for the TFT the product's pipelin
 (one, or an ensemble: `Plan.ensemble_sizes`) and for the naive last-value forecast with
 an empirical interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
 eval split (early stopping), so the scored months are never used for training or model
-selection.
+selection. The gradient-boosted baseline the pipeline fits (`GbmBaseline`, the same in
+every run: the windows and LightGBM are deterministic) is scored on the same test
+windows, from the first run's windows (`pipeline_gbm`).
 
 `benchmarks.run_all --only stallion` runs the benchmark. Run alone, this module makes the
 windows of a backtest origin for `benchmarks.stallion_tuning`: one pipeline run of one TFT
@@ -31,7 +33,9 @@ import pandas as pd
 from benchmarks import host, metrics, pipeline_run, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
+from evaluation import gbm_baseline
 from pipeline.config import default_strides
+from schema.dataset_spec import DatasetSpec
 from schema.datasets import curated_schema_path, get_dataset
 from schema.features import SERIES_KEY_SEPARATOR
 from schema.time_split import TimeSplit
@@ -97,6 +101,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   spec = dataset.spec
   model_overrides = {**dataset.model_overrides, **plan.model_overrides}
   runs, naive = [], None
+  first_run = (plan.ensemble_sizes[0], 1)
   for ensemble_size, repeat in itertools.product(plan.ensemble_sizes,
                                                 range(1, plan.repeats + 1)):
     config = pipeline_run.new_config(
@@ -126,13 +131,30 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'seed': repeat,
                  'model': model, 'training': training, 'pipeline': result.summary(),
                  'model_config': dataclasses.asdict(config.model_config)})
+  gbm = pipeline_gbm(pipeline_run.pipeline_root(run_dir(work_dir, *first_run)), spec,
+                     naive['mae'])
+  print(f"  Stallion, the pipeline's LightGBM (GbmBaseline): MAE {gbm['mae']:.1f}, "
+        f"{gbm['rounds']} rounds", flush=True)
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
                        'history_months': NAIVE_HISTORY, 'encoder_months': spec.encoder_steps,
                        'horizon_months': spec.horizon,
                        'split': dataclasses.asdict(plan.split)},
           'train_steps': plan.train_steps, 'test_windows': series,
-          'naive_last_value': naive, 'runs': runs}
+          'naive_last_value': naive, 'runs': runs, 'pipeline_gbm': gbm}
+
+
+def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dict[str, Any]:
+  """The gradient-boosted baseline a pipeline run fits (`GbmBaseline`: trained on the
+  run's training windows, stopped early on its eval windows), scored on its test windows;
+  its naive MAE must be `naive_mae`, the benchmark's, or the windows are not the same."""
+  windows = pipeline_run.only_path(pipeline_root, 'Windowing', 'windows', '*')
+  result = gbm_baseline.run(windows, spec, scored_split='test')
+  if not np.isclose(result['naive_mae']['repeat_last'], naive_mae, rtol=1e-5):
+    raise RuntimeError(f"the gradient-boosted baseline's last-value MAE "
+                       f"{result['naive_mae']['repeat_last']} is not the benchmark's "
+                       f'{naive_mae}: not the same test windows')
+  return result
 
 
 def run_dir(work_dir: str, ensemble_size: int, repeat: int) -> str:

@@ -4,7 +4,9 @@ TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen 
 ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
 Evaluator (vs. the last blessed model) -> Pusher, InterpretationReportGen (variable
 importance, attention, forecast plots) next to the model, and ForecastGen after the
-Pusher: the next H steps of every series from the model the run publishes.
+Pusher: the next H steps of every series from the model the run publishes. GbmBaseline,
+beside the Trainer, fits a global gradient-boosted model on the same windows, which the
+run summary reports beside the TFT.
 
 Retraining: each run ingests the newest span; with `train_spans` > 1 ExampleGen also
 reads the spans before it (listed from the input files, so Vertex AI runs do the same)
@@ -22,6 +24,7 @@ from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
 from components.forecast_gen import ForecastGen
+from components.gbm_baseline import GbmBaseline
 from components.interpretation_report import InterpretationReportGen
 from components.scoped_evaluator import ScopedEvaluator
 from components.step_budget_trainer import StepBudgetTrainer
@@ -84,6 +87,8 @@ def create_pipeline(
                         transform_graph=transform.outputs['transform_graph'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
+  gbm_baseline = GbmBaseline(windows=windowing.outputs['windows'],
+                             dataset_spec=spec.to_json())
   model_resolver = tfx.dsl.Resolver(
       strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
@@ -116,7 +121,7 @@ def create_pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
       components=[example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
-                  transform, windowing, trainer, model_resolver, evaluator,
+                  transform, windowing, gbm_baseline, trainer, model_resolver, evaluator,
                   interpretation_report, pusher, forecast_gen],
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,

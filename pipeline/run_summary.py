@@ -16,6 +16,7 @@ from tfx.utils import path_utils
 
 from components import forecasting
 from components.forecast_gen import Forecasts
+from components.gbm_baseline import BaselineEvaluation, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
 from components.time_series_example_gen import AFTER_END, SPANS_READ, read_split_report
@@ -49,6 +50,7 @@ class RunSummary:
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
   baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
   split_report: Optional[Dict[str, object]] = None  # ExampleGen's split_report.json
+  gbm_baseline: Optional[Dict[str, object]] = None  # GbmBaseline's gbm_baseline.json
 
   def rows_read(self) -> str:
     """'train 1729 | eval 432 (spans 3, 4: ...)' from the split report, or ''."""
@@ -78,7 +80,12 @@ class RunSummary:
               f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
     comparison = self.naive_comparison()
     if comparison:
-      lines.append(f'  MAE beside the naive forecasts: {comparison}')
+      beside = ('a global LightGBM and the naive forecasts' if self.gbm_baseline
+                else 'the naive forecasts')
+      lines.append(f'  MAE beside {beside}: {comparison}')
+    behind = self.behind_gbm()
+    if behind:
+      lines.append(f'    {behind}')
     if self.calibration:
       lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
@@ -109,16 +116,29 @@ class RunSummary:
 
 
   def naive_comparison(self) -> str:
-    """'model 2.17 | repeat_last 3.10 | seasonal_168 2.84 (best naive)', or ''."""
+    """'model 2.17 | LightGBM 2.25 | repeat_last 3.10 | seasonal_168 2.84 (best naive)'
+    (LightGBM when the run fitted it), or ''."""
     naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in self.metrics.items()
              if name.startswith(NAIVE_MAE_PREFIX)}
     if not naive or 'mean_absolute_error' not in self.metrics:
       return ''
     best = min(naive, key=naive.get)
-    parts = [f'model {self.metrics["mean_absolute_error"]:.4g}'] + [
-        f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
-        for name, value in naive.items()]
+    parts = [f'model {self.metrics["mean_absolute_error"]:.4g}']
+    if self.gbm_baseline:
+      parts.append(f'LightGBM {self.gbm_baseline["mae"]:.4g}')
+    parts += [f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
+              for name, value in naive.items()]
     return ' | '.join(parts)
+
+  def behind_gbm(self) -> str:
+    """A sentence when the model's eval MAE is above the gradient-boosted baseline's, or
+    ''."""
+    model = self.metrics.get('mean_absolute_error')
+    if not self.gbm_baseline or model is None or model <= self.gbm_baseline['mae']:
+      return ''
+    gbm = self.gbm_baseline['mae']
+    return (f'the model\'s eval MAE is {100 * (model / gbm - 1):.1f}% above LightGBM\'s on '
+            'the same windows (docs/pipeline.md: the gradient-boosted baseline)')
 
 
 def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
@@ -146,9 +166,9 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
     found = [a for a in artifacts if types.get(a.type_id) == type_name]
     return max(found, key=lambda a: a.id) if found else None
 
-  evaluation, blessing, pushed, model, report, forecasts = (latest(name) for name in (
+  evaluation, blessing, pushed, model, report, forecasts, gbm = (latest(name) for name in (
       'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model', InterpretationReport.TYPE_NAME,
-      Forecasts.TYPE_NAME))
+      Forecasts.TYPE_NAME, BaselineEvaluation.TYPE_NAME))
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
@@ -175,7 +195,8 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
                          else None),
       baseline_mae=baseline_mae(evaluation.uri) if evaluation else None,
-      split_report=split_report)
+      split_report=split_report,
+      gbm_baseline=read_result(gbm.uri) if gbm else None)
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:

@@ -113,6 +113,12 @@ def test_stallion_by_step_table_gives_each_months_mae():
   assert table[2:] == ['| TFT, 3 runs | 2.0 | 6.0 |', '| TFT ensemble of 2, 2 runs | 7.0 | 4.0 |',
                        '| LightGBM, global | 1.5 | 2.5 |', '| last value | 7.3 | 8.0 |']
 
+  result['pipeline_gbm'] = {'mae': 2.25, 'mae_by_step': [2.0, 2.5]}
+  assert report.stallion_by_step_table({'stallion': result})[4:] == [
+      "| LightGBM, the pipeline's own (median only) | 2.0 | 2.5 |", '| last value | 7.3 | 8.0 |']
+  assert "| LightGBM, the pipeline's own (median only) | 2.2 |  |  |  |" in (
+      report.stallion_table({'stallion': result}))
+
 
 _BLOCK = ('<!-- table {name}: python -m benchmarks.readme_tables writes it -->\n{body}'
           '<!-- end of table -->\n')
@@ -233,14 +239,15 @@ def test_directory_bytes_counts_every_file_below(tmp_path):
 
 
 def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatch):
-  output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n  MAE beside the naive '
-            'forecasts: model 2.243 | repeat_last 25.89 | seasonal_168 2.843 (best naive)')
+  output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n  MAE beside a global '
+            'LightGBM and the naive forecasts: model 2.243 | LightGBM 2.31 | repeat_last '
+            '25.89 | seasonal_168 2.843 (best naive)')
   monkeypatch.setattr(dev_loop, 'STEPS', {'make run': ['bash', '-c', f'printf "{output}"'],
                                           'broken': ['bash', '-c', 'echo oops; exit 3']})
   step = dev_loop.run_step('make run', str(tmp_path), str(tmp_path))
   assert step['tests'] == '481 passed, 2 skipped' and step['pytest_seconds'] == 53.81
-  assert (step['eval_mae'], step['best_naive'], step['best_naive_mae']) == (
-      2.243, 'seasonal_168', 2.843)
+  assert (step['eval_mae'], step['lightgbm_mae'], step['best_naive'],
+          step['best_naive_mae']) == (2.243, 2.31, 'seasonal_168', 2.843)
   with pytest.raises(SystemExit, match='broken failed \\(exit 3\\)'):
     dev_loop.run_step('broken', str(tmp_path), str(tmp_path))
 

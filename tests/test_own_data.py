@@ -118,7 +118,7 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
                       '--future', 'future.csv', '--train-steps', '300', '--seed', '1',
                       '--output-dir', 'runs', cwd=root)
   assert run.returncode == 0, run.stderr[-3000:]
-  assert 'MAE beside the naive forecasts: model' in run.stdout
+  assert 'MAE beside a global LightGBM and the naive forecasts: model' in run.stdout
   from tfx import v1 as tfx
   summary = run_summary.latest_run_summary(
       tfx.orchestration.metadata.sqlite_metadata_connection_config(

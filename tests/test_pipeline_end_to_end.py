@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
     'AnomalyGate', 'Transform',
-    'Windowing', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
+    'Windowing', 'GbmBaseline', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
     'InterpretationReportGen', 'Pusher', 'ForecastGen'}
 
 
@@ -101,6 +101,20 @@ def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run):
   assert summary.metrics['naive_mae_seasonal_24'] == pytest.approx(seasonal_24, rel=1e-5)
   assert summary.metrics['mae_vs_best_naive'] == pytest.approx(
       np.abs(actuals - forecasts[1]).mean() / min(repeat_last, seasonal_24), rel=1e-4)
+
+
+def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finished_run):
+  config, summary = finished_run
+  gbm = summary.gbm_baseline
+  # Its naive forecasts, computed by its own code, score as the Evaluator's: same windows.
+  for name, value in gbm['naive_mae'].items():
+    assert summary.metrics[f'naive_mae_{name}'] == pytest.approx(value, rel=1e-5), name
+  assert gbm['eval_windows'] == summary.metrics['example_count']
+  assert gbm['training_windows'] == gbm['training_windows_available'] > 0
+  assert math.isfinite(gbm['mae']) and gbm['rounds'] >= 1
+  assert (f'MAE beside a global LightGBM and the naive forecasts: model '
+          f'{summary.metrics["mean_absolute_error"]:.4g} | LightGBM {gbm["mae"]:.4g} |'
+          in summary.format(config.pipeline_root))
 
 
 def test_series_without_known_values_for_the_horizon_are_listed_not_dropped(finished_run):

@@ -107,3 +107,23 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
       'train 1729 | eval 432 | after_end 5 (spans 3, 4: every row of the older spans is '
       "training data, their eval periods included; the newest span's own split gives the "
       'eval windows)')
+
+
+def _with_gbm(model_mae: float, gbm_mae: float) -> run_summary.RunSummary:
+  return run_summary.RunSummary(
+      components=[], metrics={'mean_absolute_error': model_mae, 'naive_mae_repeat_last': 9.0,
+                              'naive_mae_seasonal_24': 4.0},
+      metrics_by_step={}, blessed=True, pushed_to=None, model_uri=None,
+      gbm_baseline={'mae': gbm_mae})
+
+
+def test_the_summary_gives_the_gradient_boosted_baseline_beside_the_naive_forecasts():
+  text = _with_gbm(2.5, 2.75).format('root')
+  assert ('MAE beside a global LightGBM and the naive forecasts: model 2.5 | LightGBM 2.75 | '
+          'repeat_last 9 | seasonal_24 4 (best naive)') in text
+  assert 'above LightGBM' not in text
+
+
+def test_the_summary_says_by_how_much_the_model_is_behind_the_gradient_boosted_baseline():
+  text = _with_gbm(2.75, 2.5).format('root')
+  assert "the model's eval MAE is 10.0% above LightGBM's on the same windows" in text

@@ -219,6 +219,31 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
   return dataset.prefetch(tf.data.AUTOTUNE)
 
 
+def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: bool,
+                     every: int = 1, batch_size: int = 1024) -> tf.data.Dataset:
+  """Batches of (inputs, label [B, H]) of every window of the files once, in file order,
+  the last batch short: for reading windows whole rather than training on them.
+
+  Args:
+    file_patterns: gzipped TFRecord files of serialized windows or segments.
+    spec: the dataset spec.
+    segments: the files hold training segments (their kept windows are read), not windows.
+    every: keep the first window and every `every`-th after it.
+    batch_size: windows per batch.
+  """
+  if segments:
+    dataset = (read_records(file_patterns).batch(_SEGMENTS_PER_PARSE)
+               .map(lambda serialized: _segment_windows(serialized, spec)).unbatch())
+    parse = lambda steps: _window_inputs_and_label(steps, spec)
+  else:
+    dataset = read_records(file_patterns)
+    parse = lambda serialized: parse_windows(serialized, spec)
+  if every > 1:
+    dataset = dataset.enumerate().filter(lambda index, _: index % every == 0).map(
+        lambda _, window: window)
+  return dataset.batch(batch_size).map(parse).prefetch(tf.data.AUTOTUNE)
+
+
 def _segment_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Dict[str, tf.Tensor]:
   """The kept windows of a batch of serialized segments [S]: each step value [W, T]."""
   parsed = tf.io.parse_example(serialized, segment_feature_spec(spec))

@@ -72,7 +72,7 @@ def test_every_component_of_create_pipeline_is_a_task(compiled, deployments):
                                         f'{resolver}-model-blessing-resolver'}
   assert tasks == expected
   assert {'TimeSeriesExampleGen', 'Transform', 'Windowing', 'Trainer', 'Evaluator',
-          'Pusher', 'AnomalyGate'} <= tasks
+          'Pusher', 'AnomalyGate', 'GbmBaseline'} <= tasks
   assert set(job['pipelineSpec']['components']) == tasks
 
 
@@ -81,7 +81,7 @@ def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]
   executors = job['pipelineSpec']['deploymentSpec']['executors']
   containers = [spec['container'] for spec in executors.values() if 'container' in spec]
-  assert len(containers) == 12  # every component but the resolvers
+  assert len(containers) == 13  # every component but the resolvers
   assert {container['image'] for container in containers} == {IMAGE}
 
 

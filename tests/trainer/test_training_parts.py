@@ -50,6 +50,14 @@ def test_a_finite_dataset_puts_every_window_in_a_whole_batch(tiny):
     window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False)
 
 
+def test_windows_read_in_order_are_every_eval_window_once(tiny):
+  batches = list(window_inputs.windows_in_order(tiny.eval_files, tiny.spec, segments=False,
+                                                batch_size=5))
+  _, every_label = window_inputs.parse_windows(tf.constant(tiny.eval_windows), tiny.spec)
+  np.testing.assert_array_equal(np.concatenate([label.numpy() for _, label in batches]),
+                                every_label.numpy())
+
+
 def test_interval_calibration_counts_each_eval_window_once(tiny):
   """The refilled last batch does not weigh its windows twice in the factor or coverage."""
   count = len(tiny.eval_windows)
@@ -171,6 +179,18 @@ def test_training_segments_hold_exactly_the_windows_the_builder_cuts(tmp_path):
   for key, tensor in expected_inputs.items():
     np.testing.assert_array_equal(inputs[key].numpy()[order], tensor.numpy()[expected_order],
                                   err_msg=key)
+
+  # Read in order, each once (the gradient-boosted baseline's reading): the windows in the
+  # builder's order, or every k-th of them.
+  for every in (1, 2):
+    batches = list(window_inputs.windows_in_order([path], spec, segments=True, every=every,
+                                                  batch_size=3))
+    read = {key: np.concatenate([batch[0][key].numpy() for batch in batches])
+            for key in expected_inputs}
+    for key, tensor in expected_inputs.items():
+      np.testing.assert_array_equal(read[key], tensor.numpy()[::every], err_msg=key)
+    np.testing.assert_array_equal(np.concatenate([label.numpy() for _, label in batches]),
+                                  expected_labels.numpy()[::every])
 
 
 def test_training_config_defaults_and_checks():

@@ -1,0 +1,73 @@
+"""A TFX component that fits a global gradient-boosted model on the run's windows and scores
+it on the eval windows (`evaluation.gbm_baseline`): the strongest simple model, beside which
+the run summary reports the TFT.
+
+It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
+`BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader.
+"""
+
+import json
+import logging
+import os
+from typing import Dict, Optional
+
+import tensorflow as tf
+from tfx import types
+from tfx import v1 as tfx
+from tfx.types import artifact_utils, standard_artifacts
+
+from evaluation import gbm_baseline
+from schema.dataset_spec import DatasetSpec
+
+RESULT_FILE = 'gbm_baseline.json'
+
+
+class BaselineEvaluation(types.Artifact):
+  """A directory with `gbm_baseline.json`."""
+  # '<namespace>.<Type>': the form KubeflowV2DagRunner requires of custom artifact types.
+  TYPE_NAME = 'tft.BaselineEvaluation'
+
+
+def read_result(uri: str) -> Optional[Dict[str, object]]:
+  """The record a `GbmBaseline` wrote at `uri`, or None if there is none."""
+  path = os.path.join(uri, RESULT_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
+
+
+@tfx.dsl.components.component
+def GbmBaseline(  # pylint: disable=invalid-name
+    windows: tfx.dsl.components.InputArtifact[standard_artifacts.Examples],
+    evaluation: tfx.dsl.components.OutputArtifact[BaselineEvaluation],
+    dataset_spec: tfx.dsl.components.Parameter[str],
+    max_training_rows: tfx.dsl.components.Parameter[int] = (
+        gbm_baseline.DEFAULT_MAX_TRAINING_ROWS),
+    seed: tfx.dsl.components.Parameter[int] = 1,
+) -> None:
+  """Fits the model on the 'train' windows and scores it on the 'eval' windows.
+
+  Args:
+    windows: the Windowing output.
+    evaluation: gets `gbm_baseline.json`.
+    dataset_spec: `DatasetSpec.to_json()`.
+    max_training_rows: windows x horizon steps to train on at most; beyond, every k-th
+      training window.
+    seed: LightGBM's seed.
+
+  Raises:
+    ValueError: the artifact lacks the 'train' or 'eval' split, or either has no window.
+  """
+  spec = DatasetSpec.from_json(dataset_spec)
+  splits = artifact_utils.decode_split_names(windows.split_names)
+  missing = [split for split in ('train', 'eval') if split not in splits]
+  if missing:
+    raise ValueError(f'the windows artifact has no split {missing} (it has {splits}); the '
+                     'gradient-boosted baseline trains on train and scores eval')
+  result = gbm_baseline.run(windows.uri, spec, max_training_rows, seed)
+  logging.info('GbmBaseline: eval MAE %.4g after %d rounds, %.0f s', result['mae'],
+               result['rounds'], result['seconds'])
+  tf.io.gfile.makedirs(evaluation.uri)
+  with tf.io.gfile.GFile(os.path.join(evaluation.uri, RESULT_FILE), 'w') as f:
+    json.dump(result, f, indent=2)

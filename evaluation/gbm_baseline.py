@@ -1,0 +1,238 @@
+"""A global gradient-boosted model on the run's own windows: what a practitioner would fit
+before a TFT, scored beside it.
+
+One LightGBM model of the median over every series and horizon step (direct multi-horizon:
+a row per window and step h), trained on the training windows the TFT trains on (at most
+`DEFAULT_MAX_TRAINING_ROWS` rows: every k-th window beyond that), stopped early on the
+eval windows as the TFT is, and scored on those eval windows by the MAE of its forecasts
+in original units, raised to the spec's `forecast_floor` as the TFT's are. Rows are
+weighted by their window's scale, so that the loss is the MAE in original units. The naive
+forecasts of the same windows are scored by the same code, a check that the windows are
+the Evaluator's.
+
+A row's inputs come from its window alone, the model's inputs after Transform:
+- the step h;
+- the target history centred on its mean and divided by its std (the TFT's scaling), of
+  which: its last `lag_count` values; for each seasonal period p of the grid that fits in
+  the history, the value one period before the target step (the seasonal naive forecast
+  of step h), the mean of that phase over the history's whole periods, and the mean and
+  std of the last p values; and the history's mean and std themselves;
+- the known inputs at the target step (calendar features included), the observed inputs'
+  last value and mean over the history, the static inputs; categoricals as LightGBM
+  categoricals.
+The label is the target step's value on the history's scale.
+"""
+
+import dataclasses
+import logging
+import math
+import os
+import time
+from typing import Dict, List, Optional
+
+import lightgbm
+import numpy as np
+
+from schema.dataset_spec import DatasetSpec
+from schema.features import Group, features_in
+from schema.window_layout import TARGET_HISTORY
+from trainer_module import naive_forecasts, window_inputs
+
+DEFAULT_MAX_TRAINING_ROWS = 200_000  # windows x horizon steps
+MAX_ROUNDS = 1000
+EARLY_STOPPING_ROUNDS = 50
+PARAMS = {'objective': 'quantile', 'alpha': 0.5, 'learning_rate': 0.05, 'num_leaves': 31,
+          'min_child_samples': 20, 'verbosity': -1, 'deterministic': True}
+_MIN_SCALE = 1e-3  # relative to max(1, |mean|), as the TFT's WindowTargetScaler
+
+
+@dataclasses.dataclass
+class Windows:
+  """Windows as the model reads them: `inputs` by input group (`window_inputs.model_inputs`),
+  `label` [N, H] in original units."""
+  inputs: Dict[str, np.ndarray]
+  label: np.ndarray
+
+  def __len__(self) -> int:
+    return len(self.label)
+
+
+@dataclasses.dataclass
+class Table:
+  """One row per window and horizon step: the model's features, the label on each window's
+  scale, and what maps a forecast back to original units."""
+  features: np.ndarray  # [N * H, F] float32
+  names: List[str]
+  categorical: List[str]
+  label: np.ndarray  # [N * H]
+  location: np.ndarray  # [N * H]
+  scale: np.ndarray  # [N * H]
+
+
+def lag_count(spec: DatasetSpec) -> int:
+  """History values taken as they are: a horizon's worth, or the shortest season if
+  longer, within the history."""
+  periods = _periods(spec)
+  return min(spec.encoder_steps, max([spec.horizon] + periods[:1]))
+
+
+def _periods(spec: DatasetSpec) -> List[int]:
+  return list(naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps))
+
+
+def table(windows: Windows, spec: DatasetSpec) -> Table:
+  """The rows of `windows`, window by window, steps 1 to H within each."""
+  history = windows.inputs[TARGET_HISTORY].astype(np.float64)
+  count, encoder = history.shape
+  horizon = spec.horizon
+  location = history.mean(axis=1, keepdims=True)
+  scale = np.maximum(history.std(axis=1, keepdims=True),
+                     _MIN_SCALE * np.maximum(np.abs(location), 1.0))
+  scaled = (history - location) / scale
+  per_window: Dict[str, np.ndarray] = {'history_mean': location[:, 0],
+                                       'history_std': scale[:, 0]}
+  per_step: Dict[str, np.ndarray] = {'step': np.broadcast_to(np.arange(1, horizon + 1),
+                                                             (count, horizon))}
+  lags = lag_count(spec)
+  for lag in range(lags):
+    per_window[f'target_lag_{lag + 1}'] = scaled[:, encoder - 1 - lag]
+  steps = np.arange(horizon)
+  for period in _periods(spec):
+    same_phase = encoder - period + steps % period  # [H], within the last period
+    per_step[f'seasonal_{period}'] = scaled[:, same_phase]
+    cycles = [same_phase - cycle * period for cycle in range(encoder // period)]
+    per_step[f'phase_mean_{period}'] = np.mean([scaled[:, index] for index in cycles], axis=0)
+    per_window[f'mean_last_{period}'] = scaled[:, -period:].mean(axis=1)
+    per_window[f'std_last_{period}'] = scaled[:, -period:].std(axis=1)
+  categorical = []
+  for group in Group:
+    values = windows.inputs[group.value]
+    for index, feature in enumerate(features_in(spec, group)):
+      if group in (Group.STATIC_CATEGORICAL, Group.STATIC_REAL):
+        per_window[feature.name] = values[:, index]
+      elif group == Group.OBSERVED_REAL:
+        per_window[f'{feature.name}_last'] = values[:, -1, index]
+        per_window[f'{feature.name}_mean'] = values[:, :, index].mean(axis=1)
+      else:  # known: the value at the target step
+        per_step[feature.name] = values[:, encoder:, index]
+      if group.is_categorical:
+        categorical.append(feature.name)
+  names = list(per_window) + list(per_step)
+  columns = ([np.repeat(per_window[name], horizon) for name in per_window] +
+             [np.asarray(per_step[name]).reshape(-1) for name in per_step])
+  label = (windows.label - location) / scale
+  return Table(features=np.stack(columns, axis=1).astype(np.float32), names=names,
+               categorical=categorical, label=label.reshape(-1),
+               location=np.repeat(location[:, 0], horizon),
+               scale=np.repeat(scale[:, 0], horizon))
+
+
+def fit(train: Table, evaluation: Table, seed: int = 1,
+        threads: int = 0) -> lightgbm.Booster:
+  """The median's model, stopped when the eval rows' loss has not fallen for
+  `EARLY_STOPPING_ROUNDS` rounds (the best round kept). `threads` 0: LightGBM's default."""
+  config = {**PARAMS, 'seed': seed, 'num_threads': threads}
+  # A row's absolute error in original units is its scale times that on the window's
+  # scale: weighted by it, the loss (and the early stopping) is the MAE in original units.
+  mean_scale = float(np.mean(train.scale))
+  dataset = lambda rows, **kwargs: lightgbm.Dataset(
+      rows.features, rows.label, weight=rows.scale / mean_scale, feature_name=rows.names,
+      categorical_feature=rows.categorical, free_raw_data=False, **kwargs)
+  train_set = dataset(train)
+  return lightgbm.train(config, train_set, num_boost_round=MAX_ROUNDS,
+                        valid_sets=[dataset(evaluation, reference=train_set)],
+                        callbacks=[lightgbm.early_stopping(EARLY_STOPPING_ROUNDS,
+                                                           verbose=False)])
+
+
+def forecast(model: lightgbm.Booster, rows: Table, horizon: int,
+             floor: Optional[float] = None) -> np.ndarray:
+  """Median forecasts [N, H] in original units, at or above `floor` if one is given."""
+  scaled = model.predict(rows.features, num_iteration=model.best_iteration or None)
+  forecasts = (scaled * rows.scale + rows.location).reshape(-1, horizon)
+  return forecasts if floor is None else np.maximum(forecasts, floor)
+
+
+def naive_maes(windows: Windows, spec: DatasetSpec) -> Dict[str, float]:
+  """The MAE of each naive forecast the Evaluator scores, on `windows`."""
+  history = windows.inputs[TARGET_HISTORY].astype(np.float64)
+  forecasts = naive_forecasts.naive_forecasts(history, spec.horizon, _periods(spec))
+  return {name: _mae(np.asarray(values), windows.label) for name, values in forecasts.items()}
+
+
+def _mae(forecasts: np.ndarray, actual: np.ndarray) -> float:
+  return float(np.mean(np.abs(forecasts - actual.astype(np.float64))))
+
+
+def every_kth(available_windows: int, horizon: int,
+              max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS) -> int:
+  """k such that every k-th of `available_windows` training windows stays within
+  `max_training_rows` rows of `horizon` steps each."""
+  return max(1, math.ceil(available_windows * horizon / max_training_rows))
+
+
+def compare(train: Windows, evaluation: Windows, spec: DatasetSpec, seed: int = 1,
+            threads: int = 0, scored: Optional[Windows] = None) -> Dict[str, object]:
+  """Fits the model on `train`, stopped early on `evaluation`, and scores it and the naive
+  forecasts on `scored` (by default `evaluation`, as the Evaluator scores the TFT); a
+  JSON-ready record."""
+  scored = evaluation if scored is None else scored
+  if not len(train) or not len(evaluation) or not len(scored):
+    raise ValueError(f'the gradient-boosted baseline needs training, eval and scored '
+                     f'windows; got {len(train)}, {len(evaluation)} and {len(scored)}')
+  started = time.monotonic()
+  train_rows = table(train, spec)
+  model = fit(train_rows, table(evaluation, spec), seed=seed, threads=threads)
+  forecasts = forecast(model, table(scored, spec), spec.horizon, spec.forecast_floor)
+  importance = model.feature_importance(importance_type='gain')
+  ranked = sorted(zip(train_rows.names, importance), key=lambda item: -item[1])
+  return {
+      'model': 'LightGBM, global, one model of the median over all series and steps',
+      'lightgbm': lightgbm.__version__,
+      'mae': _mae(forecasts, scored.label),
+      'mae_by_step': [_mae(forecasts[:, step], scored.label[:, step])
+                      for step in range(spec.horizon)],
+      'naive_mae': naive_maes(scored, spec),
+      'eval_windows': len(evaluation),
+      'scored_windows': len(scored),
+      'training_windows': len(train),
+      'training_rows': len(train_rows.label),
+      'rounds': model.best_iteration or model.current_iteration(),
+      'params': {**PARAMS, 'seed': seed, 'max_rounds': MAX_ROUNDS,
+                 'early_stopping_rounds': EARLY_STOPPING_ROUNDS},
+      'top_features': [name for name, gain in ranked[:10] if gain > 0],
+      'seconds': round(time.monotonic() - started, 1),
+  }
+
+
+def run(windows_uri: str, spec: DatasetSpec,
+        max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
+        scored_split: str = 'eval') -> Dict[str, object]:
+  """`compare` on a Windowing output: trained on its 'train' windows (every k-th beyond
+  `max_training_rows` rows), stopped early on 'eval', scored on `scored_split`."""
+  pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
+  available, _ = window_inputs.training_window_stats(pattern('train'))
+  every = every_kth(available, spec.horizon, max_training_rows)
+  logging.info('gradient-boosted baseline: %d training windows, every %d used', available,
+               every)
+  read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
+      pattern(split), spec, **kwargs))
+  evaluation = read('eval', segments=False)
+  scored = evaluation if scored_split == 'eval' else read(scored_split, segments=False)
+  result = compare(read('train', segments=True, every=every), evaluation, spec, seed=seed,
+                   scored=scored)
+  return {**result, 'scored_split': scored_split, 'training_windows_available': available}
+
+
+def read_windows(batches) -> Windows:
+  """`Windows` from an iterable of (inputs, label) batches of tensors."""
+  inputs: Dict[str, List[np.ndarray]] = {}
+  labels = []
+  for batch_inputs, label in batches:
+    for name, values in batch_inputs.items():
+      inputs.setdefault(name, []).append(values.numpy())
+    labels.append(label.numpy())
+  if not labels:
+    return Windows(inputs={}, label=np.zeros([0, 0], np.float32))
+  return Windows(inputs={name: np.concatenate(parts) for name, parts in inputs.items()},
+                 label=np.concatenate(labels))

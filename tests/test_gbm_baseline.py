@@ -1,0 +1,121 @@
+"""The gradient-boosted baseline: its rows read each window's history only, and it learns
+what the naive forecasts cannot."""
+
+import numpy as np
+import pytest
+
+from evaluation import gbm_baseline
+from schema import datasets
+from schema.features import Group, features_in
+from schema.window_layout import TARGET_HISTORY
+
+SPEC = datasets.SYNTHETIC.with_window(encoder_steps=48, horizon=6)  # hourly: seasons 24
+
+
+def _windows(count: int, seed: int, price_effect: float = 0.0) -> gbm_baseline.Windows:
+  """Hourly windows of a daily cycle at random levels; with `price_effect`, each future
+  step moves by that much per unit of the known real (price) at that step."""
+  rng = np.random.default_rng(seed)
+  encoder, horizon = SPEC.encoder_steps, SPEC.horizon
+  window = encoder + horizon
+  level = rng.uniform(50, 150, size=(count, 1))
+  phase = rng.integers(0, 24, size=(count, 1))
+  cycle = 10 * np.sin(2 * np.pi * (phase + np.arange(window)) / 24)
+  price = rng.normal(size=(count, window))
+  values = level + cycle + rng.normal(scale=0.5, size=(count, window))
+  values[:, encoder:] += price_effect * price[:, encoder:]
+
+  def group(group_name, shape, fill):
+    return np.full(shape + (len(features_in(SPEC, group_name)),), fill, np.float32)
+
+  known_real = group(Group.KNOWN_REAL, (count, window), 0.0)
+  known_real[:, :, 0] = price
+  inputs = {
+      TARGET_HISTORY: values[:, :encoder].astype(np.float32),
+      Group.STATIC_CATEGORICAL.value: group(Group.STATIC_CATEGORICAL, (count,), 1),
+      Group.STATIC_REAL.value: group(Group.STATIC_REAL, (count,), 0.0),
+      Group.KNOWN_CATEGORICAL.value: group(Group.KNOWN_CATEGORICAL, (count, window), 0),
+      Group.KNOWN_REAL.value: known_real,
+      Group.OBSERVED_REAL.value: group(Group.OBSERVED_REAL, (count, encoder), 0.0),
+  }
+  return gbm_baseline.Windows(inputs=inputs, label=values[:, encoder:].astype(np.float32))
+
+
+def test_the_spec_has_the_known_real_the_windows_fill():
+  assert [f.name for f in features_in(SPEC, Group.KNOWN_REAL)][0] == 'price_xf'
+
+
+def test_a_row_holds_its_step_its_windows_history_and_the_known_values_at_that_step():
+  windows = _windows(3, seed=1)
+  rows = gbm_baseline.table(windows, SPEC)
+  horizon, encoder = SPEC.horizon, SPEC.encoder_steps
+  assert rows.features.shape[0] == rows.label.shape[0] == 3 * horizon
+  column = {name: rows.features[:, index] for index, name in enumerate(rows.names)}
+  history = windows.inputs[TARGET_HISTORY].astype(np.float64)
+  scaled = (history - history.mean(axis=1, keepdims=True)) / history.std(axis=1,
+                                                                          keepdims=True)
+  for window in range(3):
+    for step in range(horizon):
+      row = window * horizon + step
+      assert column['step'][row] == step + 1
+      assert column['seasonal_24'][row] == pytest.approx(scaled[window, encoder - 24 + step],
+                                                         abs=1e-5)
+      assert column['phase_mean_24'][row] == pytest.approx(
+          (scaled[window, encoder - 24 + step] + scaled[window, encoder - 48 + step]) / 2,
+          abs=1e-5)
+      assert column['target_lag_1'][row] == pytest.approx(scaled[window, -1], abs=1e-5)
+      assert column['price_xf'][row] == pytest.approx(
+          windows.inputs[Group.KNOWN_REAL.value][window, encoder + step, 0])
+  back = rows.label * rows.scale + rows.location
+  np.testing.assert_allclose(back.reshape(3, horizon), windows.label, rtol=1e-5)
+
+
+def test_the_rows_do_not_read_the_future_target():
+  windows = _windows(4, seed=2)
+  before = gbm_baseline.table(windows, SPEC).features
+  windows.label = windows.label + 1000.0
+  np.testing.assert_array_equal(gbm_baseline.table(windows, SPEC).features, before)
+
+
+def test_it_learns_a_known_covariate_the_naive_forecasts_cannot_see():
+  result = gbm_baseline.compare(_windows(600, seed=3, price_effect=8.0),
+                                _windows(150, seed=4, price_effect=8.0), SPEC, threads=1)
+  best_naive = min(result['naive_mae'].values())
+  assert result['mae'] < 0.5 * best_naive, result
+  assert 'price_xf' in result['top_features']
+  assert len(result['mae_by_step']) == SPEC.horizon
+  assert result['training_rows'] == 600 * SPEC.horizon
+
+
+def test_the_naive_forecasts_are_scored_as_the_evaluator_scores_them():
+  windows = _windows(20, seed=5)
+  history, actual = windows.inputs[TARGET_HISTORY], windows.label
+  maes = gbm_baseline.naive_maes(windows, SPEC)
+  assert maes['repeat_last'] == pytest.approx(np.abs(actual - history[:, -1:]).mean(), rel=1e-6)
+  assert maes['seasonal_24'] == pytest.approx(
+      np.abs(actual - history[:, -24:-24 + SPEC.horizon]).mean(), rel=1e-6)
+
+
+def test_forecasts_are_raised_to_the_floor():
+  windows = _windows(200, seed=6)
+  windows.inputs[TARGET_HISTORY] -= 100.0  # around 0: some forecasts fall below it
+  windows.label -= 100.0
+  rows = gbm_baseline.table(windows, SPEC)
+  model = gbm_baseline.fit(rows, rows, threads=1)
+  unfloored = gbm_baseline.forecast(model, rows, SPEC.horizon)
+  floored = gbm_baseline.forecast(model, rows, SPEC.horizon, floor=0.0)
+  assert unfloored.min() < 0
+  np.testing.assert_array_equal(floored, np.maximum(unfloored, 0.0))
+
+
+def test_every_kth_window_keeps_the_rows_within_the_bound():
+  assert gbm_baseline.every_kth(1000, 24, max_training_rows=24_000) == 1
+  assert gbm_baseline.every_kth(1001, 24, max_training_rows=24_000) == 2
+  assert gbm_baseline.every_kth(30_000, 24, max_training_rows=200_000) == 4
+
+
+def test_no_windows_is_an_error_that_says_so():
+  empty = gbm_baseline.Windows(inputs={}, label=np.zeros([0, SPEC.horizon]))
+  with pytest.raises(ValueError, match='needs training, eval and scored windows; got 0, 5 '
+                     'and 5'):
+    gbm_baseline.compare(empty, _windows(5, seed=7), SPEC)
