@@ -28,9 +28,10 @@ RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'dev_loop.json')
 STEPS = {'set-up': ['bash', 'scripts/setup_env.sh'], 'make test-fast': ['make', 'test-fast'],
          'make run': ['make', 'run'], 'make test': ['bash', '.ci/run']}
 _PYTEST_SUMMARY = re.compile(r'=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s')
-_NAIVE_LINE = re.compile(r'MAE beside [\w ]*?the naive forecasts: model (?P<model>[\d.]+) '
-                         r'(?:\| LightGBM (?P<gbm>[\d.]+) )?.*?'
-                         r'(?P<naive>\w+) (?P<naive_mae>[\d.]+) \(best naive\)')
+_NUMBER = r'[\d.]+(?:e[+-]\d+)?'  # as '.4g' prints it
+_NAIVE_LINE = re.compile(rf'MAE beside [\w ]*?the naive forecasts: model (?P<model>{_NUMBER}) '
+                         rf'(?:\| LightGBM (?P<gbm>{_NUMBER}) )?.*?'
+                         rf'(?P<naive>\w+) (?P<naive_mae>{_NUMBER}) \(best naive\)')
 
 
 def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:

@@ -87,6 +87,10 @@ QUICK = Plan(model_overrides={'hidden_size': 8, 'num_heads': 1, 'batch_size': 16
                               'max_epochs': 1},
              train_steps=2, series=6)
 
+# One run of every series whose TFT hardly trains: for the windows, which do not depend on
+# it, and so for the pipeline's gradient-boosted baseline (`benchmarks.stallion_gbm`).
+WINDOWS_ONLY = dataclasses.replace(QUICK, train_steps=1, series=None)
+
 
 def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
   """Trains through the pipeline `plan.repeats` times per ensemble size and scores the

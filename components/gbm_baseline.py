@@ -3,7 +3,8 @@ it on the eval windows (`evaluation.gbm_baseline`): the strongest simple model, 
 the run summary reports the TFT.
 
 It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
-`BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader.
+`BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader, and a
+failure to fit is recorded there (`error`) rather than stopping the run.
 """
 
 import json
@@ -65,9 +66,14 @@ def GbmBaseline(  # pylint: disable=invalid-name
   if missing:
     raise ValueError(f'the windows artifact has no split {missing} (it has {splits}); the '
                      'gradient-boosted baseline trains on train and scores eval')
-  result = gbm_baseline.run(windows.uri, spec, max_training_rows, seed)
-  logging.info('GbmBaseline: eval MAE %.4g after %d rounds, %.0f s', result['mae'],
-               result['rounds'], result['seconds'])
+  try:
+    result = gbm_baseline.run(windows.uri, spec, max_training_rows, seed)
+    logging.info('GbmBaseline: eval MAE %.4g after %d rounds, %.0f s', result['mae'],
+                 result['rounds'], result['seconds'])
+  except Exception as error:  # pylint: disable=broad-except
+    # A figure for the reader: the model is trained, judged and published without it.
+    logging.exception('GbmBaseline: the gradient-boosted baseline could not be fitted')
+    result = {'error': f'{type(error).__name__}: {error}'}
   tf.io.gfile.makedirs(evaluation.uri)
   with tf.io.gfile.GFile(os.path.join(evaluation.uri, RESULT_FILE), 'w') as f:
     json.dump(result, f, indent=2)

@@ -3,8 +3,9 @@ before a TFT, scored beside it.
 
 One LightGBM model of the median over every series and horizon step (direct multi-horizon:
 a row per window and step h), trained on the training windows the TFT trains on (at most
-`DEFAULT_MAX_TRAINING_ROWS` rows: every k-th window beyond that), stopped early on the
-eval windows as the TFT is, and scored on those eval windows by the MAE of its forecasts
+about `DEFAULT_MAX_TRAINING_ROWS` rows: beyond, one in k windows, drawn by a hash of the
+window's position, so that every phase of the day or week keeps its share), stopped early
+on the eval windows as the TFT is, and scored on those eval windows by the MAE of its forecasts
 in original units, raised to the spec's `forecast_floor` as the TFT's are. Rows are
 weighted by their window's scale, so that the loss is the MAE in original units. The naive
 forecasts of the same windows are scored by the same code, a check that the windows are
@@ -12,11 +13,11 @@ the Evaluator's.
 
 A row's inputs come from its window alone, the model's inputs after Transform:
 - the step h;
-- the target history centred on its mean and divided by its std (the TFT's scaling), of
-  which: its last `lag_count` values; for each seasonal period p of the grid that fits in
-  the history, the value one period before the target step (the seasonal naive forecast
-  of step h), the mean of that phase over the history's whole periods, and the mean and
-  std of the last p values; and the history's mean and std themselves;
+- the target history centred on its mean and divided by its std, of which: its last
+  `lag_count` values; for each seasonal period p of the grid that fits in the history,
+  the value at the target step's phase in the history's last period (the seasonal naive
+  forecast of step h), the mean of that phase over the history's whole periods, and the
+  mean and std of the last p values; and the history's mean and std themselves;
 - the known inputs at the target step (calendar features included), the observed inputs'
   last value and mean over the history, the static inputs; categoricals as LightGBM
   categoricals.
@@ -42,7 +43,10 @@ DEFAULT_MAX_TRAINING_ROWS = 200_000  # windows x horizon steps
 MAX_ROUNDS = 1000
 EARLY_STOPPING_ROUNDS = 50
 PARAMS = {'objective': 'quantile', 'alpha': 0.5, 'learning_rate': 0.05, 'num_leaves': 31,
-          'min_child_samples': 20, 'verbosity': -1, 'deterministic': True}
+          'min_child_samples': 20, 'verbosity': -1,
+          # The same model from the same rows and thread count (LightGBM's docs: the
+          # first needs one of the second).
+          'deterministic': True, 'force_col_wise': True}
 _MIN_SCALE = 1e-3  # relative to max(1, |mean|), as the TFT's WindowTargetScaler
 
 
@@ -72,12 +76,12 @@ class Table:
 def lag_count(spec: DatasetSpec) -> int:
   """History values taken as they are: a horizon's worth, or the shortest season if
   longer, within the history."""
-  periods = _periods(spec)
-  return min(spec.encoder_steps, max([spec.horizon] + periods[:1]))
+  return min(spec.encoder_steps, max([spec.horizon] + _periods(spec)[:1]))
 
 
 def _periods(spec: DatasetSpec) -> List[int]:
-  return list(naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps))
+  """The seasonal periods of the naive forecasts, shortest first."""
+  return sorted(naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps))
 
 
 def table(windows: Windows, spec: DatasetSpec) -> Table:
@@ -88,42 +92,43 @@ def table(windows: Windows, spec: DatasetSpec) -> Table:
   location = history.mean(axis=1, keepdims=True)
   scale = np.maximum(history.std(axis=1, keepdims=True),
                      _MIN_SCALE * np.maximum(np.abs(location), 1.0))
-  scaled = (history - location) / scale
-  per_window: Dict[str, np.ndarray] = {'history_mean': location[:, 0],
-                                       'history_std': scale[:, 0]}
-  per_step: Dict[str, np.ndarray] = {'step': np.broadcast_to(np.arange(1, horizon + 1),
-                                                             (count, horizon))}
-  lags = lag_count(spec)
-  for lag in range(lags):
-    per_window[f'target_lag_{lag + 1}'] = scaled[:, encoder - 1 - lag]
+  scaled = ((history - location) / scale).astype(np.float32)
+  # Columns of one value per window [N] or per step [N, H].
+  columns: Dict[str, np.ndarray] = {'step': np.broadcast_to(np.arange(1, horizon + 1),
+                                                            (count, horizon)),
+                                    'history_mean': location[:, 0],
+                                    'history_std': scale[:, 0]}
+  for lag in range(lag_count(spec)):
+    columns[f'target_lag_{lag + 1}'] = scaled[:, encoder - 1 - lag]
   steps = np.arange(horizon)
   for period in _periods(spec):
-    same_phase = encoder - period + steps % period  # [H], within the last period
-    per_step[f'seasonal_{period}'] = scaled[:, same_phase]
+    same_phase = encoder - period + steps % period  # [H]: the seasonal naive forecast's
+    columns[f'seasonal_{period}'] = scaled[:, same_phase]
     cycles = [same_phase - cycle * period for cycle in range(encoder // period)]
-    per_step[f'phase_mean_{period}'] = np.mean([scaled[:, index] for index in cycles], axis=0)
-    per_window[f'mean_last_{period}'] = scaled[:, -period:].mean(axis=1)
-    per_window[f'std_last_{period}'] = scaled[:, -period:].std(axis=1)
+    columns[f'phase_mean_{period}'] = np.mean([scaled[:, index] for index in cycles], axis=0)
+    columns[f'mean_last_{period}'] = scaled[:, -period:].mean(axis=1)
+    columns[f'std_last_{period}'] = scaled[:, -period:].std(axis=1)
   categorical = []
   for group in Group:
     values = windows.inputs[group.value]
     for index, feature in enumerate(features_in(spec, group)):
       if group in (Group.STATIC_CATEGORICAL, Group.STATIC_REAL):
-        per_window[feature.name] = values[:, index]
+        columns[feature.name] = values[:, index]
       elif group == Group.OBSERVED_REAL:
-        per_window[f'{feature.name}_last'] = values[:, -1, index]
-        per_window[f'{feature.name}_mean'] = values[:, :, index].mean(axis=1)
+        columns[f'{feature.name}_last'] = values[:, -1, index]
+        columns[f'{feature.name}_mean'] = values[:, :, index].mean(axis=1)
       else:  # known: the value at the target step
-        per_step[feature.name] = values[:, encoder:, index]
+        columns[feature.name] = values[:, encoder:, index]
       if group.is_categorical:
         categorical.append(feature.name)
-  names = list(per_window) + list(per_step)
-  columns = ([np.repeat(per_window[name], horizon) for name in per_window] +
-             [np.asarray(per_step[name]).reshape(-1) for name in per_step])
+  # Filled a column at a time: no float64 copy of the whole table.
+  features = np.empty([count * horizon, len(columns)], np.float32)
+  for position, values in enumerate(columns.values()):
+    features[:, position] = (np.repeat(values, horizon) if values.ndim == 1
+                             else values.reshape(-1))
   label = (windows.label - location) / scale
-  return Table(features=np.stack(columns, axis=1).astype(np.float32), names=names,
-               categorical=categorical, label=label.reshape(-1),
-               location=np.repeat(location[:, 0], horizon),
+  return Table(features=features, names=list(columns), categorical=categorical,
+               label=label.reshape(-1), location=np.repeat(location[:, 0], horizon),
                scale=np.repeat(scale[:, 0], horizon))
 
 
@@ -137,7 +142,7 @@ def fit(train: Table, evaluation: Table, seed: int = 1,
   mean_scale = float(np.mean(train.scale))
   dataset = lambda rows, **kwargs: lightgbm.Dataset(
       rows.features, rows.label, weight=rows.scale / mean_scale, feature_name=rows.names,
-      categorical_feature=rows.categorical, free_raw_data=False, **kwargs)
+      categorical_feature=rows.categorical, **kwargs)
   train_set = dataset(train)
   return lightgbm.train(config, train_set, num_boost_round=MAX_ROUNDS,
                         valid_sets=[dataset(evaluation, reference=train_set)],
@@ -164,10 +169,16 @@ def _mae(forecasts: np.ndarray, actual: np.ndarray) -> float:
   return float(np.mean(np.abs(forecasts - actual.astype(np.float64))))
 
 
-def every_kth(available_windows: int, horizon: int,
-              max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS) -> int:
-  """k such that every k-th of `available_windows` training windows stays within
-  `max_training_rows` rows of `horizon` steps each."""
+def one_in(available_windows: int, horizon: int,
+           max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS) -> int:
+  """k such that one in k of `available_windows` training windows stays within about
+  `max_training_rows` rows of `horizon` steps each.
+
+  Raises:
+    ValueError: `max_training_rows` is below one.
+  """
+  if max_training_rows < 1:
+    raise ValueError(f'max_training_rows must be at least 1, got {max_training_rows}')
   return max(1, math.ceil(available_windows * horizon / max_training_rows))
 
 
@@ -208,18 +219,17 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec, seed: int = 
 def run(windows_uri: str, spec: DatasetSpec,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
         scored_split: str = 'eval') -> Dict[str, object]:
-  """`compare` on a Windowing output: trained on its 'train' windows (every k-th beyond
-  `max_training_rows` rows), stopped early on 'eval', scored on `scored_split`."""
+  """`compare` on a Windowing output: trained on its 'train' windows (about one in k
+  beyond `max_training_rows` rows), stopped early on 'eval', scored on `scored_split`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   available, _ = window_inputs.training_window_stats(pattern('train'))
-  every = every_kth(available, spec.horizon, max_training_rows)
-  logging.info('gradient-boosted baseline: %d training windows, every %d used', available,
-               every)
+  k = one_in(available, spec.horizon, max_training_rows)
+  logging.info('gradient-boosted baseline: %d training windows, one in %d used', available, k)
   read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
       pattern(split), spec, **kwargs))
   evaluation = read('eval', segments=False)
   scored = evaluation if scored_split == 'eval' else read(scored_split, segments=False)
-  result = compare(read('train', segments=True, every=every), evaluation, spec, seed=seed,
+  result = compare(read('train', segments=True, one_in=k), evaluation, spec, seed=seed,
                    scored=scored)
   return {**result, 'scored_split': scored_split, 'training_windows_available': available}
 

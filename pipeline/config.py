@@ -92,6 +92,8 @@ class PipelineConfig:
       own process or container.
     vertex_serving: publish blessed models as versions of a Vertex AI model, served on
       an endpoint, instead of into `serving_model_dir`.
+    gbm_baseline: fit the gradient-boosted baseline (`components.gbm_baseline`) beside
+      the Trainer, for the run summary.
   """
   pipeline_name: str
   pipeline_root: str
@@ -113,6 +115,7 @@ class PipelineConfig:
   future_file: Optional[str] = None
   vertex_training: Optional[VertexTraining] = None
   vertex_serving: Optional[ModelVersions] = None
+  gbm_baseline: bool = True
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles

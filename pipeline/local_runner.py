@@ -82,6 +82,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--on-anomalies', choices=('stop', 'warn'), default='stop',
                       help='when the data breaks the schema: stop before Transform, or '
                       'warn and go on (default: %(default)s)')
+  parser.add_argument('--no-gbm-baseline', action='store_true',
+                      help='skip the global LightGBM model fitted on the same windows and '
+                      'reported beside the TFT')
   parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
   return parser.parse_args(argv)
 
@@ -285,7 +288,8 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       train_spans=args.train_spans,
       training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
       on_anomalies=args.on_anomalies,
-      future_file=future_file)
+      future_file=future_file,
+      gbm_baseline=not args.no_gbm_baseline)
 
 
 if __name__ == '__main__':

@@ -87,8 +87,6 @@ def create_pipeline(
                         transform_graph=transform.outputs['transform_graph'],
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates))
-  gbm_baseline = GbmBaseline(windows=windowing.outputs['windows'],
-                             dataset_spec=spec.to_json())
   model_resolver = tfx.dsl.Resolver(
       strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
@@ -117,12 +115,16 @@ def create_pipeline(
   # Publishing a blessed model must not wait on, nor fail with, the run's forecasts (a
   # future file that cannot be read stops ForecastGen).
   forecast_gen.add_upstream_node(pusher)
+  components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
+                transform, windowing, trainer, model_resolver, evaluator,
+                interpretation_report, pusher, forecast_gen]
+  if config.gbm_baseline:
+    components.append(GbmBaseline(windows=windowing.outputs['windows'],
+                                  dataset_spec=spec.to_json()))
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
-      components=[example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
-                  transform, windowing, gbm_baseline, trainer, model_resolver, evaluator,
-                  interpretation_report, pusher, forecast_gen],
+      components=components,
       enable_cache=False,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=beam_pipeline_args or [])

@@ -80,12 +80,14 @@ class RunSummary:
               f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
     comparison = self.naive_comparison()
     if comparison:
-      beside = ('a global LightGBM and the naive forecasts' if self.gbm_baseline
+      beside = ('a global LightGBM and the naive forecasts' if self._gbm_mae() is not None
                 else 'the naive forecasts')
       lines.append(f'  MAE beside {beside}: {comparison}')
     behind = self.behind_gbm()
     if behind:
       lines.append(f'    {behind}')
+    if self.gbm_baseline and 'error' in self.gbm_baseline:
+      lines.append(f'    the LightGBM baseline could not be fitted: {self.gbm_baseline["error"]}')
     if self.calibration:
       lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
@@ -124,21 +126,25 @@ class RunSummary:
       return ''
     best = min(naive, key=naive.get)
     parts = [f'model {self.metrics["mean_absolute_error"]:.4g}']
-    if self.gbm_baseline:
-      parts.append(f'LightGBM {self.gbm_baseline["mae"]:.4g}')
+    if self._gbm_mae() is not None:
+      parts.append(f'LightGBM {self._gbm_mae():.4g}')
     parts += [f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
               for name, value in naive.items()]
     return ' | '.join(parts)
+
+  def _gbm_mae(self) -> Optional[float]:
+    return (self.gbm_baseline or {}).get('mae')
 
   def behind_gbm(self) -> str:
     """A sentence when the model's eval MAE is above the gradient-boosted baseline's, or
     ''."""
     model = self.metrics.get('mean_absolute_error')
-    if not self.gbm_baseline or model is None or model <= self.gbm_baseline['mae']:
+    gbm = self._gbm_mae()
+    if gbm is None or model is None or not model > gbm:
       return ''
-    gbm = self.gbm_baseline['mae']
-    return (f'the model\'s eval MAE is {100 * (model / gbm - 1):.1f}% above LightGBM\'s on '
-            'the same windows (docs/pipeline.md: the gradient-boosted baseline)')
+    above = f'{100 * (model / gbm - 1):.1f}%' if gbm > 0 else f'{model - gbm:.4g}'
+    return (f"the model's eval MAE is {above} above LightGBM's on the same windows "
+            '(docs/pipeline.md: the gradient-boosted baseline)')
 
 
 def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,

@@ -113,11 +113,12 @@ def test_stallion_by_step_table_gives_each_months_mae():
   assert table[2:] == ['| TFT, 3 runs | 2.0 | 6.0 |', '| TFT ensemble of 2, 2 runs | 7.0 | 4.0 |',
                        '| LightGBM, global | 1.5 | 2.5 |', '| last value | 7.3 | 8.0 |']
 
-  result['pipeline_gbm'] = {'mae': 2.25, 'mae_by_step': [2.0, 2.5]}
-  assert report.stallion_by_step_table({'stallion': result})[4:] == [
+  gbm['pipeline'] = {'mae': 2.25, 'mae_by_step': [2.0, 2.5]}
+  assert report.stallion_by_step_table({'stallion': result, 'stallion_gbm': gbm})[5:] == [
       "| LightGBM, the pipeline's own (median only) | 2.0 | 2.5 |", '| last value | 7.3 | 8.0 |']
   assert "| LightGBM, the pipeline's own (median only) | 2.2 |  |  |  |" in (
-      report.stallion_table({'stallion': result}))
+      report.stallion_table({'stallion': result, 'stallion_gbm': {**gbm, 'model': {
+          'mae': 3.0, 'q_risk_p50': 0.1, 'q_risk_p90': 0.1, 'coverage_p10_p90': 0.8}}}))
 
 
 _BLOCK = ('<!-- table {name}: python -m benchmarks.readme_tables writes it -->\n{body}'
@@ -144,6 +145,20 @@ def test_readme_blocks_are_rewritten_from_the_results():
 
   times = readme_tables.render(_BLOCK.format(name='pipeline_times', body=''), results)
   assert '| default data (100 rows, 10 steps) | 0 | 0 | 0 | 0 | 5 | 0 | 1 | 9 | 2.0 GiB |' in times
+
+
+def test_the_headline_names_the_strongest_gradient_boosted_model():
+  speed = {'synthetic_pipeline': {
+      'eval_metrics': {'mean_absolute_error': 2.1, 'naive_mae_seasonal_168': 2.84},
+      'gbm_baseline': {'mae': 2.2}}}
+  results = {'etth1': {'runs': [_etth1_run('univariate', 96, 1, 0.050)], 'published': {}},
+             'stallion': _stallion_result(), 'speed': speed,
+             'stallion_gbm': {'model': {'mae': 251.0}, 'pipeline': {'mae': 246.0}}}
+  table = '\n'.join(report.headline_table(results))
+  assert "| LightGBM, the pipeline's own: 246.0 | last value: 293.0 |" in table
+  assert '| default data, eval (MAE) | 2.10 | LightGBM, global: 2.20 |' in table
+  results['stallion_gbm']['pipeline']['mae'] = 252.0
+  assert '| LightGBM, global: 251.0 | last value' in '\n'.join(report.headline_table(results))
 
 
 @pytest.mark.parametrize('text, message', [

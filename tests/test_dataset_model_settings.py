@@ -44,6 +44,16 @@ def test_the_train_steps_flag_sets_the_budget():
   assert _local_pipeline_config(['--train-steps', '20']).train_steps == 20
 
 
+def test_the_gradient_boosted_baseline_is_in_the_pipeline_unless_left_out():
+  from pipeline.pipeline import create_pipeline
+
+  def node_ids(argv):
+    return {node.id for node in create_pipeline(_local_pipeline_config(argv)).components}
+
+  assert 'GbmBaseline' in node_ids([])
+  assert 'GbmBaseline' not in node_ids(['--no-gbm-baseline'])
+
+
 def test_the_local_runner_centres_etth1_on_the_last_value():
   assert _local_model_config(['--dataset', 'etth1']).target_location == 'last'
   assert _local_model_config(['--dataset', 'etth1_univariate']).target_location == 'last'

@@ -33,10 +33,12 @@ def _windows(count: int, seed: int, price_effect: float = 0.0) -> gbm_baseline.W
   inputs = {
       TARGET_HISTORY: values[:, :encoder].astype(np.float32),
       Group.STATIC_CATEGORICAL.value: group(Group.STATIC_CATEGORICAL, (count,), 1),
-      Group.STATIC_REAL.value: group(Group.STATIC_REAL, (count,), 0.0),
+      Group.STATIC_REAL.value: rng.normal(size=(count, len(features_in(SPEC,
+                                                                      Group.STATIC_REAL)))),
       Group.KNOWN_CATEGORICAL.value: group(Group.KNOWN_CATEGORICAL, (count, window), 0),
       Group.KNOWN_REAL.value: known_real,
-      Group.OBSERVED_REAL.value: group(Group.OBSERVED_REAL, (count, encoder), 0.0),
+      Group.OBSERVED_REAL.value: rng.normal(size=(count, encoder, len(features_in(
+          SPEC, Group.OBSERVED_REAL)))),
   }
   return gbm_baseline.Windows(inputs=inputs, label=values[:, encoder:].astype(np.float32))
 
@@ -66,6 +68,13 @@ def test_a_row_holds_its_step_its_windows_history_and_the_known_values_at_that_s
       assert column['target_lag_1'][row] == pytest.approx(scaled[window, -1], abs=1e-5)
       assert column['price_xf'][row] == pytest.approx(
           windows.inputs[Group.KNOWN_REAL.value][window, encoder + step, 0])
+      for index, feature in enumerate(features_in(SPEC, Group.OBSERVED_REAL)):
+        observed = windows.inputs[Group.OBSERVED_REAL.value][window, :, index]
+        assert column[f'{feature.name}_last'][row] == pytest.approx(observed[-1], abs=1e-6)
+        assert column[f'{feature.name}_mean'][row] == pytest.approx(observed.mean(), abs=1e-6)
+      for index, feature in enumerate(features_in(SPEC, Group.STATIC_REAL)):
+        assert column[feature.name][row] == pytest.approx(
+            windows.inputs[Group.STATIC_REAL.value][window, index], abs=1e-6)
   back = rows.label * rows.scale + rows.location
   np.testing.assert_allclose(back.reshape(3, horizon), windows.label, rtol=1e-5)
 
@@ -108,10 +117,30 @@ def test_forecasts_are_raised_to_the_floor():
   np.testing.assert_array_equal(floored, np.maximum(unfloored, 0.0))
 
 
-def test_every_kth_window_keeps_the_rows_within_the_bound():
-  assert gbm_baseline.every_kth(1000, 24, max_training_rows=24_000) == 1
-  assert gbm_baseline.every_kth(1001, 24, max_training_rows=24_000) == 2
-  assert gbm_baseline.every_kth(30_000, 24, max_training_rows=200_000) == 4
+def test_one_window_in_k_keeps_the_rows_within_the_bound():
+  assert gbm_baseline.one_in(1000, 24, max_training_rows=24_000) == 1
+  assert gbm_baseline.one_in(1001, 24, max_training_rows=24_000) == 2
+  assert gbm_baseline.one_in(30_000, 24, max_training_rows=200_000) == 4
+  with pytest.raises(ValueError, match='max_training_rows must be at least 1, got 0'):
+    gbm_baseline.one_in(10, 24, max_training_rows=0)
+
+
+def test_rows_are_weighted_by_their_windows_scale(monkeypatch):
+  """So that the loss on the windows' scale is the MAE in original units."""
+  weights = []
+  real_dataset = gbm_baseline.lightgbm.Dataset
+
+  def dataset(*args, weight=None, **kwargs):
+    weights.append(weight)
+    return real_dataset(*args, weight=weight, **kwargs)
+
+  monkeypatch.setattr(gbm_baseline.lightgbm, 'Dataset', dataset)
+  windows = _windows(40, seed=8)
+  windows.inputs[TARGET_HISTORY][:20] *= 10  # two scales
+  rows = gbm_baseline.table(windows, SPEC)
+  gbm_baseline.fit(rows, rows, threads=1)
+  for weight in weights:
+    np.testing.assert_allclose(weight / rows.scale, weight[0] / rows.scale[0], rtol=1e-6)
 
 
 def test_no_windows_is_an_error_that_says_so():

@@ -127,3 +127,12 @@ def test_the_summary_gives_the_gradient_boosted_baseline_beside_the_naive_foreca
 def test_the_summary_says_by_how_much_the_model_is_behind_the_gradient_boosted_baseline():
   text = _with_gbm(2.75, 2.5).format('root')
   assert "the model's eval MAE is 10.0% above LightGBM's on the same windows" in text
+
+
+def test_a_perfect_gradient_boosted_baseline_or_one_that_failed_is_reported_without_error():
+  assert "the model's eval MAE is 0.5 above LightGBM's" in _with_gbm(0.5, 0.0).format('root')
+  failed = _with_gbm(2.5, 0.0)
+  failed.gbm_baseline = {'error': 'LightGBMError: out of memory'}
+  text = failed.format('root')
+  assert 'MAE beside the naive forecasts: model 2.5 | repeat_last 9' in text
+  assert 'the LightGBM baseline could not be fitted: LightGBMError: out of memory' in text

@@ -220,15 +220,17 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
 
 
 def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: bool,
-                     every: int = 1, batch_size: int = 1024) -> tf.data.Dataset:
-  """Batches of (inputs, label [B, H]) of every window of the files once, in file order,
+                     one_in: int = 1, batch_size: int = 1024) -> tf.data.Dataset:
+  """Batches of (inputs, label [B, H]) of every window of the files once, in a fixed order,
   the last batch short: for reading windows whole rather than training on them.
 
   Args:
     file_patterns: gzipped TFRecord files of serialized windows or segments.
     spec: the dataset spec.
     segments: the files hold training segments (their kept windows are read), not windows.
-    every: keep the first window and every `every`-th after it.
+    one_in: keep about one window in `one_in`, chosen by a hash of its position. Not every
+      k-th: a segment's windows start at consecutive steps, so that would keep a few
+      phases of the day or week only.
     batch_size: windows per batch.
   """
   if segments:
@@ -238,9 +240,10 @@ def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: 
   else:
     dataset = read_records(file_patterns)
     parse = lambda serialized: parse_windows(serialized, spec)
-  if every > 1:
-    dataset = dataset.enumerate().filter(lambda index, _: index % every == 0).map(
-        lambda _, window: window)
+  if one_in > 1:
+    dataset = dataset.enumerate().filter(lambda index, _: tf.equal(
+        tf.strings.to_hash_bucket_fast(tf.strings.as_string(index), one_in), 0)).map(
+            lambda _, window: window)
   return dataset.batch(batch_size).map(parse).prefetch(tf.data.AUTOTUNE)
 
 

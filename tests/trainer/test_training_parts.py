@@ -50,6 +50,19 @@ def test_a_finite_dataset_puts_every_window_in_a_whole_batch(tiny):
     window_inputs.make_dataset(tiny.eval_files, tiny.spec, batch, shuffle=False)
 
 
+def test_one_window_in_k_keeps_every_phase_of_the_day(tiny):
+  """The kept training windows' first forecast hours spread over the day: a segment's
+  windows start at consecutive hours, so every k-th would keep a few hours only."""
+  hours = lambda one_in: np.concatenate([
+      inputs['known_categorical'][:, tiny.spec.encoder_steps, 0].numpy()  # hour of day
+      for inputs, _ in window_inputs.windows_in_order(tiny.train_files, tiny.spec,
+                                                      segments=True, one_in=one_in)])
+  every_window, kept = hours(1), hours(4)
+  assert len(every_window) / 6 < len(kept) < len(every_window) / 2.5
+  assert len(set(every_window)) == 24
+  assert len(set(kept)) >= 16 > len(set(every_window[::4]))
+
+
 def test_windows_read_in_order_are_every_eval_window_once(tiny):
   batches = list(window_inputs.windows_in_order(tiny.eval_files, tiny.spec, segments=False,
                                                 batch_size=5))
@@ -181,16 +194,14 @@ def test_training_segments_hold_exactly_the_windows_the_builder_cuts(tmp_path):
                                   err_msg=key)
 
   # Read in order, each once (the gradient-boosted baseline's reading): the windows in the
-  # builder's order, or every k-th of them.
-  for every in (1, 2):
-    batches = list(window_inputs.windows_in_order([path], spec, segments=True, every=every,
-                                                  batch_size=3))
-    read = {key: np.concatenate([batch[0][key].numpy() for batch in batches])
-            for key in expected_inputs}
-    for key, tensor in expected_inputs.items():
-      np.testing.assert_array_equal(read[key], tensor.numpy()[::every], err_msg=key)
-    np.testing.assert_array_equal(np.concatenate([label.numpy() for _, label in batches]),
-                                  expected_labels.numpy()[::every])
+  # builder's order.
+  batches = list(window_inputs.windows_in_order([path], spec, segments=True, batch_size=3))
+  for key, tensor in expected_inputs.items():
+    np.testing.assert_array_equal(
+        np.concatenate([batch[0][key].numpy() for batch in batches]), tensor.numpy(),
+        err_msg=key)
+  np.testing.assert_array_equal(np.concatenate([label.numpy() for _, label in batches]),
+                                expected_labels.numpy())
 
 
 def test_training_config_defaults_and_checks():
