@@ -166,6 +166,9 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
             actual=actual, forecasts=forecasts))
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
+  gbm_asked = []
+  monkeypatch.setattr(stallion, 'pipeline_gbm', lambda root, spec, naive_mae: gbm_asked.append(
+      (root, naive_mae)) or {'mae': 250.0, 'rounds': 9})
   result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2, ensemble_sizes=(1, 3)),
                         DATA_DIR, str(tmp_path))
 
@@ -178,6 +181,9 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
       os.path.join(stallion.run_dir(str(tmp_path), size, repeat), 'pipeline_root')
       for size, repeat in ((1, 1), (1, 2), (3, 1), (3, 2))]
   assert len({config.pipeline_root for config, _ in asked}) == 4
+  # The pipeline's gradient-boosted baseline, the same in every run: from the first.
+  assert gbm_asked == [(asked[0][0].pipeline_root, result['naive_last_value']['mae'])]
+  assert result['pipeline_gbm'] == {'mae': 250.0, 'rounds': 9}
   for config, split in asked:
     assert split == 'test'
     assert (config.dataset.encoder_steps, config.dataset.horizon) == (12, 6)
