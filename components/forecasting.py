@@ -24,24 +24,22 @@ import json
 import logging
 import os
 import tempfile
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import pandas as pd
 import tensorflow as tf
 
-from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
-from schema.time_split import format_time_as_given, parse_timestamp
+from schema.time_split import parse_timestamp
 from serving import prediction, published_models
 
 FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
-SeriesRows = Dict[Tuple[str, ...], List[prediction.InputRow]]
-# A series left out: its key values and why.
-NotForecast = Tuple[Tuple[str, ...], prediction.PredictionInputError]
+SeriesRows = prediction.SeriesRows
+NotForecast = prediction.NotForecast
 
 
 @dataclasses.dataclass
@@ -100,40 +98,6 @@ def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
   return result
 
 
-def with_horizon(rows: List[prediction.InputRow], future: List[prediction.InputRow],
-                 spec: DatasetSpec) -> List[prediction.InputRow]:
-  """The series' rows and its H steps after the last one: the future file's rows at
-  those steps, or, where no known column is declared, rows holding only the key and the
-  time: on the spec's `time_zone` clock if it has one, else in the UTC offset the last
-  row's time names (UTC if none).
-
-  Raises:
-    prediction.MissingFutureRowsError: known columns are declared and the future rows
-      do not cover the H steps.
-  """
-  last = spec.frequency.step_of(rows[-1].seconds)
-  steps = [spec.frequency.seconds_of(last + offset) for offset in range(1, spec.horizon + 1)]
-  by_time = {row.seconds: row for row in future}
-  known = [c.name for c in spec.columns_with(Role.KNOWN)]
-  if not known:
-    key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
-    last_time = rows[-1].values[spec.time_column]
-    return rows + [prediction.InputRow(None, seconds, {
-        **{c.name: '' for c in spec.columns}, **key_values,
-        spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
-                           else format_time_as_given(seconds, last_time))})
-                   for seconds in steps]
-  absent = [seconds for seconds in steps if seconds not in by_time]
-  if absent:
-    raise prediction.MissingFutureRowsError(
-        f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
-        f'steps after the last row ({prediction.format_time(rows[-1].seconds)}), from '
-        f'{prediction.format_time(absent[0])}: give them in a future file (tft-pipeline '
-        "--future FILE: the spec's columns, a row per series and step, the target and "
-        'observed columns empty)')
-  return rows + [by_time[seconds] for seconds in steps]
-
-
 class StaleSeriesError(prediction.PredictionInputError):
   """The series' rows end a horizon or more before the newest rows of the data."""
 
@@ -150,19 +114,6 @@ def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: in
       f"series '{key}' ends at {last}, {behind} steps before the newest rows ({now}), so its "
       f'{spec.horizon}-step forecast would lie wholly in the past: give its rows up to {now}, '
       'or leave it out of the data')
-
-
-class NoDataRowsError(prediction.PredictionInputError):
-  """The series has rows in the future file only."""
-
-
-def future_only_series(series: SeriesRows, future: SeriesRows,
-                       spec: DatasetSpec) -> List[NotForecast]:
-  """The series of the future file that have no rows in the data, each with the reason."""
-  return [(key_values, NoDataRowsError(
-      f"series '{series_key(key_values, spec)}' has rows in the future file but "
-      'none in the data: add its rows to the data, or remove it from the future file'))
-          for key_values in sorted(set(future) - set(series))]
 
 
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
@@ -185,10 +136,10 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
       continue
     try:
       windows.append(prediction.build_window(
-          key_values, with_horizon(rows, future.get(key_values, []), spec), spec))
+          key_values, prediction.with_horizon(rows, future.get(key_values, []), spec), spec))
     except prediction.PredictionInputError as error:
       not_forecast.append((key_values, error))
-  not_forecast += future_only_series(series, future, spec)
+  not_forecast += prediction.future_only_series(series, future, spec)
   for note in prediction.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []

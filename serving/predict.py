@@ -29,12 +29,16 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
       description='Forecast each series of a CSV with a published TFT model. The CSV has '
       "the training data's columns: per series at least the last E rows with the target, "
       'then H horizon rows with the known columns filled and the target and observed '
-      'columns empty.')
+      'columns empty; or the history alone, with the horizon rows in a --future file (a '
+      'model without known columns needs none).')
   parser.add_argument('--model-dir', default=DEFAULT_MODEL_DIR,
                       help='a serving directory (its newest integer-named version is used) '
                       'or one SavedModel directory (default: %(default)s)')
   parser.add_argument('--input', required=True, help='CSV of recent history and known '
-                      'future values')
+                      'future values, or of the history alone (the training data will do)')
+  parser.add_argument('--future', help="CSV of the known columns over the H steps after "
+                      "each series' last row of --input (the file tft-pipeline --future "
+                      'reads); --input then holds no horizon rows')
   parser.add_argument('--output', help='also write the forecasts to this CSV file')
   parser.add_argument('--allow-unknown-series', action='store_true',
                       help='forecast series the model was not trained on (with its '
@@ -64,7 +68,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows = prediction.predict(
         args.model_dir, args.input, args.allow_unknown_series, args.skip_bad_series,
         warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr),
-        not_forecast=not_forecast)
+        not_forecast=not_forecast, future_path=args.future)
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
     return 2

@@ -7,8 +7,10 @@ empty. The last E history rows and the H horizon rows, consecutive steps of the 
 time grid, make one raw window per series for the model's `serving_default` signature
 (format: `trainer_module.export`). More rows after the last target value are refused: a
 target left empty at the end of the history would otherwise start the forecast a step
-early. Bad input raises `PredictionInputError`, or a subclass naming the
-failed check, with the series, line or column and the fix.
+early. The horizon rows may come from a future file instead (`rows_with_horizon`), as
+`tft-pipeline --future` takes them, and a model without known columns needs none. Bad
+input raises `PredictionInputError`, or a subclass naming the failed check, with the
+series, line or column and the fix.
 """
 
 import csv
@@ -22,6 +24,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
+from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
@@ -90,6 +93,11 @@ class InputRow:
     return 'in the data' if self.line is None else f'at line {self.line}'
 
 
+SeriesRows = Dict[Tuple[str, ...], List[InputRow]]  # by key values, ordered by time
+# A series left out: its key values and why.
+NotForecast = Tuple[Tuple[str, ...], PredictionInputError]
+
+
 @dataclasses.dataclass(frozen=True)
 class SeriesWindow:
   """The raw serving window of one series.
@@ -112,12 +120,13 @@ class SeriesWindow:
 
 
 def read_series(path: str, spec: DatasetSpec,
-                on_bad_series: Optional[Callable[[Tuple[str, ...], str], None]] = None
-                ) -> Dict[Tuple[str, ...], List[InputRow]]:
+                on_bad_series: Optional[Callable[[Tuple[str, ...], str], None]] = None,
+                future: bool = False) -> SeriesRows:
   """The CSV's rows grouped by the values of the key columns, ordered by time.
 
   Args:
     path: the CSV.
+    future: it is a future file (the errors say what it should hold).
     spec: the model's dataset spec.
     on_bad_series: None: a cell that cannot be read (a value that is not a number, a
       non-finite target, a time that cannot be parsed) raises PredictionInputError.
@@ -161,8 +170,9 @@ def read_series(path: str, spec: DatasetSpec,
     series.pop(key, None)
     on_bad_series(key, f"series '{series_key(key, spec)}': {error}")
   if not series and not unreadable:
-    raise PredictionInputError(f'{path} has no rows; give each series its last '
-                               f'{spec.encoder_steps} rows and {spec.horizon} horizon rows')
+    wanted = (f'its {spec.horizon} horizon rows, the known columns filled' if future else
+              f'its last {spec.encoder_steps} rows and {spec.horizon} horizon rows')
+    raise PredictionInputError(f'{path} has no rows; give each series {wanted}')
   for rows in series.values():
     rows.sort(key=lambda row: row.seconds)
   return series
@@ -263,7 +273,8 @@ def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
         f"series '{key}' has {horizon_rows} rows after its last '{target}' value at "
         f'{format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
         f'the missing rows with the known columns '
-        f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty')
+        f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty, '
+        'or give them in a future file (tft-predict --future FILE)')
   _check_horizon_rows(rows[last + 1:last + 1 + spec.horizon], spec, key)
   return slice(start, last + 1 + spec.horizon)
 
@@ -340,6 +351,76 @@ def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
   # Real values were checked as the CSV was read (`read_series`).
   values = [float(text) if text else float('nan') for text in texts]
   return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+
+def with_horizon(rows: List[InputRow], future: List[InputRow],
+                 spec: DatasetSpec) -> List[InputRow]:
+  """The series' rows and its H steps after the last one: the future file's rows at
+  those steps, or, where no known column is declared, rows holding only the key and the
+  time: on the spec's `time_zone` clock if it has one, else in the UTC offset the last
+  row's time names (UTC if none).
+
+  Raises:
+    MissingFutureRowsError: known columns are declared and the future rows
+      do not cover the H steps.
+  """
+  last = spec.frequency.step_of(rows[-1].seconds)
+  steps = [spec.frequency.seconds_of(last + offset) for offset in range(1, spec.horizon + 1)]
+  by_time = {row.seconds: row for row in future}
+  known = [c.name for c in spec.columns_with(Role.KNOWN)]
+  if not known:
+    key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
+    last_time = rows[-1].values[spec.time_column]
+    return rows + [InputRow(None, seconds, {
+        **{c.name: '' for c in spec.columns}, **key_values,
+        spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
+                           else format_time_as_given(seconds, last_time))})
+                   for seconds in steps]
+  absent = [seconds for seconds in steps if seconds not in by_time]
+  if absent:
+    raise MissingFutureRowsError(
+        f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
+        f'steps after the last row ({format_time(rows[-1].seconds)}), from '
+        f'{format_time(absent[0])}: give them in a future file (--future FILE: '
+        "the spec's columns, a row per series and step, the target and observed columns "
+        'empty)')
+  return rows + [by_time[seconds] for seconds in steps]
+
+
+def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
+                      future: Optional[List[InputRow]], spec: DatasetSpec) -> List[InputRow]:
+  """A series' rows for its window. With `future` (its rows of a future file, perhaps
+  none), its rows are the history and `with_horizon` adds the H steps after them. Without,
+  the rows hold the horizon too, unless the spec declares no known columns and they end
+  with a target value: then `with_horizon` adds the steps.
+
+  Raises:
+    PredictionInputError: a future file is given, but the rows end with horizon rows.
+    MissingFutureRowsError: see `with_horizon`.
+  """
+  ends_with_target = bool(rows[-1].values[spec.target_column])
+  if future is not None and not ends_with_target:
+    raise PredictionInputError(
+        f"series '{series_key(key_values, spec)}' ends with a row without a "
+        f"'{spec.target_column}' value ({rows[-1].line_and_time()}), a horizon row, and a "
+        'future file gives its horizon too: leave the horizon rows out of the history, or '
+        'give them there without the future file')
+  if future is not None or (ends_with_target and not spec.columns_with(Role.KNOWN)):
+    return with_horizon(rows, future or [], spec)
+  return rows
+
+
+class NoDataRowsError(PredictionInputError):
+  """The series has rows in the future file only."""
+
+
+def future_only_series(series: SeriesRows, future: SeriesRows,
+                       spec: DatasetSpec) -> List[NotForecast]:
+  """The series of the future file that have no rows in the data, each with the reason."""
+  return [(key_values, NoDataRowsError(
+      f"series '{series_key(key_values, spec)}' has rows in the future file but "
+      'none in the data: add its rows to the data, or remove it from the future file'))
+          for key_values in sorted(set(future) - set(series))]
 
 
 def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
@@ -433,13 +514,16 @@ def _unknown_series_error(unknown: Sequence[str], known: int,
 def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
             skip_bad_series: bool = False,
             warn: Callable[[str], None] = logging.warning,
-            not_forecast: Optional[List[Dict[str, str]]] = None
-            ) -> List[Dict[str, object]]:
+            not_forecast: Optional[List[Dict[str, str]]] = None,
+            future_path: Optional[str] = None) -> List[Dict[str, object]]:
   """Forecast rows, one per series and horizon step, in the CSV's series order.
 
   Args:
     model_dir: a SavedModel directory, or a serving directory (its newest version).
-    csv_path: recent history and known future values, with the spec's columns.
+    csv_path: recent history and known future values, with the spec's columns; with
+      `future_path`, the history alone (`rows_with_horizon`).
+    future_path: a future file: the known columns over the H steps after each series'
+      last row of `csv_path`, as `tft-pipeline --future` reads it.
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
     skip_bad_series: forecast the other series when a series' rows cannot be read or
@@ -473,15 +557,23 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     warn(f'{csv_path}: not forecast: {why}')
     record(key_values, why)
 
+  on_bad_series = left_out if skip_bad_series else None
+  series = read_series(csv_path, spec, on_bad_series)
+  future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
   windows = []
-  for key_values, rows in read_series(csv_path, spec,
-                                      left_out if skip_bad_series else None).items():
+  for key_values, rows in series.items():
     try:
-      windows.append(build_window(key_values, rows, spec))
+      windows.append(build_window(key_values, rows_with_horizon(
+          key_values, rows, None if future is None else future.get(key_values, []), spec),
+                                  spec))
     except PredictionInputError as error:
       if not skip_bad_series:
         raise type(error)(f'{csv_path}: {error}') from None
       left_out(key_values, str(error))  # it names the series
+  for key_values, error in future_only_series(series, future or {}, spec):
+    if not skip_bad_series:
+      raise type(error)(f'{future_path}: {error}')
+    left_out(key_values, str(error))
   if not allow_unknown_series:
     vocabulary = published_models.series_vocabulary(model_dir)
     unknown = [window for window in windows if window.key not in vocabulary]

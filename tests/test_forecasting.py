@@ -46,7 +46,7 @@ def _input_rows(spec, hours, station='s1', line=None):
 
 def test_without_known_columns_the_horizon_needs_only_the_grid():
   rows = _input_rows(NO_KNOWN, range(4))
-  extended = forecasting.with_horizon(rows, [], NO_KNOWN)
+  extended = prediction.with_horizon(rows, [], NO_KNOWN)
   assert [r.values['timestamp'] for r in extended[4:]] == ['2024-01-01 04:00:00',
                                                            '2024-01-01 05:00:00']
   assert extended[4].values['station'] == 's1' and extended[4].values['load'] == ''
@@ -58,12 +58,35 @@ def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
   rows = _input_rows(SPEC, range(4))
   future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
             for r in _input_rows(SPEC, [4, 5])]
-  extended = forecasting.with_horizon(rows, future, SPEC)
+  extended = prediction.with_horizon(rows, future, SPEC)
   assert extended[-2:] == future
   with pytest.raises(prediction.MissingFutureRowsError,
                      match=r"known columns \['price'\] have no values for 1 of the 2 steps "
                      r'after the last row \(2024-01-01 03:00:00\), from 2024-01-01 05:00:00'):
-    forecasting.with_horizon(rows, future[:1], SPEC)
+    prediction.with_horizon(rows, future[:1], SPEC)
+
+
+def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_known_columns():
+  history = _input_rows(SPEC, range(4), line=2)
+  future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
+            for r in _input_rows(SPEC, [4, 5], line=6)]
+  # Given a future file, the history's H next steps come from it.
+  assert prediction.rows_with_horizon(('s1',), history, future, SPEC) == history + future
+  # Without one, the rows are taken as given: with their horizon rows, or too few.
+  assert prediction.rows_with_horizon(('s1',), history + future, None, SPEC) == (
+      history + future)
+  assert prediction.rows_with_horizon(('s1',), history, None, SPEC) == history
+  # A model without known columns needs no horizon rows: the steps are added.
+  plain = _input_rows(NO_KNOWN, range(4), line=2)
+  extended = prediction.rows_with_horizon(('s1',), plain, None, NO_KNOWN)
+  assert extended[:4] == plain and len(extended) == 6 and extended[4].line is None
+  assert prediction.rows_with_horizon(('s1',), plain + extended[4:], None, NO_KNOWN) == (
+      extended)
+  with pytest.raises(prediction.PredictionInputError,
+                     match=r"series 's1' ends with a row without a 'load' value \(line 7, "
+                     r'2024-01-01 05:00:00\), a horizon row, and a future file gives its '
+                     'horizon too'):
+    prediction.rows_with_horizon(('s1',), history + future, future, SPEC)
 
 
 def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data():
@@ -73,15 +96,15 @@ def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data
   with pytest.raises(prediction.TimeGridError, match=(
       r"series 's1': rows at 2024-01-01 01:00:00 and 2024-01-01 03:00:00 are not "
       'consecutive hourly steps')):
-    prediction.build_window(('s1',), forecasting.with_horizon(data, future, SPEC), SPEC)
+    prediction.build_window(('s1',), prediction.with_horizon(data, future, SPEC), SPEC)
   future[1].values['region'] = 'south'
   with pytest.raises(prediction.PredictionInputError, match=(
       "static column 'region' is 'north' in the data but 'south' at line 3; ")):
-    prediction.build_window(('s1',), forecasting.with_horizon(data, future, SPEC), SPEC)
+    prediction.build_window(('s1',), prediction.with_horizon(data, future, SPEC), SPEC)
   future[1].values['region'], future[1].values['price'] = 'north', ''
   with pytest.raises(prediction.PredictionInputError, match=(
       r"series 's1', line 3: column 'price' has no value at 2024-01-01 06:00:00")):
-    prediction.build_window(('s1',), forecasting.with_horizon(_input_rows(SPEC, range(5)),
+    prediction.build_window(('s1',), prediction.with_horizon(_input_rows(SPEC, range(5)),
                                                               future, SPEC), SPEC)
 
 
@@ -101,7 +124,7 @@ def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
 def test_a_series_only_in_the_future_file_is_listed_not_dropped():
   series = {('s1',): _input_rows(SPEC, range(4))}
   future = {('s1',): _input_rows(SPEC, [4, 5]), ('s9',): _input_rows(SPEC, [4, 5], 's9')}
-  [(key, error)] = forecasting.future_only_series(series, future, SPEC)
+  [(key, error)] = prediction.future_only_series(series, future, SPEC)
   assert key == ('s9',) and isinstance(error, prediction.PredictionInputError)
   assert str(error) == ("series 's9' has rows in the future file but none in the data: add "
                         'its rows to the data, or remove it from the future file')
@@ -129,7 +152,7 @@ def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data(
   assert kept[('s2',)] == series[('s2',)]  # 03:00+01:00 is 02:00 UTC, not the newest row
   assert kept[('s1',)][:-1] == series[('s1',)][:-1]
   window = prediction.build_window(
-      ('s1',), forecasting.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
+      ('s1',), prediction.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
   assert window.horizon_times == ('2024-01-01 06:00:00+02:00', '2024-01-01 07:00:00+02:00')
 
 
@@ -142,7 +165,7 @@ def test_with_a_time_zone_the_steps_the_run_adds_are_on_its_clock():
   rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
       'station': 's1', 'timestamp': '', 'load': '2.0', 'region': 'north', 'capacity': '50',
       'temperature': '1.0'}) for h in range(4)]
-  extended = forecasting.with_horizon(rows, [], zoned)
+  extended = prediction.with_horizon(rows, [], zoned)
   assert [r.values['timestamp'] for r in extended[4:]] == ['2024-03-31 01:00:00+01:00',
                                                            '2024-03-31 03:00:00+02:00']
 

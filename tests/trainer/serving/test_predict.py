@@ -157,6 +157,43 @@ def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, 
                                [row[key] for row in predicted], atol=1e-4)
 
 
+def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_csv, predicted,
+                                                      tmp_path, capsys):
+  history = _write_csv([row for row in good_rows if row['load']], tmp_path / 'history.csv')
+  future = _write_csv([row for row in good_rows if not row['load']], tmp_path / 'future.csv')
+
+  assert prediction.predict(exported.serving_dir, history, future_path=future) == predicted
+  code = predict.main(['--model-dir', exported.serving_dir, '--input', history,
+                       '--future', future])
+  assert code == 0
+  assert capsys.readouterr().out == _printed(predicted)
+
+  with pytest.raises(prediction.MissingFutureRowsError,
+                     match=r'or give them in a future file \(tft-predict --future FILE\)'):
+    prediction.predict(exported.serving_dir, history)
+  with pytest.raises(prediction.PredictionInputError,
+                     match='a horizon row, and a future file gives its horizon too'):
+    prediction.predict(exported.serving_dir, good_csv, future_path=future)
+  first = good_rows[0]['station']
+  only_first = _write_csv([row for row in good_rows if row['load'] and row['station'] == first],
+                          tmp_path / 'first.csv')
+  with pytest.raises(prediction.NoDataRowsError,
+                     match=rf"{re.escape(future)}: series 'station_01' has rows in the future "
+                     'file but none in the data'):
+    prediction.predict(exported.serving_dir, only_first, future_path=future)
+  header_only = _write_csv([], tmp_path / 'empty.csv', columns=list(good_rows[0]))
+  with pytest.raises(prediction.PredictionInputError,
+                     match=r'has no rows; give each series its 4 horizon rows, the known '
+                     'columns filled'):
+    prediction.predict(exported.serving_dir, history, future_path=header_only)
+
+
+def _printed(rows) -> str:
+  stream = io.StringIO()
+  prediction.write_forecasts(rows, stream)
+  return stream.getvalue()
+
+
 def _drop_column(rows):
   return [{k: v for k, v in row.items() if k != 'price'} for row in rows]
 
