@@ -227,7 +227,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   if args.future:
     from serving import prediction
     try:  # the whole file, now, rather than at ForecastGen after training
-      prediction.read_series(os.path.abspath(args.future), spec)
+      prediction.read_series(os.path.abspath(args.future), spec, future=True)
     except prediction.PredictionInputError as error:
       print(f'error: --future: {error}', file=sys.stderr)
       return 2

@@ -57,7 +57,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
-  problem = _output_problem(args.output, args.input) if args.output else None
+  problem = (_output_problem(args.output, [args.input, args.future]) if args.output
+             else None)
   if problem:
     print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)
     return 2
@@ -98,16 +99,17 @@ def not_forecast_path(output: str) -> str:
   return os.path.splitext(output)[0] + '.not_forecast.csv'
 
 
-def _output_problem(output: str, input_path: str) -> Optional[str]:
+def _output_problem(output: str, input_paths: List[Optional[str]]) -> Optional[str]:
   """Why `output` cannot take the forecasts (checked before the model runs), or None."""
   directory = os.path.dirname(os.path.abspath(output))
   if not os.path.isdir(directory):
     return f'the directory {directory} does not exist; create it or write elsewhere'
   if os.path.isdir(output):
     return 'is a directory; name a file in it, e.g. forecasts.csv'
-  if os.path.exists(output) and os.path.exists(input_path) and os.path.samefile(output,
-                                                                               input_path):
-    return 'is the input file, which the forecasts would overwrite; name another file'
+  for path in filter(None, input_paths):
+    if os.path.exists(output) and os.path.exists(path) and os.path.samefile(output, path):
+      return (f'is the input file {path}, which the forecasts would overwrite; name another '
+              'file')
   return None
 
 

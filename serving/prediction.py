@@ -71,26 +71,33 @@ class UnknownSeriesError(PredictionInputError):
 class InputRow:
   """One input row: its line in the CSV read (None for a row of the pipeline's data or
   one the run adds), time and the declared columns' text ('' where missing). The rows
-  of the user's CSV (`read_series`) always have a line."""
+  of the user's CSV (`read_series`) always have a line; those of a future file read
+  beside it also name the file (`source`), so that a message says which file the line
+  is in."""
   line: Optional[int]
   seconds: int
   values: Dict[str, str]
+  source: str = ''
+
+  def _line(self) -> str:
+    """'line 12', or 'future.csv line 12' for a row of a future file."""
+    return f'{self.source} line {self.line}' if self.source else f'line {self.line}'
 
   def at(self) -> str:
     """', line 12' for the place in a message naming the series, '' without a line."""
-    return '' if self.line is None else f', line {self.line}'
+    return '' if self.line is None else f', {self._line()}'
 
   def named(self) -> str:
     """' (line 12)' after a time in a message, '' without a line."""
-    return '' if self.line is None else f' (line {self.line})'
+    return '' if self.line is None else f' ({self._line()})'
 
   def line_and_time(self) -> str:
     """'line 12, 2024-01-31 13:00:00', or the time alone without a line."""
-    return (f'line {self.line}, ' if self.line is not None else '') + format_time(self.seconds)
+    return (f'{self._line()}, ' if self.line is not None else '') + format_time(self.seconds)
 
   def where(self) -> str:
     """'at line 12', or 'in the data' for a row without a line."""
-    return 'in the data' if self.line is None else f'at line {self.line}'
+    return 'in the data' if self.line is None else f'at {self._line()}'
 
 
 SeriesRows = Dict[Tuple[str, ...], List[InputRow]]  # by key values, ordered by time
@@ -126,15 +133,18 @@ def read_series(path: str, spec: DatasetSpec,
 
   Args:
     path: the CSV.
-    future: it is a future file (the errors say what it should hold).
     spec: the model's dataset spec.
     on_bad_series: None: a cell that cannot be read (a value that is not a number, a
       non-finite target, a time that cannot be parsed) raises PredictionInputError.
       Else the series whose row holds it is left out, and this is called with its key
       values and why; an empty key, which names no series, still raises.
+    future: it is a future file, read beside a CSV of history: its rows name it
+      (`InputRow.source`), and the errors say what it should hold.
   """
   if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
-    raise PredictionInputError(f'{path} is not a file; pass the CSV of recent rows')
+    wanted = ('the future file: the known columns over the horizon' if future
+              else 'the CSV of recent rows')
+    raise PredictionInputError(f'{path} is not a file; pass {wanted}')
   with tf.io.gfile.GFile(path, 'rb') as f:
     reader = csv.reader(io.StringIO(decode_utf8(f.read(), path, PredictionInputError),
                                     newline=''))
@@ -160,6 +170,8 @@ def read_series(path: str, spec: DatasetSpec,
     key = tuple(values[name] for name in spec.series_key_columns)
     try:
       row = _read_row(line, values, spec, f'{path}, line {line}')
+      if future:
+        row = dataclasses.replace(row, source=path)
     except PredictionInputError as error:
       if on_bad_series is None or not all(key):
         raise
@@ -269,12 +281,14 @@ def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
   _check_history_targets(rows[start:last + 1], spec, key)
   horizon_rows = len(rows) - last - 1
   if horizon_rows < spec.horizon:
+    known = [c.name for c in spec.columns_with(Role.KNOWN)]
     raise MissingFutureRowsError(
         f"series '{key}' has {horizon_rows} rows after its last '{target}' value at "
-        f'{format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: add '
-        f'the missing rows with the known columns '
-        f'{[c.name for c in spec.columns_with(Role.KNOWN)]} filled and {target!r} empty, '
-        'or give them in a future file (tft-predict --future FILE)')
+        f'{format_time(rows[last].seconds)}; the model forecasts {spec.horizon} steps: '
+        + (f'add the missing rows with the known columns {known} filled and {target!r} '
+           'empty, or give them in a future file (tft-predict --future FILE)' if known else
+           'leave out the rows after it: the model has no known columns, so the steps are '
+           'added'))
   _check_horizon_rows(rows[last + 1:last + 1 + spec.horizon], spec, key)
   return slice(start, last + 1 + spec.horizon)
 
@@ -381,9 +395,9 @@ def with_horizon(rows: List[InputRow], future: List[InputRow],
     raise MissingFutureRowsError(
         f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
         f'steps after the last row ({format_time(rows[-1].seconds)}), from '
-        f'{format_time(absent[0])}: give them in a future file (--future FILE: '
-        "the spec's columns, a row per series and step, the target and observed columns "
-        'empty)')
+        f'{format_time(absent[0])}: give them in a future file (--future FILE of '
+        "tft-pipeline or tft-predict: the spec's columns, a row per series and step, the "
+        'target and observed columns empty)')
   return rows + [by_time[seconds] for seconds in steps]
 
 
@@ -395,19 +409,34 @@ def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
   with a target value: then `with_horizon` adds the steps.
 
   Raises:
-    PredictionInputError: a future file is given, but the rows end with horizon rows.
-    MissingFutureRowsError: see `with_horizon`.
+    PredictionInputError: a future file is given, but the history ends without a target
+      value, or a future row of the horizon holds a target or observed value.
+    MissingFutureRowsError: the future file does not cover the H steps.
   """
-  ends_with_target = bool(rows[-1].values[spec.target_column])
+  key = series_key(key_values, spec)
+  target = spec.target_column
+  ends_with_target = bool(rows[-1].values[target])
   if future is not None and not ends_with_target:
     raise PredictionInputError(
-        f"series '{series_key(key_values, spec)}' ends with a row without a "
-        f"'{spec.target_column}' value ({rows[-1].line_and_time()}), a horizon row, and a "
-        'future file gives its horizon too: leave the horizon rows out of the history, or '
-        'give them there without the future file')
-  if future is not None or (ends_with_target and not spec.columns_with(Role.KNOWN)):
-    return with_horizon(rows, future or [], spec)
-  return rows
+        f"series '{key}' ends with a row without a '{target}' value "
+        f'({rows[-1].line_and_time()}), and a future file gives the horizon: if it is a '
+        'history row, fill its target; if a horizon row, leave it out of the history (or '
+        'give the horizon there, without the future file)')
+  if future is None and not (ends_with_target and not spec.columns_with(Role.KNOWN)):
+    return rows
+  try:
+    extended = with_horizon(rows, future or [], spec)
+  except MissingFutureRowsError as error:
+    raise MissingFutureRowsError(f"series '{key}': {error}") from None
+  filled_in = [c.name for c in spec.columns if c.role in (Role.TARGET, Role.OBSERVED)]
+  for row in extended[len(rows):]:
+    filled = [name for name in filled_in if row.values[name]]
+    if filled:
+      raise PredictionInputError(
+          f"series '{key}'{row.at()}: the future row at {format_time(row.seconds)} holds "
+          f'values of {filled}, which a horizon row leaves empty (they are not known ahead): '
+          'empty them, or move the row to the history')
+  return extended
 
 
 class NoDataRowsError(PredictionInputError):
@@ -549,19 +578,37 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   model_dir = published_models.resolve_model_dir(model_dir)
   spec = export.read_dataset_spec(model_dir)
 
-  def record(key_values: Tuple[str, ...], why: str) -> None:
+  gone = set()  # the key values of the series left out, each named once
+
+  def left_out(key_values: Tuple[str, ...], why: str, warned: bool = False) -> None:
+    if key_values in gone:
+      return
+    gone.add(key_values)
+    if not warned:
+      warn(f'{csv_path}: not forecast: {why}')
     if not_forecast is not None:
       not_forecast.append({**dict(zip(spec.series_key_columns, key_values)), REASON: why})
-
-  def left_out(key_values: Tuple[str, ...], why: str) -> None:
-    warn(f'{csv_path}: not forecast: {why}')
-    record(key_values, why)
 
   on_bad_series = left_out if skip_bad_series else None
   series = read_series(csv_path, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
+  if not allow_unknown_series:  # first, as the run's forecasts: no other reason matters
+    vocabulary = published_models.series_vocabulary(model_dir)
+    unknown = [key_values for key_values in series
+               if series_key(key_values, spec) not in vocabulary]
+    if unknown:
+      error = _unknown_series_error([series_key(key_values, spec) for key_values in unknown],
+                                    len(vocabulary), model_dir)
+      if not skip_bad_series:
+        raise type(error)(f'{csv_path}: {error}')
+      warn(f'{csv_path}: not forecast: {error}')
+      for key_values in unknown:
+        left_out(key_values, f"series '{series_key(key_values, spec)}' is not among the "
+                 f'{len(vocabulary)} series the model was trained on', warned=True)
   windows = []
   for key_values, rows in series.items():
+    if key_values in gone:  # its future rows could not be read, or it is unknown
+      continue
     try:
       windows.append(build_window(key_values, rows_with_horizon(
           key_values, rows, None if future is None else future.get(key_values, []), spec),
@@ -574,19 +621,6 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     if not skip_bad_series:
       raise type(error)(f'{future_path}: {error}')
     left_out(key_values, str(error))
-  if not allow_unknown_series:
-    vocabulary = published_models.series_vocabulary(model_dir)
-    unknown = [window for window in windows if window.key not in vocabulary]
-    if unknown:
-      error = _unknown_series_error([window.key for window in unknown], len(vocabulary),
-                                    model_dir)
-      if not skip_bad_series:
-        raise type(error)(f'{csv_path}: {error}')
-      warn(f'{csv_path}: not forecast: {error}')
-      for window in unknown:
-        record(window.key_values, f"series '{window.key}' is not among the "
-               f'{len(vocabulary)} series the model was trained on')
-      windows = [window for window in windows if window.key in vocabulary]
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
                                'above say why for each')

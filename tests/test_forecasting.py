@@ -84,9 +84,20 @@ def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_kno
       extended)
   with pytest.raises(prediction.PredictionInputError,
                      match=r"series 's1' ends with a row without a 'load' value \(line 7, "
-                     r'2024-01-01 05:00:00\), a horizon row, and a future file gives its '
-                     'horizon too'):
+                     r'2024-01-01 05:00:00\), and a future file gives the horizon: if it is '
+                     'a history row, fill its target'):
     prediction.rows_with_horizon(('s1',), history + future, future, SPEC)
+  # The future rows are a future file's: named as such, and they leave the target empty.
+  in_file = [dataclasses.replace(row, source='future.csv') for row in future]
+  in_file[1] = dataclasses.replace(in_file[1], values=dict(in_file[1].values, load='3.0'))
+  with pytest.raises(prediction.PredictionInputError,
+                     match=r"series 's1', future.csv line 7: the future row at 2024-01-01 "
+                     r"05:00:00 holds values of \['load'\], which a horizon row leaves empty"):
+    prediction.rows_with_horizon(('s1',), history, in_file, SPEC)
+  with pytest.raises(prediction.MissingFutureRowsError,
+                     match=r"series 's1': the known columns \['price'\] have no values for 1 "
+                     r'of the 2 steps .* \(--future FILE of tft-pipeline or tft-predict'):
+    prediction.rows_with_horizon(('s1',), history, in_file[:1], SPEC)
 
 
 def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data():

@@ -146,17 +146,21 @@ def test_an_output_in_a_missing_directory_stops_before_any_model_is_loaded(tmp_p
 
 @pytest.mark.parametrize('output, message', [
     ('.', 'is a directory; name a file in it'),
-    ('recent.csv', 'is the input file, which the forecasts would overwrite'),
+    ('recent.csv', 'is the input file {tmp}/recent.csv, which the forecasts would overwrite'),
+    ('future.csv', 'is the input file future.csv, which the forecasts would overwrite'),
 ])
 def test_an_output_that_cannot_take_the_forecasts_stops_before_any_model_is_loaded(
     tmp_path, capsys, monkeypatch, output, message):
   monkeypatch.chdir(tmp_path)
   input_path = _write(tmp_path, _rows())
+  (tmp_path / 'future.csv').write_text('station,timestamp\n')
   code = predict.main(['--model-dir', str(tmp_path / 'no_model'), '--input', input_path,
-                       '--output', output])
+                       '--future', 'future.csv', '--output', output])
   assert code == 2
-  assert f'tft-predict: error: --output {output}: {message}' in capsys.readouterr().err
+  assert (f'tft-predict: error: --output {output}: {message.format(tmp=tmp_path)}'
+          in capsys.readouterr().err)
   assert (tmp_path / 'recent.csv').read_text().startswith('station,timestamp')
+  assert (tmp_path / 'future.csv').read_text() == 'station,timestamp\n'
 
 
 def test_the_output_is_written_whole_or_left_as_it_was(tmp_path):

@@ -172,7 +172,7 @@ def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_
                      match=r'or give them in a future file \(tft-predict --future FILE\)'):
     prediction.predict(exported.serving_dir, history)
   with pytest.raises(prediction.PredictionInputError,
-                     match='a horizon row, and a future file gives its horizon too'):
+                     match='and a future file gives the horizon: if it is a history row'):
     prediction.predict(exported.serving_dir, good_csv, future_path=future)
   first = good_rows[0]['station']
   only_first = _write_csv([row for row in good_rows if row['load'] and row['station'] == first],
@@ -181,6 +181,21 @@ def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_
                      match=rf"{re.escape(future)}: series 'station_01' has rows in the future "
                      'file but none in the data'):
     prediction.predict(exported.serving_dir, only_first, future_path=future)
+  # With --skip-bad-series, a series whose future rows cannot be read is left out once.
+  bad_future = [dict(row, price='x') if row['station'] == 'station_01' else row
+                for row in good_rows if not row['load']]
+  not_forecast = []
+  rows = prediction.predict(exported.serving_dir, history, skip_bad_series=True,
+                            warn=lambda note: None, not_forecast=not_forecast,
+                            future_path=_write_csv(bad_future, tmp_path / 'bad_future.csv'))
+  expected = [row for row in predicted if row['station'] == 'station_00']
+  assert [row['timestamp'] for row in rows] == [row['timestamp'] for row in expected]
+  for key in QUANTILE_KEYS:  # one window in the batch instead of two: rounding may differ
+    np.testing.assert_allclose([row[key] for row in rows], [row[key] for row in expected],
+                               rtol=1e-5)
+  [left_out] = not_forecast
+  assert left_out['station'] == 'station_01'
+  assert "bad_future.csv, line" in left_out[prediction.REASON]
   header_only = _write_csv([], tmp_path / 'empty.csv', columns=list(good_rows[0]))
   with pytest.raises(prediction.PredictionInputError,
                      match=r'has no rows; give each series its 4 horizon rows, the known '
