@@ -5,9 +5,9 @@ One LightGBM model of the median over every series and horizon step (direct mult
 a row per window and step h), trained on the training windows the TFT trains on (at most
 about `DEFAULT_MAX_TRAINING_ROWS` rows: beyond, one in k windows, drawn by a hash of the
 window's position, so that every phase of the day or week keeps its share), stopped early
-on the eval windows as the TFT is, and scored on those eval windows by the MAE of its forecasts
-in original units, raised to the spec's `forecast_floor` as the TFT's are. Rows are
-weighted by their window's scale, so that the loss is the MAE in original units. The naive
+on the eval windows as the TFT is, and scored on those eval windows by the MAE of its
+forecasts in original units, raised to the spec's `forecast_floor` as the TFT's are. Rows
+are weighted by their window's scale, so that the loss is the MAE in original units. The naive
 forecasts of the same windows are scored by the same code, a check that the windows are
 the Evaluator's.
 
@@ -44,8 +44,8 @@ MAX_ROUNDS = 1000
 EARLY_STOPPING_ROUNDS = 50
 PARAMS = {'objective': 'quantile', 'alpha': 0.5, 'learning_rate': 0.05, 'num_leaves': 31,
           'min_child_samples': 20, 'verbosity': -1,
-          # The same model from the same rows and thread count (LightGBM's docs: the
-          # first needs one of the second).
+          # The same model from the same rows and thread count; LightGBM's docs: its
+          # deterministic option needs force_col_wise or force_row_wise.
           'deterministic': True, 'force_col_wise': True}
 _MIN_SCALE = 1e-3  # relative to max(1, |mean|), as the TFT's WindowTargetScaler
 
