@@ -33,6 +33,7 @@ import pandas as pd
 from benchmarks import host, metrics, pipeline_run, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
+from components import windowing
 from evaluation import gbm_baseline
 from pipeline.config import default_strides
 from schema.dataset_spec import DatasetSpec
@@ -153,7 +154,8 @@ def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dic
   run's training windows, stopped early on its eval windows), scored on its test windows;
   its naive MAE must be `naive_mae`, the benchmark's, or the windows are not the same."""
   windows = pipeline_run.only_path(pipeline_root, 'Windowing', 'windows', '*')
-  result = gbm_baseline.run(windows, spec, scored_split='test')
+  result = gbm_baseline.run(windows, spec, windowing.training_window_count(windows),
+                            scored_split='test')
   if not np.isclose(result['naive_mae']['repeat_last'], naive_mae, rtol=1e-5):
     raise RuntimeError(f"the gradient-boosted baseline's last-value MAE "
                        f"{result['naive_mae']['repeat_last']} is not the benchmark's "

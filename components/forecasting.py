@@ -32,6 +32,7 @@ import tensorflow as tf
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.time_split import parse_timestamp
+from components import artifact_json
 from serving import prediction, published_models
 
 FORECASTS_CSV = 'forecasts.csv'
@@ -185,8 +186,4 @@ def _commonest_reason(not_forecast: Sequence[NotForecast]) -> Optional[Dict[str,
 
 
 def read_report(directory: str) -> Optional[Dict[str, object]]:
-  path = os.path.join(directory, REPORT_JSON)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
+  return artifact_json.read_json(directory, REPORT_JSON)

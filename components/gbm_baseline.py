@@ -17,6 +17,7 @@ from tfx import types
 from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 
+from components import artifact_json, windowing
 from evaluation import gbm_baseline
 from schema.dataset_spec import DatasetSpec
 
@@ -31,11 +32,7 @@ class BaselineEvaluation(types.Artifact):
 
 def read_result(uri: str) -> Optional[Dict[str, object]]:
   """The record a `GbmBaseline` wrote at `uri`, or None if there is none."""
-  path = os.path.join(uri, RESULT_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
+  return artifact_json.read_json(uri, RESULT_FILE)
 
 
 @tfx.dsl.components.component
@@ -66,8 +63,9 @@ def GbmBaseline(  # pylint: disable=invalid-name
   if missing:
     raise ValueError(f'the windows artifact has no split {missing} (it has {splits}); the '
                      'gradient-boosted baseline trains on train and scores eval')
+  available = windowing.training_window_count(windows.uri)
   try:
-    result = gbm_baseline.run(windows.uri, spec, max_training_rows, seed)
+    result = gbm_baseline.run(windows.uri, spec, available, max_training_rows, seed)
     logging.info('GbmBaseline: eval MAE %.4g after %d rounds, %.0f s', result['mae'],
                  result['rounds'], result['seconds'])
   except Exception as error:  # pylint: disable=broad-except

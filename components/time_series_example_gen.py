@@ -47,7 +47,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-from components import csv_chunks, record_chunks, span_files
+from components import artifact_json, csv_chunks, record_chunks, span_files
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
@@ -427,11 +427,7 @@ class _MinMax(beam.CombineFn):
 def read_split_report(examples_uri: str) -> Optional[Dict[str, Any]]:
   """The split report of an ExampleGen output artifact; None if it has none (another
   component's Examples)."""
-  path = os.path.join(examples_uri, SPLIT_REPORT_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
+  return artifact_json.read_json(examples_uri, SPLIT_REPORT_FILE)
 
 
 def files_read(examples_uri: str) -> List[str]:

@@ -39,6 +39,7 @@ from tfx.dsl.components.base import base_beam_component, base_beam_executor, exe
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from components import artifact_json
 from components import time_series_example_gen as example_gen
 from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec, DType, Role
@@ -142,6 +143,14 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
   for split, serialized in windows:
     by_split[split].append(serialized)
   return [(split, (key, split_windows)) for split, split_windows in by_split.items()], counts
+
+
+def training_window_count(windows_uri: str) -> int:
+  """The training windows of a Windowing output, from its report."""
+  report = artifact_json.read_json(windows_uri, WINDOW_REPORT_FILE)
+  if report is None:
+    raise ValueError(f'{windows_uri} has no {WINDOW_REPORT_FILE}: not a Windowing output')
+  return report['windows'][TRAINING_SPLIT]
 
 
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str],

@@ -216,13 +216,13 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec, seed: int = 
   }
 
 
-def run(windows_uri: str, spec: DatasetSpec,
+def run(windows_uri: str, spec: DatasetSpec, available: int,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
         scored_split: str = 'eval') -> Dict[str, object]:
-  """`compare` on a Windowing output: trained on its 'train' windows (about one in k
-  beyond `max_training_rows` rows), stopped early on 'eval', scored on `scored_split`."""
+  """`compare` on a Windowing output of `available` training windows: trained on its
+  'train' windows (about one in k beyond `max_training_rows` rows), stopped early on
+  'eval', scored on `scored_split`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
-  available, _ = window_inputs.training_window_stats(pattern('train'))
   k = one_in(available, spec.horizon, max_training_rows)
   logging.info('gradient-boosted baseline: %d training windows, one in %d used', available, k)
   read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
