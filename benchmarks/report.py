@@ -200,7 +200,7 @@ def _stallion_section(results: Results) -> List[str]:
   return lines + stallion_table(results) + ['']
 
 
-_PIPELINE_GBM = "LightGBM, the pipeline's own (median only)"
+_PIPELINE_GBM = "LightGBM, the pipeline's own"
 
 
 def stallion_table(results: Results) -> List[str]:
@@ -214,7 +214,7 @@ def stallion_table(results: Results) -> List[str]:
         results['stallion_gbm']['model']))
   pipeline_gbm = results.get('stallion_gbm', {}).get('pipeline')
   if pipeline_gbm:
-    rows.append([_PIPELINE_GBM, f'{pipeline_gbm["mae"]:.1f}', '', '', ''])
+    rows.append(_pipeline_gbm_row(pipeline_gbm))
   rows.append(['last value, empirical interval'] + _stallion_cells(result['naive_last_value']))
   return _table(['forecast', 'MAE', 'q-risk P50', 'q-risk P90', 'P10-P90 coverage'], rows)
 
@@ -237,6 +237,16 @@ def stallion_by_step_table(results: Results) -> List[str]:
 
 def _step_cells(figures: Dict[str, Any]) -> List[str]:
   return [f'{mae:.1f}' for mae in figures['mae_by_step']]
+
+
+def _pipeline_gbm_row(record: Dict[str, Any]) -> List[str]:
+  """The Stallion table's row of `GbmBaseline`'s record; a record from before its bands
+  has the median's MAE only."""
+  if 'q_risk' not in record:
+    return [f'{_PIPELINE_GBM} (median only)', f'{record["mae"]:.1f}', '', '', '']
+  return [f'{_PIPELINE_GBM}, its band calibrated on the eval split'] + _stallion_cells(
+      {'mae': record['mae'], 'q_risk_p50': record['q_risk']['p50'],
+       'q_risk_p90': record['q_risk']['p90'], 'coverage_p10_p90': record['coverage']['0.1:0.9']})
 
 
 def _stallion_cells(figures: Dict[str, float]) -> List[str]:

@@ -138,8 +138,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
                  'model_config': dataclasses.asdict(config.model_config)})
   gbm = pipeline_gbm(pipeline_run.pipeline_root(run_dir(work_dir, *first_run)), spec,
                      naive['mae'])
-  print(f"  Stallion, the pipeline's LightGBM (GbmBaseline): MAE {gbm['mae']:.1f}, "
-        f"{gbm['rounds']} rounds", flush=True)
+  print(f"  Stallion, the pipeline's LightGBM (GbmBaseline): {describe_gbm(gbm)}", flush=True)
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
                        'history_months': NAIVE_HISTORY, 'encoder_months': spec.encoder_steps,
@@ -161,6 +160,14 @@ def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dic
                        f"{result['naive_mae']['repeat_last']} is not the benchmark's "
                        f'{naive_mae}: not the same test windows')
   return result
+
+
+def describe_gbm(record: Dict[str, Any]) -> str:
+  """'MAE 246.9, q-risk P50 0.158, P90 0.075, P10-P90 coverage 0.78; rounds {...}' of a
+  `pipeline_gbm` record."""
+  return (f"MAE {record['mae']:.1f}, q-risk P50 {record['q_risk']['p50']:.3f}, P90 "
+          f"{record['q_risk']['p90']:.3f}, P10-P90 coverage {record['coverage']['0.1:0.9']:.2f}; "
+          f"rounds {record['rounds']}")
 
 
 def run_dir(work_dir: str, ensemble_size: int, repeat: int) -> str:

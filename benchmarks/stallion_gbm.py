@@ -139,8 +139,9 @@ def windows(rows: pd.DataFrame, values: np.ndarray) -> np.ndarray:
 
 
 def pipeline_baseline(data_file: str) -> Dict[str, Any]:
-  """The pipeline's own gradient-boosted baseline on the protocol's test windows (MAE of
-  its median only), from one pipeline run of `stallion.WINDOWS_ONLY` on `data_file`."""
+  """The pipeline's own gradient-boosted baseline on the protocol's test windows (its band
+  calibrated on the eval windows), from one pipeline run of `stallion.WINDOWS_ONLY` on
+  `data_file`."""
   with tempfile.TemporaryDirectory() as work_dir:
     return stallion.run(stallion.WINDOWS_ONLY, os.path.dirname(data_file),
                         work_dir)['pipeline_gbm']
@@ -219,8 +220,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
   if not args.without:
     result['pipeline'] = pipeline_baseline(args.data)
-    print(f"Stallion, the pipeline's LightGBM: MAE {result['pipeline']['mae']:.1f}, "
-          f"{result['pipeline']['rounds']} rounds")
+    print(f"Stallion, the pipeline's LightGBM: {stallion.describe_gbm(result['pipeline'])}")
   readme_tables.write_results(args.results or DEFAULT_RESULTS, result)
   return 0
 

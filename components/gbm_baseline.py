@@ -1,6 +1,6 @@
 """A TFX component that fits a global gradient-boosted model on the run's windows and scores
 it on the eval windows (`evaluation.gbm_baseline`): the strongest simple model, beside which
-the run summary reports the TFT.
+the run summary reports the TFT, its median and its bands.
 
 It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
 `BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader, and a
@@ -40,16 +40,22 @@ def GbmBaseline(  # pylint: disable=invalid-name
     windows: tfx.dsl.components.InputArtifact[standard_artifacts.Examples],
     evaluation: tfx.dsl.components.OutputArtifact[BaselineEvaluation],
     dataset_spec: tfx.dsl.components.Parameter[str],
+    quantiles: tfx.dsl.components.Parameter[str] = json.dumps(
+        list(gbm_baseline.DEFAULT_QUANTILES)),
+    calibrate_intervals: tfx.dsl.components.Parameter[bool] = True,
     max_training_rows: tfx.dsl.components.Parameter[int] = (
         gbm_baseline.DEFAULT_MAX_TRAINING_ROWS),
     seed: tfx.dsl.components.Parameter[int] = 1,
 ) -> None:
-  """Fits the model on the 'train' windows and scores it on the 'eval' windows.
+  """Fits a model per quantile on the 'train' windows and scores them on the 'eval' windows.
 
   Args:
     windows: the Windowing output.
     evaluation: gets `gbm_baseline.json`.
     dataset_spec: `DatasetSpec.to_json()`.
+    quantiles: the TFT's quantiles, a JSON list.
+    calibrate_intervals: calibrate the bands on the eval windows, as the Trainer does
+      when its `TrainingConfig.calibrate_intervals` is on.
     max_training_rows: windows x horizon steps to train on at most; beyond, every k-th
       training window.
     seed: LightGBM's seed.
@@ -65,8 +71,9 @@ def GbmBaseline(  # pylint: disable=invalid-name
                      'gradient-boosted baseline trains on train and scores eval')
   available = windowing.training_window_count(windows.uri)
   try:
-    result = gbm_baseline.run(windows.uri, spec, available, max_training_rows, seed)
-    logging.info('GbmBaseline: eval MAE %.4g after %d rounds, %.0f s', result['mae'],
+    result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
+                              calibrate_intervals, max_training_rows, seed)
+    logging.info('GbmBaseline: eval MAE %.4g after %s rounds, %.0f s', result['mae'],
                  result['rounds'], result['seconds'])
   except Exception as error:  # pylint: disable=broad-except
     # A figure for the reader: the model is trained, judged and published without it.

@@ -1,15 +1,19 @@
 """A global gradient-boosted model on the run's own windows: what a practitioner would fit
 before a TFT, scored beside it.
 
-One LightGBM model of the median over every series and horizon step (direct multi-horizon:
-a row per window and step h), trained on the training windows the TFT trains on (at most
-about `DEFAULT_MAX_TRAINING_ROWS` rows: beyond, one in k windows, drawn by a hash of the
-window's position, so that every phase of the day or week keeps its share), stopped early
-on the eval windows as the TFT is, and scored on those eval windows by the MAE of its
-forecasts in original units, raised to the spec's `forecast_floor` as the TFT's are. Rows
-are weighted by their window's scale, so that the loss is the MAE in original units. The naive
-forecasts of the same windows are scored by the same code, a check that the windows are
-the Evaluator's.
+One LightGBM model per quantile the TFT forecasts (P10, P50, P90 by default) over every
+series and horizon step (direct multi-horizon: a row per window and step h), trained on
+the training windows the TFT trains on (at most about `DEFAULT_MAX_TRAINING_ROWS` rows:
+beyond, one in k windows, drawn by a hash of the window's position, so that every phase of
+the day or week keeps its share), each stopped early on its pinball loss on the eval
+windows as the TFT is. Rows are weighted by their window's scale, so that the losses are
+in original units (the median's: the MAE). The forecasts are served as the TFT's are
+(`trainer_module.export.served_quantiles`): each band's ends moved by factors fitted on
+the eval windows when the TFT's are (`trainer_module.interval_calibration`), put in order
+from the median out, raised to the spec's `forecast_floor`; then scored on those eval
+windows: the median's MAE, each quantile's q-risk and the outer band's coverage, in
+original units. The naive forecasts of the same windows are scored by the same code, a
+check that the windows are the Evaluator's.
 
 A row's inputs come from its window alone, the model's inputs after Transform:
 - the step h;
@@ -29,20 +33,23 @@ import logging
 import math
 import os
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import lightgbm
 import numpy as np
+import tensorflow as tf
 
 from schema.dataset_spec import DatasetSpec
 from schema.features import Group, features_in
 from schema.window_layout import TARGET_HISTORY
-from trainer_module import naive_forecasts, window_inputs
+from trainer_module import (export, hparams, interval_calibration, naive_forecasts,
+                            window_inputs)
 
 DEFAULT_MAX_TRAINING_ROWS = 200_000  # windows x horizon steps
+DEFAULT_QUANTILES = hparams.TFTConfig.quantiles  # the TFT's
 MAX_ROUNDS = 1000
 EARLY_STOPPING_ROUNDS = 50
-PARAMS = {'objective': 'quantile', 'alpha': 0.5, 'learning_rate': 0.05, 'num_leaves': 31,
+PARAMS = {'objective': 'quantile', 'learning_rate': 0.05, 'num_leaves': 31,
           'min_child_samples': 20, 'verbosity': -1,
           # The same model from the same rows and thread count; LightGBM's docs: its
           # deterministic option needs force_col_wise or force_row_wise.
@@ -132,13 +139,13 @@ def table(windows: Windows, spec: DatasetSpec) -> Table:
                scale=np.repeat(scale[:, 0], horizon))
 
 
-def fit(train: Table, evaluation: Table, seed: int = 1,
+def fit(train: Table, evaluation: Table, quantile: float = 0.5, seed: int = 1,
         threads: int = 0) -> lightgbm.Booster:
-  """The median's model, stopped when the eval rows' loss has not fallen for
+  """The model of `quantile`, stopped when the eval rows' pinball loss has not fallen for
   `EARLY_STOPPING_ROUNDS` rounds (the best round kept). `threads` 0: LightGBM's default."""
-  config = {**PARAMS, 'seed': seed, 'num_threads': threads}
-  # A row's absolute error in original units is its scale times that on the window's
-  # scale: weighted by it, the loss (and the early stopping) is the MAE in original units.
+  config = {**PARAMS, 'alpha': quantile, 'seed': seed, 'num_threads': threads}
+  # A row's pinball loss in original units is its scale times that on the window's scale:
+  # weighted by it, the loss (and the early stopping) is in original units.
   mean_scale = float(np.mean(train.scale))
   dataset = lambda rows, **kwargs: lightgbm.Dataset(
       rows.features, rows.label, weight=rows.scale / mean_scale, feature_name=rows.names,
@@ -150,12 +157,31 @@ def fit(train: Table, evaluation: Table, seed: int = 1,
                                                            verbose=False)])
 
 
-def forecast(model: lightgbm.Booster, rows: Table, horizon: int,
-             floor: Optional[float] = None) -> np.ndarray:
-  """Median forecasts [N, H] in original units, at or above `floor` if one is given."""
-  scaled = model.predict(rows.features, num_iteration=model.best_iteration or None)
-  forecasts = (scaled * rows.scale + rows.location).reshape(-1, horizon)
-  return forecasts if floor is None else np.maximum(forecasts, floor)
+def forecast(models: Sequence[lightgbm.Booster], rows: Table, horizon: int) -> np.ndarray:
+  """The models' forecasts [N, H, Q] in original units, as they come."""
+  return np.stack([
+      (model.predict(rows.features, num_iteration=model.best_iteration or None) * rows.scale
+       + rows.location).reshape(-1, horizon) for model in models], axis=-1)
+
+
+def served(forecasts: np.ndarray, quantiles: Sequence[float],
+           factors: interval_calibration.BandFactors,
+           floor: Optional[float] = None) -> np.ndarray:
+  """`forecasts` [N, H, Q] as the TFT's are served: bands moved by `factors`, in order from
+  the median out, at or above `floor` if one is given."""
+  return export.served_quantiles(tf.constant(forecasts), quantiles, factors, floor).numpy()
+
+
+def median_index(quantiles: Sequence[float]) -> int:
+  """The position of the quantile closest to 0.5, whose forecast is the point forecast."""
+  return min(range(len(quantiles)), key=lambda i: abs(quantiles[i] - 0.5))
+
+
+def q_risk(forecasts: np.ndarray, actual: np.ndarray, quantile: float) -> float:
+  """2 sum(pinball loss at `quantile`) / sum(|actual|), as `evaluation.metrics`'s."""
+  error = actual.astype(np.float64) - forecasts
+  pinball = np.maximum(quantile * error, (quantile - 1.0) * error)
+  return float(2.0 * pinball.sum() / max(np.abs(actual).sum(), np.finfo(np.float64).tiny))
 
 
 def naive_maes(windows: Windows, spec: DatasetSpec) -> Dict[str, float]:
@@ -182,33 +208,48 @@ def one_in(available_windows: int, horizon: int,
   return max(1, math.ceil(available_windows * horizon / max_training_rows))
 
 
-def compare(train: Windows, evaluation: Windows, spec: DatasetSpec, seed: int = 1,
-            threads: int = 0, scored: Optional[Windows] = None) -> Dict[str, object]:
-  """Fits the model on `train`, stopped early on `evaluation`, and scores it and the naive
-  forecasts on `scored` (by default `evaluation`, as the Evaluator scores the TFT); a
-  JSON-ready record."""
+def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
+            quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
+            seed: int = 1, threads: int = 0,
+            scored: Optional[Windows] = None) -> Dict[str, object]:
+  """Fits a model per quantile on `train`, stopped early on `evaluation`, calibrates the
+  bands on `evaluation` if `calibrate`, and scores them and the naive forecasts on
+  `scored` (by default `evaluation`, as the Evaluator scores the TFT); a JSON-ready
+  record."""
   scored = evaluation if scored is None else scored
   if not len(train) or not len(evaluation) or not len(scored):
     raise ValueError(f'the gradient-boosted baseline needs training, eval and scored '
                      f'windows; got {len(train)}, {len(evaluation)} and {len(scored)}')
   started = time.monotonic()
-  train_rows = table(train, spec)
-  model = fit(train_rows, table(evaluation, spec), seed=seed, threads=threads)
-  forecasts = forecast(model, table(scored, spec), spec.horizon, spec.forecast_floor)
-  importance = model.feature_importance(importance_type='gain')
+  train_rows, eval_rows = table(train, spec), table(evaluation, spec)
+  models = [fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads)
+            for q in quantiles]
+  factors = (interval_calibration.fit(forecast(models, eval_rows, spec.horizon),
+                                      evaluation.label, quantiles) if calibrate else {})
+  forecasts = served(forecast(models, table(scored, spec), spec.horizon), quantiles, factors,
+                     spec.forecast_floor)
+  median = median_index(quantiles)
+  point = forecasts[..., median]
+  importance = models[median].feature_importance(importance_type='gain')
   ranked = sorted(zip(train_rows.names, importance), key=lambda item: -item[1])
   return {
-      'model': 'LightGBM, global, one model of the median over all series and steps',
+      'model': 'LightGBM, global, one model per quantile over all series and steps',
       'lightgbm': lightgbm.__version__,
-      'mae': _mae(forecasts, scored.label),
-      'mae_by_step': [_mae(forecasts[:, step], scored.label[:, step])
+      'quantiles': list(quantiles),
+      'mae': _mae(point, scored.label),
+      'mae_by_step': [_mae(point[:, step], scored.label[:, step])
                       for step in range(spec.horizon)],
+      'q_risk': {export.quantile_key(q): q_risk(forecasts[..., i], scored.label, q)
+                 for i, q in enumerate(quantiles)},
+      'coverage': interval_calibration.coverage(forecasts, scored.label, quantiles),
+      'interval_factors': factors if calibrate else None,
       'naive_mae': naive_maes(scored, spec),
       'eval_windows': len(evaluation),
       'scored_windows': len(scored),
       'training_windows': len(train),
       'training_rows': len(train_rows.label),
-      'rounds': model.best_iteration or model.current_iteration(),
+      'rounds': {export.quantile_key(q): model.best_iteration or model.current_iteration()
+                 for q, model in zip(quantiles, models)},
       'params': {**PARAMS, 'seed': seed, 'max_rounds': MAX_ROUNDS,
                  'early_stopping_rounds': EARLY_STOPPING_ROUNDS},
       'top_features': [name for name, gain in ranked[:10] if gain > 0],
@@ -217,11 +258,12 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec, seed: int = 
 
 
 def run(windows_uri: str, spec: DatasetSpec, available: int,
+        quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
         scored_split: str = 'eval') -> Dict[str, object]:
   """`compare` on a Windowing output of `available` training windows: trained on its
-  'train' windows (about one in k beyond `max_training_rows` rows), stopped early on
-  'eval', scored on `scored_split`."""
+  'train' windows (about one in k beyond `max_training_rows` rows), stopped early (and
+  calibrated if `calibrate`) on 'eval', scored on `scored_split`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   k = one_in(available, spec.horizon, max_training_rows)
   logging.info('gradient-boosted baseline: %d training windows, one in %d used', available, k)
@@ -229,8 +271,8 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
       pattern(split), spec, **kwargs))
   evaluation = read('eval', segments=False)
   scored = evaluation if scored_split == 'eval' else read(scored_split, segments=False)
-  result = compare(read('train', segments=True, one_in=k), evaluation, spec, seed=seed,
-                   scored=scored)
+  result = compare(read('train', segments=True, one_in=k), evaluation, spec, quantiles,
+                   calibrate, seed=seed, scored=scored)
   return {**result, 'scored_split': scored_split, 'training_windows_available': available}
 
 

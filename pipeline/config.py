@@ -139,6 +139,10 @@ class PipelineConfig:
   def model_config(self) -> hparams.TFTConfig:
     return dataclasses.replace(hparams.from_name(self.model_preset), **self.model_overrides)
 
+  @property
+  def training_config(self) -> TrainingConfig:
+    return TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
+
   def trainer_custom_config(self) -> Dict[str, Any]:
     return {'dataset_spec': self.dataset.to_json(),
             'model_config': {'preset': self.model_preset,

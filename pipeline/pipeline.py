@@ -16,6 +16,7 @@ warm-starts from, and the Evaluator compares with, the last model this pipeline 
 """
 
 import dataclasses
+import json
 from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
@@ -119,8 +120,10 @@ def create_pipeline(
                 transform, windowing, trainer, model_resolver, evaluator,
                 interpretation_report, pusher, forecast_gen]
   if config.gbm_baseline:
-    components.append(GbmBaseline(windows=windowing.outputs['windows'],
-                                  dataset_spec=spec.to_json()))
+    components.append(GbmBaseline(
+        windows=windowing.outputs['windows'], dataset_spec=spec.to_json(),
+        quantiles=json.dumps(list(config.model_config.quantiles)),
+        calibrate_intervals=config.training_config.calibrate_intervals))
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,

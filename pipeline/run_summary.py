@@ -21,8 +21,9 @@ from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
 from components.time_series_example_gen import AFTER_END, SPANS_READ, read_split_report
 from evaluation.eval_config import BASELINE, CANDIDATE
-from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX
+from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from trainer_module import interval_calibration
+from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
 
@@ -86,6 +87,9 @@ class RunSummary:
     behind = self.behind_gbm()
     if behind:
       lines.append(f'    {behind}')
+    bands = self.bands_beside_gbm()
+    if bands:
+      lines.append(f'  {bands}')
     if self.gbm_baseline and 'error' in self.gbm_baseline:
       lines.append(f'    the LightGBM baseline could not be fitted: {self.gbm_baseline["error"]}')
     if self.calibration:
@@ -131,6 +135,26 @@ class RunSummary:
     parts += [f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
               for name, value in naive.items()]
     return ' | '.join(parts)
+
+  def bands_beside_gbm(self) -> str:
+    """'q-risk P10 / P50 / P90 beside LightGBM's: model 0.021 / 0.041 / 0.019 | LightGBM
+    0.023 / 0.043 / 0.020; P10-P90 coverage 0.802 | 0.799' when both have them, or ''."""
+    gbm = self.gbm_baseline or {}
+    quantiles = gbm.get('quantiles', [])
+    names = [q_risk_name(q) for q in quantiles]
+    if not quantiles or any(name not in self.metrics for name in names):
+      return ''
+    keys = [quantile_key(q) for q in quantiles]
+    risks = lambda values: ' / '.join(f'{value:.4g}' for value in values)
+    text = (f"q-risk {' / '.join(key.upper() for key in keys)} beside LightGBM's: model "
+            f"{risks(self.metrics[name] for name in names)} | LightGBM "
+            f"{risks(gbm['q_risk'][key] for key in keys)}")
+    coverage = coverage_name(quantiles)
+    band = interval_calibration.band_key(quantiles, 0, -1)
+    if coverage in self.metrics and band in gbm.get('coverage', {}):
+      text += (f'; {keys[0].upper()}-{keys[-1].upper()} coverage '
+               f'{self.metrics[coverage]:.3f} | {gbm["coverage"][band]:.3f}')
+    return text
 
   def _gbm_mae(self) -> Optional[float]:
     return (self.gbm_baseline or {}).get('mae')

@@ -401,6 +401,15 @@ def with_horizon(rows: List[InputRow], future: List[InputRow],
   return rows + [by_time[seconds] for seconds in steps]
 
 
+def future_file_unused(spec: DatasetSpec) -> Optional[str]:
+  """A note when a future file has nothing to give: the spec declares no known column."""
+  if spec.columns_with(Role.KNOWN):
+    return None
+  return ('the future file is not needed: the spec declares no known column, so its values '
+          "are not read (the H steps are added after each series' history; its series are "
+          'only checked); leave --future out')
+
+
 def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
                       future: Optional[List[InputRow]], spec: DatasetSpec) -> List[InputRow]:
   """A series' rows for its window. With `future` (its rows of a future file, perhaps
@@ -590,6 +599,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       not_forecast.append({**dict(zip(spec.series_key_columns, key_values)), REASON: why})
 
   on_bad_series = left_out if skip_bad_series else None
+  if future_path and future_file_unused(spec):
+    warn(f'{future_path}: {future_file_unused(spec)}')
   series = read_series(csv_path, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
   if not allow_unknown_series:  # first, as the run's forecasts: no other reason matters

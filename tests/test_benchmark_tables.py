@@ -115,10 +115,16 @@ def test_stallion_by_step_table_gives_each_months_mae():
 
   gbm['pipeline'] = {'mae': 2.25, 'mae_by_step': [2.0, 2.5]}
   assert report.stallion_by_step_table({'stallion': result, 'stallion_gbm': gbm})[5:] == [
-      "| LightGBM, the pipeline's own (median only) | 2.0 | 2.5 |", '| last value | 7.3 | 8.0 |']
+      "| LightGBM, the pipeline's own | 2.0 | 2.5 |", '| last value | 7.3 | 8.0 |']
+  hand_built = {'mae': 3.0, 'q_risk_p50': 0.1, 'q_risk_p90': 0.1, 'coverage_p10_p90': 0.8}
+  # A record from before the baseline's bands, then one with them.
   assert "| LightGBM, the pipeline's own (median only) | 2.2 |  |  |  |" in (
-      report.stallion_table({'stallion': result, 'stallion_gbm': {**gbm, 'model': {
-          'mae': 3.0, 'q_risk_p50': 0.1, 'q_risk_p90': 0.1, 'coverage_p10_p90': 0.8}}}))
+      report.stallion_table({'stallion': result, 'stallion_gbm': {**gbm, 'model': hand_built}}))
+  gbm['pipeline'].update(q_risk={'p10': 0.05, 'p50': 0.15, 'p90': 0.07},
+                         coverage={'0.1:0.9': 0.787})
+  assert ("| LightGBM, the pipeline's own, its band calibrated on the eval split | 2.2 | 0.150 "
+          '| 0.070 | 0.79 |') in report.stallion_table(
+              {'stallion': result, 'stallion_gbm': {**gbm, 'model': hand_built}})
 
 
 _BLOCK = ('<!-- table {name}: python -m benchmarks.readme_tables writes it -->\n{body}'

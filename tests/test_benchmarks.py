@@ -167,8 +167,10 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
   gbm_asked = []
+  gbm_record = {'mae': 250.0, 'q_risk': {'p10': 0.05, 'p50': 0.15, 'p90': 0.07},
+                'coverage': {'0.1:0.9': 0.8}, 'rounds': {'p10': 7, 'p50': 9, 'p90': 8}}
   monkeypatch.setattr(stallion, 'pipeline_gbm', lambda root, spec, naive_mae: gbm_asked.append(
-      (root, naive_mae)) or {'mae': 250.0, 'rounds': 9})
+      (root, naive_mae)) or gbm_record)
   result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2, ensemble_sizes=(1, 3)),
                         DATA_DIR, str(tmp_path))
 
@@ -183,7 +185,7 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert len({config.pipeline_root for config, _ in asked}) == 4
   # The pipeline's gradient-boosted baseline, the same in every run: from the first.
   assert gbm_asked == [(asked[0][0].pipeline_root, result['naive_last_value']['mae'])]
-  assert result['pipeline_gbm'] == {'mae': 250.0, 'rounds': 9}
+  assert result['pipeline_gbm'] == gbm_record
   for config, split in asked:
     assert split == 'test'
     assert (config.dataset.encoder_steps, config.dataset.horizon) == (12, 6)

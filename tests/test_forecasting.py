@@ -82,6 +82,9 @@ def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_kno
   assert extended[:4] == plain and len(extended) == 6 and extended[4].line is None
   assert prediction.rows_with_horizon(('s1',), plain + extended[4:], None, NO_KNOWN) == (
       extended)
+  # So a future file has nothing to give it, and the commands say so.
+  assert 'leave --future out' in prediction.future_file_unused(NO_KNOWN)
+  assert prediction.future_file_unused(SPEC) is None
   with pytest.raises(prediction.PredictionInputError,
                      match=r"series 's1' ends with a row without a 'load' value \(line 7, "
                      r'2024-01-01 05:00:00\), and a future file gives the horizon: if it is '

@@ -111,10 +111,32 @@ def test_forecasts_are_raised_to_the_floor():
   windows.label -= 100.0
   rows = gbm_baseline.table(windows, SPEC)
   model = gbm_baseline.fit(rows, rows, threads=1)
-  unfloored = gbm_baseline.forecast(model, rows, SPEC.horizon)
-  floored = gbm_baseline.forecast(model, rows, SPEC.horizon, floor=0.0)
+  unfloored = gbm_baseline.forecast([model], rows, SPEC.horizon)
+  floored = gbm_baseline.served(unfloored, [0.5], {}, floor=0.0)
   assert unfloored.min() < 0
-  np.testing.assert_array_equal(floored, np.maximum(unfloored, 0.0))
+  np.testing.assert_allclose(floored, np.maximum(unfloored, 0.0), rtol=1e-6)
+
+
+def test_the_bands_are_calibrated_on_the_eval_windows_as_the_tfts_are():
+  train, evaluation = _windows(300, seed=9), _windows(200, seed=10)
+  calibrated = gbm_baseline.compare(train, evaluation, SPEC, threads=1)
+  raw = gbm_baseline.compare(train, evaluation, SPEC, calibrate=False, threads=1)
+  assert calibrated['quantiles'] == [0.1, 0.5, 0.9]
+  assert set(calibrated['rounds']) == set(calibrated['q_risk']) == {'p10', 'p50', 'p90'}
+  # Each end leaves at most a tenth of the eval actuals beyond it, and not much less.
+  assert 0.8 <= calibrated['coverage']['0.1:0.9'] <= 0.82
+  assert raw['coverage']['0.1:0.9'] != calibrated['coverage']['0.1:0.9']
+  assert raw['interval_factors'] is None
+  assert set(calibrated['interval_factors']['0.1:0.9']) == {'lower', 'upper'}
+  # The median is never moved.
+  assert calibrated['mae'] == raw['mae'] and calibrated['q_risk']['p50'] == raw['q_risk']['p50']
+
+
+def test_q_risk_is_the_normalized_quantile_loss():
+  actual = np.array([[2.0, -4.0]])
+  assert gbm_baseline.q_risk(actual.astype(np.float64), actual, 0.9) == 0.0
+  # Forecasts of 0: 2 (0.9 * 2 + 0.1 * 4) / 6.
+  assert gbm_baseline.q_risk(np.zeros_like(actual), actual, 0.9) == pytest.approx(2.2 / 3)
 
 
 def test_one_window_in_k_keeps_the_rows_within_the_bound():

@@ -111,10 +111,16 @@ def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finis
     assert summary.metrics[f'naive_mae_{name}'] == pytest.approx(value, rel=1e-5), name
   assert gbm['eval_windows'] == summary.metrics['example_count']
   assert gbm['training_windows'] == gbm['training_windows_available'] > 0
-  assert math.isfinite(gbm['mae']) and gbm['rounds'] >= 1
+  assert math.isfinite(gbm['mae']) and min(gbm['rounds'].values()) >= 1
+  text = summary.format(config.pipeline_root)
   assert (f'MAE beside a global LightGBM and the naive forecasts: model '
-          f'{summary.metrics["mean_absolute_error"]:.4g} | LightGBM {gbm["mae"]:.4g} |'
-          in summary.format(config.pipeline_root))
+          f'{summary.metrics["mean_absolute_error"]:.4g} | LightGBM {gbm["mae"]:.4g} |' in text)
+  # A model per quantile of the TFT's, its band calibrated on the eval windows as the TFT's.
+  assert gbm['quantiles'] == list(config.model_config.quantiles)
+  assert set(gbm['interval_factors']) == {'0.1:0.9'}
+  assert gbm['coverage']['0.1:0.9'] >= 0.8
+  assert (f"q-risk P10 / P50 / P90 beside LightGBM's: model "
+          f"{summary.metrics['q_risk_p10']:.4g} / " in text)
 
 
 def test_series_without_known_values_for_the_horizon_are_listed_not_dropped(finished_run):

@@ -129,6 +129,20 @@ def test_the_summary_says_by_how_much_the_model_is_behind_the_gradient_boosted_b
   assert "the model's eval MAE is 10.0% above LightGBM's on the same windows" in text
 
 
+def test_the_summary_gives_the_bands_q_risks_and_coverage_beside_the_gradient_boosted_ones():
+  summary = _with_gbm(2.5, 2.75)
+  summary.metrics.update(q_risk_p10=0.021, q_risk_p50=0.041, q_risk_p90=0.019,
+                         coverage_p10_p90=0.8017)
+  summary.gbm_baseline.update(quantiles=[0.1, 0.5, 0.9], coverage={'0.1:0.9': 0.7994},
+                              q_risk={'p10': 0.023, 'p50': 0.043, 'p90': 0.02})
+  assert ("  q-risk P10 / P50 / P90 beside LightGBM's: model 0.021 / 0.041 / 0.019 | "
+          'LightGBM 0.023 / 0.043 / 0.02; P10-P90 coverage 0.802 | 0.799'
+          in summary.format('root').splitlines())
+  # A record from before the baseline's bands, or a model without them: no such line.
+  del summary.gbm_baseline['quantiles']
+  assert "beside LightGBM's" not in summary.format('root')
+
+
 def test_a_perfect_gradient_boosted_baseline_or_one_that_failed_is_reported_without_error():
   assert "the model's eval MAE is 0.5 above LightGBM's" in _with_gbm(0.5, 0.0).format('root')
   failed = _with_gbm(2.5, 0.0)

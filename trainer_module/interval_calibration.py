@@ -45,7 +45,7 @@ _ROUNDING_MARGIN = 1e-3
 BandFactors = Mapping[str, Mapping[str, float]]
 
 
-def _band(quantiles: Sequence[float], low: int, high: int) -> str:
+def band_key(quantiles: Sequence[float], low: int, high: int) -> str:
   """'0.1:0.9', the key of the band between quantiles[low] and quantiles[high]."""
   return f'{quantiles[low]:g}:{quantiles[high]:g}'
 
@@ -81,7 +81,7 @@ def fit(quantile_forecasts: np.ndarray, actual: np.ndarray,
         quantiles: Sequence[float]) -> BandFactors:
   """Factors per band from forecasts [N, H, Q] and actuals [N, H] in the same units;
   keyed 'q_low:q_high', each {'lower': w_lo, 'upper': w_hi}."""
-  return {_band(quantiles, low, high): conformal_factors(
+  return {band_key(quantiles, low, high): conformal_factors(
               quantile_forecasts[..., low], quantile_forecasts[..., high], actual,
               quantiles[low])
           for low, high in quantile_pairs(quantiles)}
@@ -92,7 +92,7 @@ def apply(quantile_forecasts: tf.Tensor, quantiles: Sequence[float],
   """Forecasts [B, H, Q] with each band's ends moved by their factors (graph-safe)."""
   columns = tf.unstack(quantile_forecasts, axis=-1)
   for low, high in quantile_pairs(quantiles):
-    ends = factors.get(_band(quantiles, low, high), {'lower': 0.0, 'upper': 0.0})
+    ends = factors.get(band_key(quantiles, low, high), {'lower': 0.0, 'upper': 0.0})
     lower = tf.minimum(columns[low], columns[high])
     upper = tf.maximum(columns[low], columns[high])
     width = tf.maximum(upper - lower, _MIN_WIDTH)
@@ -111,7 +111,7 @@ def out_of_order(*quantile_forecasts: np.ndarray) -> float:
 def coverage(quantile_forecasts: np.ndarray, actual: np.ndarray,
              quantiles: Sequence[float]) -> Dict[str, float]:
   """Share of actuals inside each band, keyed as `fit`'s factors."""
-  return {_band(quantiles, low, high): float(np.mean(
+  return {band_key(quantiles, low, high): float(np.mean(
               (actual >= quantile_forecasts[..., low]) & (actual <= quantile_forecasts[..., high])))
           for low, high in quantile_pairs(quantiles)}
 

@@ -76,6 +76,14 @@ def test_every_component_of_create_pipeline_is_a_task(compiled, deployments):
   assert set(job['pipelineSpec']['components']) == tasks
 
 
+def test_the_gradient_boosted_baseline_fits_the_models_quantiles_and_calibrates_as_it(compiled):
+  _, job = compiled['tpu']
+  assert json.loads(task_parameter(job, 'GbmBaseline', 'quantiles')) == [0.1, 0.5, 0.9]
+  parameters = job['pipelineSpec']['root']['dag']['tasks']['GbmBaseline']['inputs']['parameters']
+  # A bool parameter compiles to an integer; the component reads it as a truth value.
+  assert parameters['calibrate_intervals']['runtimeValue']['constantValue'] == {'intValue': '1'}
+
+
 @pytest.mark.parametrize('name', ['tpu', 'gpu', 'in_step'])
 def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]

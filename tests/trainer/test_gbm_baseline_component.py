@@ -37,6 +37,14 @@ def test_it_records_the_eval_mae_beside_the_naive_forecasts(tiny, tmp_path):
   assert component.read_result(str(tmp_path)) is None
 
 
+def test_it_fits_the_quantiles_it_is_given_and_calibrates_only_if_asked(tiny, tmp_path):
+  result = _call(tiny, tmp_path, quantiles='[0.25, 0.5, 0.75]', calibrate_intervals=False)
+  assert result['quantiles'] == [0.25, 0.5, 0.75]
+  assert set(result['q_risk']) == {'p25', 'p50', 'p75'}
+  assert set(result['coverage']) == {'0.25:0.75'}
+  assert result['interval_factors'] is None
+
+
 def test_a_row_bound_keeps_about_one_window_in_k(tiny, tmp_path):
   horizon = tiny.spec.horizon
   result = _call(tiny, tmp_path, max_training_rows=tiny.train_window_count * horizon // 4)
