@@ -154,6 +154,11 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'schema: {_quoted(os.path.relpath(schema_path, base))}',
       f'data: {_quoted(os.path.relpath(csv_path, base))}',
   ]
+  if drafted.batch_size:
+    from pipeline.spec_draft import DEFAULT_BATCH_SIZE  # loaded already, by the draft
+    lines.append(f'model: {{batch_size: {drafted.batch_size}}}  # {drafted.training_windows} '
+                 f'training windows, fewer than the default batch of '
+                 f'{DEFAULT_BATCH_SIZE}')
   return '\n'.join(lines) + '\n'
 
 
@@ -213,8 +218,15 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
   if any(column.check for column in drafted.columns):
     lines.append('  * a guess the data cannot confirm (known ahead or only observed? an id?): '
                  'marked CHECK in the file, with the question.')
+  known = [column.name for column in drafted.columns if column.role == Role.KNOWN]
   lines += [f'[init] wrote {spec_path}', f'[init] wrote {schema_path}', '',
             'Next: check the spec, then run the pipeline on your data:',
             f'  tft-pipeline --spec {os.path.relpath(spec_path)} --data '
-            f'{os.path.relpath(csv_path)}']
+            f'{os.path.relpath(csv_path)}'
+            + (' --future FUTURE.csv' if known else '')]
+  if known:
+    lines.append(f'  FUTURE.csv: the known columns {known} over the {drafted.horizon} steps '
+                 "after each series' last row, a row per series and step, with the data's "
+                 'columns and the target and observed columns empty; without it the run '
+                 'trains and publishes a model but forecasts no series')
   return '\n'.join(lines)

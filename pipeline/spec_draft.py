@@ -30,6 +30,7 @@ from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
 from schema.time_split import (EVAL_SPLIT, format_utc_offset, names_utc_offset, parse_timestamp,
                                utc_offset_seconds)
+from trainer_module.hparams import DEFAULT_PRESET, PRESETS
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -60,6 +61,9 @@ _DUPLICATE_SHARE = 0.05
 # Non-numbers, as a share of a column's values, up to which they are taken for
 # mistakes in a column of numbers (an 'n/a', a thousands separator).
 _STRAY_TEXT_SHARE = 0.05
+
+
+DEFAULT_BATCH_SIZE = PRESETS[DEFAULT_PRESET].batch_size
 
 
 class DraftError(ValueError):
@@ -99,6 +103,8 @@ class Draft:
   findings: List[str]
   forecast_floor: Optional[float] = None
   time_zone: Optional[str] = None  # whose clock the times follow, when it changes
+  training_windows: int = 0
+  batch_size: Optional[int] = None  # when the training windows are fewer than the default
 
   @property
   def best_naive(self) -> str:
@@ -152,8 +158,12 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   if reserved:
     raise DraftError(f'the names of columns {reserved} {RESERVED_NAMES_RULE}; rename them '
                      'in the file')
-  missing = {c: _missing_mask(table[c]) for c in table.columns}
-  numbers = {c: _numbers(table[c], missing[c]) for c in table.columns}
+  markers = {c: _missing_mask(table[c]) for c in table.columns}
+  numbers = {c: _numbers(table[c], markers[c]) for c in table.columns}
+  # Reals are missing where empty or a marker ('NA', 'null'); text is kept as written, as
+  # ExampleGen keeps it ('NA' may be a country): there only an empty value is missing.
+  missing = {c: markers[c] if numbers[c] is not None else table[c] == ''
+             for c in table.columns}
   _check_target_values(table[target], target, numbers[target], missing[target])
   time = time or _guess_time_column(table, exclude=target)
   seconds = _timestamps(table[time], time)
@@ -192,7 +202,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       continue
     drafted, left_out = _other_column(column, table[column], numbers[column],
                                       missing[column], series, missing[target], seconds)
-    stray = _stray_text(column, table[column], numbers[column], missing[column])
+    stray = _stray_text(column, table[column], numbers[column], markers[column])
     if stray:
       findings.append(stray)
       if drafted is not None:
@@ -218,6 +228,13 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                      f'forecast steps{" without gaps" if gaps else ""}, forecasting from '
                      f'{eval_start} on); give longer series, or a shorter --horizon and '
                      '--encoder-steps')
+  windows = training_windows(steps, series, encoder_steps + horizon, eval_start_step)
+  batch_size = small_data_batch_size(windows)
+  if batch_size:
+    findings.append(f'{windows} training windows, fewer than the default batch of '
+                    f'{DEFAULT_BATCH_SIZE}: the spec sets a batch of {batch_size} (model: '
+                    '{batch_size: ...}); more history per series, or a shorter '
+                    '--encoder-steps, gives more windows')
   if min(maes.values()) == 0:
     findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every eval '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
@@ -244,6 +261,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                eval_start=eval_start,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings, time_zone=zones[0] if zones else None,
+               training_windows=windows, batch_size=batch_size,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 
@@ -612,8 +630,10 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
   if compared.nunique(dropna=False) <= 1:
     return None, 'has one value in every row'
   if dtype == DType.CATEGORICAL and missing.any():
-    return None, (f'is text with {int(missing.sum())} empty values (first on line '
-                  f'{_line(missing)}); fill them with a category such as "unknown" to use it')
+    count = int(missing.sum())
+    return None, (f'is text with {count} empty value{"s" if count > 1 else ""} (first on '
+                  f'line {_line(missing)}); fill them with a category such as "unknown" to '
+                  'use it')
   per_series = compared.groupby(series.to_numpy()).nunique(dropna=False)
   if (per_series <= 1).all() and not missing.any():
     numbered = _series_numbering(numbers, series) if dtype == DType.REAL else None
@@ -693,6 +713,29 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
                      f'{encoder_steps} history and {horizon} forecast steps; give a shorter '
                      '--encoder-steps or --horizon, or longer series')
   return horizon, encoder_steps, eval_start, note
+
+
+def training_windows(steps: np.ndarray, series: pd.Series, window: int,
+                     eval_start_step: int) -> int:
+  """Training windows of `window` steps as the windowing component cuts them: one from
+  every step, its steps consecutive (no gap) and all before `eval_start_step`."""
+  count = 0
+  for _, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
+    present = np.unique(steps[index.to_numpy()])
+    present = present[present < eval_start_step]
+    # Runs of consecutive steps: each of length n holds n - window + 1 windows.
+    runs = np.split(present, np.flatnonzero(np.diff(present) != 1) + 1)
+    count += sum(max(0, len(run) - window + 1) for run in runs)
+  return count
+
+
+def small_data_batch_size(windows: int) -> Optional[int]:
+  """The batch to draft when `windows` training windows are fewer than the default
+  preset's batch (the Trainer needs one whole batch): the largest power of two within
+  them; None when the default fits."""
+  if windows >= DEFAULT_BATCH_SIZE:
+    return None
+  return 2 ** int(np.log2(max(windows, 1)))
 
 
 def _default_window(frequency: Frequency) -> Tuple[int, int]:

@@ -1,10 +1,12 @@
 """`tft-pipeline init`'s drafting of a spec from a table (`pipeline.spec_draft`)."""
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from pipeline import init_spec, spec_draft
+from schema import dataset_file
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
 from schema.time_split import parse_timestamp, utc_offset
 
@@ -143,6 +145,56 @@ def test_a_key_column_with_an_empty_value_is_named_with_its_line(tmp_path):
   with pytest.raises(spec_draft.DraftError, match=r"column 'shop' tells the series apart but "
                      r'is empty in 1 row \(first on line 41\): fill them in'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
+  # One series of 8 years of months: 24 + 6 steps per window, the last 20% for eval.
+  lines = ['month,revenue'] + [f'{2015 + m // 12}-{m % 12 + 1:02d}-01,{100 + m % 12 + m}'
+                               for m in range(96)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'revenue', 'revenue')
+  assert (drafted.encoder_steps, drafted.horizon, drafted.eval_start) == (24, 6, '2021-01-01')
+  # Months 0 to 71 are before the eval period: 72 - 30 + 1 windows.
+  assert drafted.training_windows == 43 and drafted.batch_size == 32
+  assert ('43 training windows, fewer than the default batch of 64: the spec sets a batch of '
+          '32') in ' '.join(drafted.findings)
+  text = init_spec.render(drafted, '/d/revenue.csv', '/d/revenue.yaml', '/d/revenue.schema')
+  assert 'model: {batch_size: 32}  # 43 training windows, fewer than the default batch of 64' in (
+      text.splitlines())
+  assert dataset_file.from_dict(yaml.safe_load(text), '/d').model_overrides == {
+      'batch_size': 32}
+  # Enough windows: the preset's batch, and no model line.
+  many = spec_draft.draft(_monthly_sales(SHOPS), 'sales', 'sales')
+  assert many.training_windows >= 64 and many.batch_size is None
+  assert 'model:' not in init_spec.render(many, '/d/s.csv', '/d/s.yaml', '/d/s.schema')
+
+
+def test_training_windows_are_counted_as_windowing_cuts_them():
+  series = pd.Series([0] * 11 + [1] * 5)
+  # Series 0: steps 0-4 and 6-11 (a gap at 5); series 1: steps 0-4.
+  steps = np.array(list(range(5)) + list(range(6, 12)) + list(range(5)))
+  # Windows of 3 steps before step 10: 0-4 holds 3, 6-9 holds 2; series 1 holds 3.
+  assert spec_draft.training_windows(steps, series, 3, eval_start_step=10) == 8
+  assert spec_draft.small_data_batch_size(8) == 8
+  assert spec_draft.small_data_batch_size(63) == 32
+  assert spec_draft.small_data_batch_size(0) == 1
+  assert spec_draft.small_data_batch_size(64) is None
+
+
+def test_text_is_kept_as_written_so_na_or_none_is_a_category_not_an_empty_value(tmp_path):
+  # 'NA' is North America here, 'none' a promotion type, as ExampleGen keeps them.
+  lines = ['region,day,promo_type,sales'] + [
+      f'{region},2024-01-{day:02d},{("none", "bogo")[day % 2]},{day + len(region)}'
+      for region in ('NA', 'EU', 'APAC') for day in range(1, 29)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  columns = {column.name: column for column in drafted.columns}
+  assert columns['region'].role == Role.SERIES_KEY and drafted.series == 3
+  assert (columns['promo_type'].role, columns['promo_type'].dtype) == (Role.KNOWN,
+                                                                        DType.CATEGORICAL)
+  # An empty text value is still missing: the column is left out, with the fix.
+  lines[5] = lines[5].replace(',bogo,', ',,')
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert "column 'promo_type' is text with 1 empty value (first on line 6); fill them" in (
+      ' '.join(drafted.findings))
 
 
 @pytest.mark.parametrize('value, message', [

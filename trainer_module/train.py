@@ -82,9 +82,12 @@ def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
   """Batches, steps and the peak learning rate; raises ValueError when data is short."""
   global_batch = config.batch_size * replicas
   if train_windows < global_batch:
+    fitting = 2 ** int(math.log2(max(train_windows // replicas, 1)))
     raise ValueError(f'only {train_windows} training windows, fewer than one global batch '
                      f'of {global_batch} ({config.batch_size} per replica x {replicas} '
-                     'replicas); lower the batch size or the stride, or provide more data')
+                     f'replicas): set a smaller batch in the spec file (model: {{batch_size: '
+                     f'{fitting}}}), or give more data (longer series, or a shorter '
+                     'encoder_steps)')
   peak = config.learning_rate
   if training.scale_learning_rate:
     peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,

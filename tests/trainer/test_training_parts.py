@@ -278,7 +278,9 @@ def test_plan_scales_batch_and_optionally_learning_rate_with_replicas():
 
 def test_plan_says_when_the_data_is_too_small():
   config = hparams.TFTConfig(batch_size=16)
-  with pytest.raises(ValueError, match='fewer than one global batch of 32'):
+  with pytest.raises(ValueError, match=r'fewer than one global batch of 32 \(16 per replica x '
+                     r'2 replicas\): set a smaller batch in the spec file \(model: '
+                     r'\{batch_size: 8\}\)'):
     train._plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
                 eval_windows=50)
 
