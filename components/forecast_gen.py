@@ -75,7 +75,7 @@ def ForecastGen(  # pylint: disable=invalid-name
     series = forecasting.with_last_times_as_written(series, _times_as_written(
         examples.uri, spec, forecasting.last_instants(series, spec)), spec)
   future = prediction.read_series(future_file, spec, future=True) if future_file else {}
-  result = forecasting.make_forecasts(model_dir, series, future, spec)
+  result = forecasting.make_forecasts(model_dir, series, future, spec, future_file)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={
       'model': model_dir, 'model_blessed': blessed or chosen is not model,
       'future_file': future_file or None})

@@ -118,8 +118,9 @@ def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: in
 
 
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
-                   spec: DatasetSpec) -> Forecasts:
-  """Forecasts of every series that can be forecast, and the others with the reason."""
+                   spec: DatasetSpec, future_file: str = '') -> Forecasts:
+  """Forecasts of every series that can be forecast, and the others with the reason;
+  `future` holds the rows of `future_file` ('' if none was given)."""
   vocabulary = published_models.series_vocabulary(model_dir)
   newest = max((rows[-1].seconds for rows in series.values()), default=0)
   windows, not_forecast = [], []
@@ -137,7 +138,8 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
       continue
     try:
       windows.append(prediction.build_window(
-          key_values, prediction.with_horizon(rows, future.get(key_values, []), spec), spec))
+          key_values, prediction.with_horizon(rows, future.get(key_values, []), spec,
+                                              future_file), spec))
     except prediction.PredictionInputError as error:
       not_forecast.append((key_values, error))
   not_forecast += prediction.future_only_series(series, future, spec)

@@ -14,6 +14,7 @@ from typing import List, Optional
 
 from pipeline import cli_logs
 from schema import curated_schema, dataset_file
+from schema.dataset_spec import Role
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
@@ -243,6 +244,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2
+  known = [column.name for column in spec.columns_with(Role.KNOWN)]
+  if known and not config.future_file:
+    print(f'warning: the spec declares known columns {known} and no --future file gives '
+          'their values over the horizon: the run trains, judges and publishes a model, but '
+          'forecasts no series (each is listed in not_forecast.csv)', file=sys.stderr)
   _prepare_data(args, input_path, data_root, config)
   _check_input_files(args, data_root)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(

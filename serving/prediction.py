@@ -79,25 +79,27 @@ class InputRow:
   values: Dict[str, str]
   source: str = ''
 
-  def _line(self) -> str:
-    """'line 12', or 'future.csv line 12' for a row of a future file."""
+  def place(self) -> str:
+    """'line 12', 'future.csv line 12' for a row of a future file, '' without a line."""
+    if self.line is None:
+      return ''
     return f'{self.source} line {self.line}' if self.source else f'line {self.line}'
 
   def at(self) -> str:
     """', line 12' for the place in a message naming the series, '' without a line."""
-    return '' if self.line is None else f', {self._line()}'
+    return '' if self.line is None else f', {self.place()}'
 
   def named(self) -> str:
     """' (line 12)' after a time in a message, '' without a line."""
-    return '' if self.line is None else f' ({self._line()})'
+    return '' if self.line is None else f' ({self.place()})'
 
   def line_and_time(self) -> str:
     """'line 12, 2024-01-31 13:00:00', or the time alone without a line."""
-    return (f'{self._line()}, ' if self.line is not None else '') + format_time(self.seconds)
+    return (f'{self.place()}, ' if self.line is not None else '') + format_time(self.seconds)
 
   def where(self) -> str:
     """'at line 12', or 'in the data' for a row without a line."""
-    return 'in the data' if self.line is None else f'at {self._line()}'
+    return 'in the data' if self.line is None else f'at {self.place()}'
 
 
 SeriesRows = Dict[Tuple[str, ...], List[InputRow]]  # by key values, ordered by time
@@ -116,14 +118,15 @@ class SeriesWindow:
     horizon_times: the H forecast steps' times as the forecast rows give them: in the UTC
       offset their rows name, if any (`format_time_as_given`).
     example: the raw window example.
-    categories: (column, value, line) of each categorical value the window uses, at
-      the first line that holds it (None for rows without a line).
+    categories: (column, value, place) of each categorical value the window uses, at
+      the first row that holds it: 'line 12', 'future.csv line 3' for a row of a future
+      file, '' for a row without a line.
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_times: Tuple[str, ...]
   example: tf.train.Example
-  categories: Tuple[Tuple[str, str, Optional[int]], ...] = ()
+  categories: Tuple[Tuple[str, str, str], ...] = ()
 
 
 def read_series(path: str, spec: DatasetSpec,
@@ -367,12 +370,12 @@ def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
   return tf.train.Feature(float_list=tf.train.FloatList(value=values))
 
 
-def with_horizon(rows: List[InputRow], future: List[InputRow],
-                 spec: DatasetSpec) -> List[InputRow]:
-  """The series' rows and its H steps after the last one: the future file's rows at
-  those steps, or, where no known column is declared, rows holding only the key and the
-  time: on the spec's `time_zone` clock if it has one, else in the UTC offset the last
-  row's time names (UTC if none).
+def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec,
+                 future_file: str = '') -> List[InputRow]:
+  """The series' rows and its H steps after the last one: the rows at those steps of the
+  future file (`future_file`, '' if none was given), or, where no known column is
+  declared, rows holding only the key and the time: on the spec's `time_zone` clock if it
+  has one, else in the UTC offset the last row's time names (UTC if none).
 
   Raises:
     MissingFutureRowsError: known columns are declared and the future rows
@@ -392,12 +395,14 @@ def with_horizon(rows: List[InputRow], future: List[InputRow],
                    for seconds in steps]
   absent = [seconds for seconds in steps if seconds not in by_time]
   if absent:
+    fix = (f'add its rows at those steps to the future file {future_file}' if future_file
+           else "give them in a future file (--future FILE of tft-pipeline or tft-predict: "
+           "the spec's columns, a row per series and step, the target and observed columns "
+           'empty)')
     raise MissingFutureRowsError(
         f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
         f'steps after the last row ({format_time(rows[-1].seconds)}), from '
-        f'{format_time(absent[0])}: give them in a future file (--future FILE of '
-        "tft-pipeline or tft-predict: the spec's columns, a row per series and step, the "
-        'target and observed columns empty)')
+        f'{format_time(absent[0])}: {fix}')
   return rows + [by_time[seconds] for seconds in steps]
 
 
@@ -411,9 +416,10 @@ def future_file_unused(spec: DatasetSpec) -> Optional[str]:
 
 
 def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
-                      future: Optional[List[InputRow]], spec: DatasetSpec) -> List[InputRow]:
-  """A series' rows for its window. With `future` (its rows of a future file, perhaps
-  none), its rows are the history and `with_horizon` adds the H steps after them. Without,
+                      future: Optional[List[InputRow]], spec: DatasetSpec,
+                      future_file: str = '') -> List[InputRow]:
+  """A series' rows for its window. With `future` (its rows of the future file
+  `future_file`, perhaps none), its rows are the history and `with_horizon` adds the H steps after them. Without,
   the rows hold the horizon too, unless the spec declares no known columns and they end
   with a target value: then `with_horizon` adds the steps.
 
@@ -434,7 +440,7 @@ def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
   if future is None and not (ends_with_target and not spec.columns_with(Role.KNOWN)):
     return rows
   try:
-    extended = with_horizon(rows, future or [], spec)
+    extended = with_horizon(rows, future or [], spec, future_file)
   except MissingFutureRowsError as error:
     raise MissingFutureRowsError(f"series '{key}': {error}") from None
   filled_in = [c.name for c in spec.columns if c.role in (Role.TARGET, Role.OBSERVED)]
@@ -481,13 +487,13 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
     features[column.name] = _feature(column, used, spec, key)
     if column.dtype == DType.CATEGORICAL:
       for row in used:
-        categories.setdefault((column.name, row.values[column.name]), row.line)
+        categories.setdefault((column.name, row.values[column.name]), row.place())
   return SeriesWindow(
       key=key, key_values=key_values,
       horizon_times=tuple(format_time_as_given(row.seconds, row.values[spec.time_column])
                           for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
-      categories=tuple((name, value, line) for (name, value), line in categories.items()))
+      categories=tuple((name, value, place) for (name, value), place in categories.items()))
 
 
 def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -514,24 +520,27 @@ def _value_of(row: InputRow, column: Column):
 
 
 def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
-                      spec: DatasetSpec) -> List[str]:
-  """A note per categorical value the model was not trained on, naming a series and line
-  that hold it: the model forecasts with its out-of-vocabulary embedding there, which a
-  misspelt value would otherwise change silently."""
+                      spec: DatasetSpec, input_name: str = '') -> List[str]:
+  """A note per categorical value the model was not trained on, naming a series and the
+  row that holds it (a line of `input_name`, the file read, or of a future file): the model
+  forecasts with its out-of-vocabulary embedding there, which a misspelt value would
+  otherwise change silently."""
   # The series key is checked on its own (`predict`'s allow_unknown_series).
   names = {feature.vocabulary for feature in model_features(spec)
            if feature.vocabulary and feature.vocabulary != SERIES_VOCABULARY}
-  holders: Dict[Tuple[str, str], List[Tuple[str, Optional[int]]]] = {}
+  holders: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
   for window in windows:
-    for name, value, line in window.categories:
+    for name, value, place in window.categories:
       if name in names:
-        holders.setdefault((name, value), []).append((window.key, line))
+        holders.setdefault((name, value), []).append((window.key, place))
   known = {name: published_models.vocabulary(model_dir, name) for name in sorted(names)}
   notes = []
   for (name, value), series in holders.items():
     if value and value not in known[name]:
-      first_key, first_line = series[0]
-      line = '' if first_line is None else f', line {first_line}'
+      first_key, place = series[0]
+      if place.startswith('line ') and input_name:
+        place = f'{input_name} {place}'
+      line = f', {place}' if place else ''
       more = f'; {len(series) - 1} more series' if len(series) > 1 else ''
       notes.append(
           f"column '{name}' holds {value!r}, a value the model was not trained on (series "
@@ -621,9 +630,9 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     if key_values in gone:  # its future rows could not be read, or it is unknown
       continue
     try:
-      windows.append(build_window(key_values, rows_with_horizon(
-          key_values, rows, None if future is None else future.get(key_values, []), spec),
-                                  spec))
+      rows = rows_with_horizon(key_values, rows, None if future is None else future.get(
+          key_values, []), spec, future_path or '')
+      windows.append(build_window(key_values, rows, spec))
     except PredictionInputError as error:
       if not skip_bad_series:
         raise type(error)(f'{csv_path}: {error}') from None
@@ -635,8 +644,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
                                'above say why for each')
-  for note in unseen_categories(windows, model_dir, spec):
-    warn(f'{csv_path}: {note}')
+  for note in unseen_categories(windows, model_dir, spec, input_name=csv_path):
+    warn(note)
   return forecast_rows(model_dir, windows, spec)
 
 

@@ -101,6 +101,11 @@ def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_kno
                      match=r"series 's1': the known columns \['price'\] have no values for 1 "
                      r'of the 2 steps .* \(--future FILE of tft-pipeline or tft-predict'):
     prediction.rows_with_horizon(('s1',), history, in_file[:1], SPEC)
+  # When a future file was given, the fix is to complete it.
+  with pytest.raises(prediction.MissingFutureRowsError,
+                     match=r'of the 2 steps .*: add its rows at those steps to the future '
+                     'file future.csv$'):
+    prediction.rows_with_horizon(('s1',), history, in_file[:1], SPEC, 'future.csv')
 
 
 def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data():

@@ -88,7 +88,9 @@ def workspace(tmp_path_factory):
 def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
   root, init = workspace
   assert init.returncode == 0, init.stderr
-  assert 'tft-pipeline --spec shop_sales.yaml --data shop_sales.csv' in init.stdout
+  assert ('tft-pipeline --spec shop_sales.yaml --data shop_sales.csv --future FUTURE.csv'
+          in init.stdout)
+  assert "FUTURE.csv: the known columns ['promo_flag'] over the 7 steps" in init.stdout
   dataset = dataset_file.load(str(root / 'shop_sales.yaml'))
   spec = dataset.spec
   assert spec.series_key_columns == ('region_code', 'store_no')
@@ -119,6 +121,7 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
                       '--output-dir', 'runs', cwd=root)
   assert run.returncode == 0, run.stderr[-3000:]
   assert 'MAE beside a global LightGBM and the naive forecasts: model' in run.stdout
+  assert 'no --future file' not in run.stderr
   from tfx import v1 as tfx
   summary = run_summary.latest_run_summary(
       tfx.orchestration.metadata.sqlite_metadata_connection_config(
@@ -161,6 +164,10 @@ def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_a
   assert run.returncode == 1
   assert (f"{bad}, line 42: column 'units_sold' holds 'NaN', a missing or non-finite "
           'value') in run.stderr
+  # Run without a future file: said at the start, before any component.
+  warning = run.stderr.find("warning: the spec declares known columns ['promo_flag'] and no "
+                            '--future file gives their values over the horizon')
+  assert 0 <= warning < run.stderr.find("holds 'NaN'")
   # The error once, as the command prints it: no Beam traceback or TFX log line before it.
   assert 'Traceback' not in run.stderr and not re.search(r'Execution \d+ failed', run.stderr)
   assert run.stderr.count("holds 'NaN'") == 1

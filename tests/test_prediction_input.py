@@ -2,6 +2,7 @@
 named with its line and the fix, and no value silently moved or dropped
 (`serving.prediction.read_series` and `build_window`; spec: synthetic, E = 3, H = 2)."""
 
+import dataclasses
 import os
 import stat
 
@@ -249,6 +250,13 @@ def test_a_category_the_model_never_saw_is_named_with_a_series_and_its_line(tmp_
   [note] = prediction.unseen_categories(windows, model_dir, SPEC)
   assert note.startswith("column 'region' holds 'nort', a value the model was not trained "
                          "on (series 's3', line 4; 1 more series)")
+  [note] = prediction.unseen_categories(windows, model_dir, SPEC, input_name='recent.csv')
+  assert "(series 's3', recent.csv line 4; 1 more series)" in note
+  # A value first held by a row of a future file names that file's line.
+  in_future = dataclasses.replace(windows[2], categories=(('region', 'nort',
+                                                            'future.csv line 3'),))
+  [note] = prediction.unseen_categories([in_future], model_dir, SPEC, input_name='recent.csv')
+  assert "(series 's3', future.csv line 3)" in note
 
 
 def test_a_series_with_a_cell_that_cannot_be_read_can_be_left_out_by_itself(tmp_path):

@@ -299,8 +299,8 @@ def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, goo
 
   captured = capsys.readouterr()
   assert code == 0
-  assert ("tft-predict: warning: " + path + ": column 'region' holds 'nowhere', a value the "
-          "model was not trained on (series 'station_01', line") in captured.err
+  assert ("tft-predict: warning: column 'region' holds 'nowhere', a value the model was not "
+          f"trained on (series 'station_01', {path} line") in captured.err
   assert {row['station'] for row in csv.DictReader(io.StringIO(captured.out))} == {
       'station_00', 'station_01'}
 
