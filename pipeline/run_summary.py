@@ -116,7 +116,7 @@ class RunSummary:
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
         commonest = report.get('commonest_reason_not_forecast')
         if commonest:
-          lines.append(f'    {commonest["series"]} of them ({commonest["kind"]}), e.g. '
+          lines.append(f'    {commonest["series"]} of them for one reason, e.g. '
                        f'{commonest["example"]}')
     return '\n'.join(lines)
 

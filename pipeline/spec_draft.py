@@ -202,7 +202,8 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       continue
     drafted, left_out = _other_column(column, table[column], numbers[column],
                                       missing[column], series, missing[target], seconds)
-    stray = _stray_text(column, table[column], numbers[column], markers[column])
+    stray = (_stray_text(column, table[column], numbers[column], markers[column])
+             or _separated_numbers(column, table[column], numbers[column], markers[column]))
     if stray:
       findings.append(stray)
       if drafted is not None:
@@ -219,6 +220,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   short = _short_series_finding(table, key, series, lengths, encoder_steps + horizon)
   if short:
     findings.append(short)
+  ended = _ended_series_finding(table, key, series, steps, frequency, horizon)
+  if ended:
+    findings.append(ended)
   target_values = numbers[target].to_numpy()
   maes = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
                     eval_start_step)
@@ -303,6 +307,25 @@ def _stray_text(name: str, values: pd.Series, numbers: Optional[pd.Series],
   return (f"column '{name}' holds numbers but for {count} value{'s' if count > 1 else ''} "
           f'such as {values[line]!r} on line {line}, so it is drafted as text; if it is a '
           f'column of numbers, write a missing value as empty or one of {markers} and run '
+          'init again')
+
+
+_SEPARATED_NUMBER = re.compile(r'[-+]?\d{1,3}(,\d{3})+(\.\d*)?')
+
+
+def _separated_numbers(name: str, values: pd.Series, numbers: Optional[pd.Series],
+                       missing: pd.Series) -> Optional[str]:
+  """What to fix when a column holds numbers written with thousands separators (and is
+  therefore drafted as text), or None."""
+  if numbers is not None:
+    return None
+  separated = values.str.fullmatch(_SEPARATED_NUMBER) & ~missing
+  if not separated.any() or _not_numbers(values.str.replace(',', ''), missing).any():
+    return None
+  line = _line(separated)
+  return (f"column '{name}' holds numbers written with thousands separators, such as "
+          f'{values[line]!r} on line {line}, so it is drafted as text (a category per '
+          f'value); write them without separators ({values[line].replace(",", "")}) and run '
           'init again')
 
 
@@ -473,6 +496,9 @@ def _check_key_filled(table: pd.DataFrame, key: Tuple[str, ...],
           'them in, or remove those rows, or name the key columns with --series-key')
 
 
+_HOUR_NAME = re.compile(r'(?i)hour|^(hr|he)$')
+
+
 def _check_no_time_of_day_key(table: pd.DataFrame, seconds: np.ndarray, time: str,
                               key: Tuple[str, ...]) -> None:
   """Raises DraftError when the time column holds dates and a key column the times of
@@ -487,6 +513,14 @@ def _check_no_time_of_day_key(table: pd.DataFrame, seconds: np.ndarray, time: st
           f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
           f"and time in one column ('{_format_time(int(seconds[0]))} {values.iloc[0]}') "
           'and run init again')
+    if _HOUR_NAME.search(column) and values.str.fullmatch(r'\d{1,2}').all() and (
+        values.astype(int) <= 24).all():
+      raise DraftError(
+          f"column '{column}' holds hours of the day ({values.iloc[0]!r} on line "
+          f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
+          f"and hour in one column ('{_format_time(int(seconds[0]))} "
+          f"{int(values.iloc[0]) % 24:02d}:00:00', an hour 24 as 00:00 of the next day) and "
+          'run init again')
 
 
 def _check_target_varies(table: pd.DataFrame, numbers: pd.Series, target: str,
@@ -501,6 +535,24 @@ def _check_target_varies(table: pd.DataFrame, numbers: pd.Series, target: str,
   raise DraftError(f"target column '{target}' never changes within a series (e.g. "
                    f'{table.loc[first, target]!r} in every row{where}): there is nothing to '
                    'forecast; check that --target names the column to forecast')
+
+
+def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
+                          steps: np.ndarray, frequency: Frequency,
+                          horizon: int) -> Optional[str]:
+  """Names the series whose rows end a horizon or more before the newest rows (the run's
+  forecasts, which start after the newest rows, leave them out), or None."""
+  last = pd.Series(steps).groupby(series.to_numpy()).max()
+  ended = last[last <= last.max() - horizon]
+  if ended.empty:
+    return None
+  line = _line(series == ended.index[0])
+  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
+  return (f'{len(ended)} series end {horizon} or more steps before the newest rows '
+          f'({_format_time(frequency.seconds_of(int(last.max())))}), e.g. {name} (from line '
+          f'{line}) at {_format_time(frequency.seconds_of(int(ended.iloc[0])))}: the '
+          "pipeline's forecasts start after the newest rows and list them as not forecast; "
+          "tft-predict forecasts each series from its own last row")
 
 
 def _short_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
@@ -611,9 +663,10 @@ def _frequency_of_spacing(step: int, seconds: np.ndarray) -> Frequency:
     return Frequency('quarterly')
   if step % MINUTE == 0 and step < 28 * DAY:
     return Frequency(fixed_frequency_text(step))
-  raise DraftError(f'consecutive rows of a series are most often {step} s apart, which is '
+  apart = f'{step} s' if step < DAY else f'{step / DAY:g} days'
+  raise DraftError(f'consecutive rows of a series are most often {apart} apart, which is '
                    'no regular grid the pipeline knows (minutes, hours, days, weeks, months, '
-                   'quarters)')
+                   'quarters; not years)')
 
 
 def _gaps(steps: np.ndarray, series: pd.Series) -> int:
@@ -656,9 +709,12 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
             'its name suggests a value known ahead' if named_known else
             'a 0/1 flag the same in every series at each time, like a holiday' if flag else
             'default: its future values are not known')
+  present = numbers.notna().groupby(series.to_numpy()).any()
+  sparse = (f'; filled in {int(present.sum())} of {len(present)} series only, the others '
+            'read it as missing throughout' if not present.all() else '')
   return ColumnDraft(name, Role.KNOWN if known else Role.OBSERVED, dtype,
                      allow_missing=allow_missing,
-                     note=f'CHECK known or observed ({reason})', check=True), None
+                     note=f'CHECK known or observed ({reason}){sparse}', check=True), None
 
 
 def _calendar_flag(numbers: pd.Series, series: pd.Series, seconds: np.ndarray) -> bool:

@@ -87,7 +87,7 @@ def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecas
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 3 series, reasons in {tmp_path}/not_forecast.csv')
   # Messages name their series; the kinds are counted.
-  assert lines[at + 1] == "    2 of them (UnknownSeriesError), e.g. series 'station_08' is new"
+  assert lines[at + 1] == "    2 of them for one reason, e.g. series 'station_08' is new"
   assert lines[at - 1] == (f'  forecasts:   {tmp_path}/forecasts.csv (no series forecast: '
                            'the header only)')
   with open(tmp_path / forecasting.FORECASTS_CSV) as f:

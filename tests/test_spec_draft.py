@@ -168,6 +168,49 @@ def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
   assert 'model:' not in init_spec.render(many, '/d/s.csv', '/d/s.yaml', '/d/s.schema')
 
 
+def test_series_that_end_a_horizon_before_the_newest_rows_are_named(tmp_path):
+  ends = {'A': 60, 'B': 57, 'C': 53}  # days; the horizon is 7
+  lines = ['shop,day,sales'] + [
+      f'{shop},{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},{day % 7 + 1}'
+      for shop, days in ends.items() for day in range(days)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert drafted.horizon == 7
+  [finding] = [f for f in drafted.findings if 'before the newest rows' in f]
+  assert finding.startswith("1 series end 7 or more steps before the newest rows (2024-02-29), "
+                            "e.g. shop 'C' (from line 119) at 2024-02-22: the pipeline's "
+                            'forecasts start after the newest rows')
+
+
+def test_numbers_with_thousands_separators_are_drafted_as_text_with_the_fix(tmp_path):
+  lines = ['shop,day,visitors,sales'] + [
+      f'{shop},2024-01-{day:02d},"{900 + 50 * day:,}",{day + len(shop)}'
+      for shop in ('A', 'BB') for day in range(1, 29)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  visitors = {column.name: column for column in drafted.columns}['visitors']
+  assert visitors.dtype == DType.CATEGORICAL and visitors.check
+  assert visitors.note == (
+      "CHECK: column 'visitors' holds numbers written with thousands separators, such as "
+      "'1,000' on line 3, so it is drafted as text (a category per value); write them "
+      'without separators (1000) and run init again')
+
+
+def test_a_column_filled_in_a_few_series_only_says_so():
+  table = _monthly_sales(SHOPS)
+  table['humidity'] = [str(40 + i % 7) if shop in SHOPS[:2] else ''
+                       for i, shop in enumerate(table['shop'])]
+  humidity = _drafted_columns(table)['humidity']
+  assert humidity.role == Role.OBSERVED and humidity.allow_missing
+  assert humidity.note.endswith('; filled in 2 of 12 series only, the others read it as '
+                                'missing throughout')
+
+
+def test_yearly_rows_are_refused_in_days_not_seconds(tmp_path):
+  lines = ['year,sales'] + [f'{year}-01-01,{year % 7}' for year in range(1990, 2030)]
+  with pytest.raises(spec_draft.DraftError, match=r'most often 365 days apart, which is no '
+                     r'regular grid the pipeline knows \(.*quarters; not years\)'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
 def test_training_windows_are_counted_as_windowing_cuts_them():
   series = pd.Series([0] * 11 + [1] * 5)
   # Series 0: steps 0-4 and 6-11 (a gap at 5); series 1: steps 0-4.
@@ -333,6 +376,14 @@ def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
   with pytest.raises(spec_draft.DraftError, match=r"column 'hour' holds times of day \('00:00' "
                      r"on line 2\) beside the dates of column 'day': write each row's date "
                      r"and time in one column \('2024-01-01 00:00'\)"):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  # Hours as numbers, 1 to 24 ('hour ending'), under a name that says so.
+  lines = ['day,hour_ending,sales'] + [f'2024-01-{day:02d},{hour},{day + hour}'
+                                       for day in range(1, 29) for hour in range(1, 25)]
+  with pytest.raises(spec_draft.DraftError, match=r"column 'hour_ending' holds hours of the "
+                     r"day \('1' on line 2\) beside the dates of column 'day': write each "
+                     r"row's date and hour in one column \('2024-01-01 01:00:00', an hour 24 "
+                     r'as 00:00 of the next day\)'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 

@@ -134,20 +134,26 @@ def read(model_dir: str) -> Optional[Dict[str, object]]:
 
 
 def describe(report: Dict[str, object]) -> str:
-  """'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (ends moved out by
-  +0.020 and +0.380 of its width)'."""
+  """'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (its lower end moved
+  in by 0.020 of its width, its upper end out by 0.380)'."""
   parts = []
   for band, factors in sorted(report['factors'].items()):
     low, high = (100 * float(q) for q in band.split(':'))
     lower, upper = _ends(factors)
     parts.append(f'P{low:g}-P{high:g} held {100 * report["eval_coverage_before"][band]:.1f}% '
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
-                 f'after calibration (ends moved out by {lower:+.3f} and {upper:+.3f} of '
-                 f'its width)')
+                 f'after calibration (its lower end moved {_moved(lower)} of its width, its '
+                 f'upper end {_moved(upper)})')
   if report.get('eval_out_of_order'):
     parts.append(f"the quantiles were out of order at {100 * report['eval_out_of_order']:.1f}% "
                  'of the eval steps (the model\'s or after calibration), served in order')
   return '; '.join(parts)
+
+
+def _moved(factor: float) -> str:
+  """'out by 0.380' for a factor that widens the band, 'in by 0.020' for one that narrows
+  it."""
+  return f'{"out" if factor >= 0 else "in"} by {abs(factor):.3f}'
 
 
 def _ends(factors: Union[float, Mapping[str, float]]) -> Tuple[float, float]:

@@ -126,12 +126,12 @@ def test_the_report_is_read_back_and_described(tmp_path):
   calibration.write(str(tmp_path), report)
   assert calibration.read(str(tmp_path)) == report
   assert calibration.describe(report) == (
-      'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (ends moved out by '
-      '-0.020 and +0.380 of its width)')
+      'P10-P90 held 65.7% of the eval actuals, 80.0% after calibration (its lower end moved '
+      'in by 0.020 of its width, its upper end out by 0.380)')
   assert calibration.describe({**report, 'eval_out_of_order': 0.0}) == calibration.describe(
       report)
   assert calibration.describe({**report, 'eval_out_of_order': 0.0234}).endswith(
-      "of its width); the quantiles were out of order at 2.3% of the eval steps (the model's "
+      "out by 0.380); the quantiles were out of order at 2.3% of the eval steps (the model's "
       'or after calibration), served in order')
 
 
@@ -150,8 +150,8 @@ def test_a_report_with_one_factor_for_both_ends_is_described():
   report = {'factors': {'0.1:0.9': 0.1096}, 'eval_windows': 350,
             'eval_coverage_before': {'0.1:0.9': 0.7297}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
   assert calibration.describe(report) == (
-      'P10-P90 held 73.0% of the eval actuals, 80.0% after calibration (ends moved out by '
-      '+0.110 and +0.110 of its width)')
+      'P10-P90 held 73.0% of the eval actuals, 80.0% after calibration (its lower end moved '
+      'out by 0.110 of its width, its upper end out by 0.110)')
 
 
 def test_served_bands_are_calibrated_then_raised_to_the_forecast_floor():
