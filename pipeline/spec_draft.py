@@ -223,6 +223,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   ended = _ended_series_finding(table, key, series, steps, frequency, horizon)
   if ended:
     findings.append(ended)
+  constant = _constant_series_finding(table, numbers[target], target, key, series)
+  if constant:
+    findings.append(constant)
   target_values = numbers[target].to_numpy()
   maes = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
                     eval_start_step)
@@ -535,6 +538,20 @@ def _check_target_varies(table: pd.DataFrame, numbers: pd.Series, target: str,
   raise DraftError(f"target column '{target}' never changes within a series (e.g. "
                    f'{table.loc[first, target]!r} in every row{where}): there is nothing to '
                    'forecast; check that --target names the column to forecast')
+
+
+def _constant_series_finding(table: pd.DataFrame, numbers: pd.Series, target: str,
+                             key: Tuple[str, ...], series: pd.Series) -> Optional[str]:
+  """Names the series whose target never changes (when others do), or None."""
+  distinct = numbers.groupby(series.to_numpy()).nunique()
+  constant = distinct[distinct <= 1]
+  if constant.empty:
+    return None
+  line = _line(series == constant.index[0])
+  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
+  return (f"{len(constant)} series have one '{target}' value in every row, e.g. {name} (from "
+          f'line {line}), {table.loc[line, target]!r}: they are trained on and forecast like '
+          'the others; leave them out of the data if they are not series to forecast')
 
 
 def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,

@@ -194,6 +194,14 @@ def test_numbers_with_thousands_separators_are_drafted_as_text_with_the_fix(tmp_
       'without separators (1000) and run init again')
 
 
+def test_a_series_whose_target_never_changes_is_named():
+  table = _monthly_sales(SHOPS)
+  table.loc[table['shop'] == 'shop_C', 'sales'] = '0'
+  findings = ' '.join(spec_draft.draft(table, 'sales', 'sales').findings)
+  assert ("1 series have one 'sales' value in every row, e.g. shop 'shop_C' (from line 60), "
+          "'0'") in findings
+
+
 def test_a_column_filled_in_a_few_series_only_says_so():
   table = _monthly_sales(SHOPS)
   table['humidity'] = [str(40 + i % 7) if shop in SHOPS[:2] else ''
