@@ -1,4 +1,5 @@
-"""Writes the results tables of the READMEs from `benchmarks/results/*.json`.
+"""Writes the results tables of the READMEs, and `results.md` (every table), from
+`benchmarks/results/*.json`.
 
 A table in `README.md` or `benchmarks/README.md` is a block between two comments,
 
@@ -9,8 +10,8 @@ A table in `README.md` or `benchmarks/README.md` is a block between two comments
 and NAME is one of `benchmarks.report.TABLES`. The benchmark scripts rewrite the blocks
 after writing their JSON; by hand:
 
-  .venv/bin/python -m benchmarks.readme_tables           # rewrite the blocks
-  .venv/bin/python -m benchmarks.readme_tables --check   # exit 1 if a block is out of date
+  .venv/bin/python -m benchmarks.readme_tables           # rewrite the blocks and results.md
+  .venv/bin/python -m benchmarks.readme_tables --check   # exit 1 if any is out of date
 """
 
 import argparse
@@ -27,6 +28,7 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIR = os.path.join(PROJECT_ROOT, 'benchmarks', 'results')
 READMES = (os.path.join(PROJECT_ROOT, 'README.md'),
            os.path.join(PROJECT_ROOT, 'benchmarks', 'README.md'))
+REPORT_FILE = 'results.md'  # every table, beside the results
 _BLOCK_START = re.compile(r'<!-- table [a-z_0-9]+:')
 _BLOCK = re.compile(r'(<!-- table (?P<name>[a-z_0-9]+):[^\n]*-->\n)(?P<body>.*?)'
                     r'(<!-- end of table -->)', re.DOTALL)
@@ -67,14 +69,18 @@ def render(text: str, results: report.Results, source: str = 'the text') -> str:
 
 
 def update(paths=READMES, results_dir: str = RESULTS_DIR, check: bool = False) -> List[str]:
-  """Rewrites the blocks of `paths` (or with `check`, only compares); returns the paths
-  whose blocks were out of date."""
+  """Rewrites the blocks of `paths` and `results_dir`'s `REPORT_FILE` (or with `check`, only
+  compares); returns the paths that were out of date."""
   results = load_results(results_dir)
   stale = []
-  for path in paths:
-    with open(path) as f:
-      text = f.read()
-    rendered = render(text, results, source=os.path.relpath(path, PROJECT_ROOT))
+  report_path = os.path.join(results_dir, REPORT_FILE)
+  for path in list(paths) + [report_path]:
+    text = ''
+    if os.path.exists(path):
+      with open(path) as f:
+        text = f.read()
+    rendered = (report.markdown(results) + '\n' if path == report_path
+                else render(text, results, source=os.path.relpath(path, PROJECT_ROOT)))
     if rendered != text:
       stale.append(path)
       if not check:

@@ -24,7 +24,6 @@ from benchmarks import etth1, host, readme_tables, report, speed, stallion
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ('etth1', 'stallion', 'speed')
-REPORT_FILE = 'results.md'
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -71,7 +70,7 @@ def machine_facts() -> Dict[str, Any]:
 
 def write_report(results_dir: str) -> str:
   """Rebuilds the Markdown tables from every benchmark JSON in `results_dir`."""
-  path = os.path.join(results_dir, REPORT_FILE)
+  path = os.path.join(results_dir, readme_tables.REPORT_FILE)
   with open(path, 'w') as f:
     f.write(report.markdown(readme_tables.load_results(results_dir)) + '\n')
   return path

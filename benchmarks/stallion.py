@@ -150,7 +150,8 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
 
 def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dict[str, Any]:
   """The gradient-boosted baseline a pipeline run fits (`GbmBaseline`: trained on the
-  run's training windows, stopped early on its eval windows), scored on its test windows;
+  run's training windows, stopped early and its band calibrated on its eval windows),
+  scored on its test windows;
   its naive MAE must be `naive_mae`, the benchmark's, or the windows are not the same."""
   windows = pipeline_run.only_path(pipeline_root, 'Windowing', 'windows', '*')
   result = gbm_baseline.run(windows, spec, windowing.training_window_count(windows),

@@ -172,16 +172,13 @@ def served(forecasts: np.ndarray, quantiles: Sequence[float],
   return export.served_quantiles(tf.constant(forecasts), quantiles, factors, floor).numpy()
 
 
-def median_index(quantiles: Sequence[float]) -> int:
-  """The position of the quantile closest to 0.5, whose forecast is the point forecast."""
-  return min(range(len(quantiles)), key=lambda i: abs(quantiles[i] - 0.5))
-
-
 def q_risk(forecasts: np.ndarray, actual: np.ndarray, quantile: float) -> float:
-  """2 sum(pinball loss at `quantile`) / sum(|actual|), as `evaluation.metrics`'s."""
+  """2 sum(pinball loss at `quantile`) / sum(|actual|), as `evaluation.metrics`'s; NaN
+  when every actual is 0."""
   error = actual.astype(np.float64) - forecasts
   pinball = np.maximum(quantile * error, (quantile - 1.0) * error)
-  return float(2.0 * pinball.sum() / max(np.abs(actual).sum(), np.finfo(np.float64).tiny))
+  total = np.abs(actual).sum()
+  return float(2.0 * pinball.sum() / total) if total > 0 else math.nan
 
 
 def naive_maes(windows: Windows, spec: DatasetSpec) -> Dict[str, float]:
@@ -228,7 +225,7 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
                                       evaluation.label, quantiles) if calibrate else {})
   forecasts = served(forecast(models, table(scored, spec), spec.horizon), quantiles, factors,
                      spec.forecast_floor)
-  median = median_index(quantiles)
+  median = export.median_index(quantiles)
   point = forecasts[..., median]
   importance = models[median].feature_importance(importance_type='gain')
   ranked = sorted(zip(train_rows.names, importance), key=lambda item: -item[1])

@@ -125,7 +125,7 @@ class PipelineConfig:
     if self.on_anomalies not in ANOMALY_MODES:
       raise ValueError(f"on_anomalies must be one of {ANOMALY_MODES}, got '{self.on_anomalies}'")
     # Unknown keys and bad values fail here, not in the Trainer at the end of the data work.
-    TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
+    _ = self.training_config
     hparams.check_seasonal_lag(self.model_config.seasonal_lag, self.dataset.encoder_steps,
                                self.dataset.horizon)
     if self.train_steps < 1:

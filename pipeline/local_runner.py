@@ -232,8 +232,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except prediction.PredictionInputError as error:
       print(f'error: --future: {error}', file=sys.stderr)
       return 2
-    if prediction.future_file_unused(spec):
-      print(f'warning: --future: {prediction.future_file_unused(spec)}', file=sys.stderr)
+    unused = prediction.future_file_unused(spec)
+    if unused:
+      print(f'warning: --future: {unused}', file=sys.stderr)
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
   input_path = _input_path(args, dataset)
   data_root = _data_dir(input_path, output_dir)

@@ -138,7 +138,7 @@ class RunSummary:
 
   def bands_beside_gbm(self) -> str:
     """'q-risk P10 / P50 / P90 beside LightGBM's: model 0.021 / 0.041 / 0.019 | LightGBM
-    0.023 / 0.043 / 0.020; P10-P90 coverage 0.802 | 0.799' when both have them, or ''."""
+    0.023 / 0.043 / 0.02; P10-P90 coverage 0.802 | 0.799' when both have them, or ''."""
     gbm = self.gbm_baseline or {}
     quantiles = gbm.get('quantiles', [])
     names = [q_risk_name(q) for q in quantiles]

@@ -30,7 +30,7 @@ from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
 from schema.time_split import (EVAL_SPLIT, format_utc_offset, names_utc_offset, parse_timestamp,
                                utc_offset_seconds)
-from trainer_module.hparams import DEFAULT_PRESET, PRESETS
+from trainer_module.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -160,23 +160,23 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                      'in the file')
   markers = {c: _missing_mask(table[c]) for c in table.columns}
   numbers = {c: _numbers(table[c], markers[c]) for c in table.columns}
-  # Reals are missing where empty or a marker ('NA', 'null'); text is kept as written, as
-  # ExampleGen keeps it ('NA' may be a country): there only an empty value is missing.
-  missing = {c: markers[c] if numbers[c] is not None else table[c] == ''
-             for c in table.columns}
+  # Reals are missing where empty or a marker ('NA', 'null'); text, and any key column, is
+  # kept as written, as ExampleGen keeps it ('NA' may be a country): only empty is missing.
+  empty = {c: table[c] == '' for c in table.columns}
+  missing = {c: markers[c] if numbers[c] is not None else empty[c] for c in table.columns}
   _check_target_values(table[target], target, numbers[target], missing[target])
   time = time or _guess_time_column(table, exclude=target)
   seconds = _timestamps(table[time], time)
   if series_key:
-    key = _given_series_key(table, seconds, tuple(series_key), time, target, missing)
+    key = _given_series_key(table, seconds, tuple(series_key), time, target, empty)
   else:
     others = [c for c in table.columns if c not in (time, target)]
     key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
                       integers=[c for c in others
                                 if numbers[c] is not None and _integral(numbers[c])],
-                      time=time, incomplete={c for c in others if missing[c].any()})
+                      time=time, incomplete={c for c in others if empty[c].any()})
     _check_no_time_of_day_key(table, seconds, time, key)
-    _check_key_filled(table, key, missing)
+    _check_key_filled(table, key, empty)
   series = _series_ids(table, key)
   if missing[target].any():
     raise DraftError(_missing_target_message(table[target], target, missing[target],
@@ -202,8 +202,8 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       continue
     drafted, left_out = _other_column(column, table[column], numbers[column],
                                       missing[column], series, missing[target], seconds)
-    stray = (_stray_text(column, table[column], numbers[column], markers[column])
-             or _separated_numbers(column, table[column], numbers[column], markers[column]))
+    stray = (_separated_numbers(column, table[column], numbers[column], markers[column])
+             or _stray_text(column, table[column], numbers[column], markers[column]))
     if stray:
       findings.append(stray)
       if drafted is not None:
@@ -236,6 +236,11 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                      f'{eval_start} on); give longer series, or a shorter --horizon and '
                      '--encoder-steps')
   windows = training_windows(steps, series, encoder_steps + horizon, eval_start_step)
+  if not windows:
+    raise DraftError(f'no series has a training window ({encoder_steps} history and '
+                     f'{horizon} forecast steps{" without gaps" if gaps else ""}, before '
+                     f'{eval_start}); give longer series, or a shorter --encoder-steps or '
+                     '--horizon')
   batch_size = small_data_batch_size(windows)
   if batch_size:
     findings.append(f'{windows} training windows, fewer than the default batch of '
@@ -313,7 +318,7 @@ def _stray_text(name: str, values: pd.Series, numbers: Optional[pd.Series],
           'init again')
 
 
-_SEPARATED_NUMBER = re.compile(r'[-+]?\d{1,3}(,\d{3})+(\.\d*)?')
+_SEPARATED_NUMBER = re.compile(r'[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?')
 
 
 def _separated_numbers(name: str, values: pd.Series, numbers: Optional[pd.Series],
@@ -322,14 +327,17 @@ def _separated_numbers(name: str, values: pd.Series, numbers: Optional[pd.Series
   therefore drafted as text), or None."""
   if numbers is not None:
     return None
+  commas = values.str.contains(',', regex=False) & ~missing
   separated = values.str.fullmatch(_SEPARATED_NUMBER) & ~missing
-  if not separated.any() or _not_numbers(values.str.replace(',', ''), missing).any():
+  # '1,5' or '0,750' is a decimal comma, not a separator: then this is not the reason.
+  if (not separated.any() or (commas & ~separated).any()
+      or _not_numbers(values.str.replace(',', ''), missing).any()):
     return None
   line = _line(separated)
   return (f"column '{name}' holds numbers written with thousands separators, such as "
           f'{values[line]!r} on line {line}, so it is drafted as text (a category per '
-          f'value); write them without separators ({values[line].replace(",", "")}) and run '
-          'init again')
+          f'value); write them without separators ({values[line].replace(",", "")}; if the '
+          'comma is a decimal point, with a point) and run init again')
 
 
 def _missing_target_message(values: pd.Series, target: str, missing: pd.Series,
@@ -466,7 +474,7 @@ def _id_words(key: Tuple[str, ...]) -> int:
 
 
 def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, ...],
-                      time: str, target: str, missing: Dict[str, pd.Series]
+                      time: str, target: str, empty: Dict[str, pd.Series]
                       ) -> Tuple[str, ...]:
   """`key` as the user named it, checked: other columns than the time and target, no
   empty values, and with the time one row each."""
@@ -479,7 +487,7 @@ def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, 
       continue
     raise DraftError(f"--series-key names column '{column}' {problem}; name the columns "
                      'that tell the series apart, each once')
-  _check_key_filled(table, key, missing)
+  _check_key_filled(table, key, empty)
   times = pd.Series(seconds, index=table.index, name='__time__')
   repeats = pd.concat([table[list(key)], times], axis=1).duplicated()
   if repeats.any():
@@ -488,18 +496,19 @@ def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, 
 
 
 def _check_key_filled(table: pd.DataFrame, key: Tuple[str, ...],
-                      missing: Dict[str, pd.Series]) -> None:
+                      empty: Dict[str, pd.Series]) -> None:
   """Raises DraftError naming the first row where a key column is empty."""
   for column in key:
-    if missing[column].any():
-      count = int(missing[column].sum())
+    if empty[column].any():
+      count = int(empty[column].sum())
       raise DraftError(
           f"column '{column}' tells the series apart but is empty in {count} "
-          f'row{"s" if count > 1 else ""} (first on line {_line(missing[column])}): fill '
+          f'row{"s" if count > 1 else ""} (first on line {_line(empty[column])}): fill '
           'them in, or remove those rows, or name the key columns with --series-key')
 
 
 _HOUR_NAME = re.compile(r'(?i)hour|^(hr|he)$')
+_MIN_HOURS = 12  # distinct values of a column taken for hours of the day
 
 
 def _check_no_time_of_day_key(table: pd.DataFrame, seconds: np.ndarray, time: str,
@@ -516,14 +525,15 @@ def _check_no_time_of_day_key(table: pd.DataFrame, seconds: np.ndarray, time: st
           f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
           f"and time in one column ('{_format_time(int(seconds[0]))} {values.iloc[0]}') "
           'and run init again')
-    if _HOUR_NAME.search(column) and values.str.fullmatch(r'\d{1,2}').all() and (
-        values.astype(int) <= 24).all():
+    if (_HOUR_NAME.search(column) and values.str.fullmatch(r'\d{1,2}').all()
+        and (values.astype(int) <= 24).all() and values.nunique() >= _MIN_HOURS):
+      first_hour = int(seconds[0]) + int(values.iloc[0]) * 3600
       raise DraftError(
           f"column '{column}' holds hours of the day ({values.iloc[0]!r} on line "
           f"{values.index[0]}) beside the dates of column '{time}': write each row's date "
-          f"and hour in one column ('{_format_time(int(seconds[0]))} "
-          f"{int(values.iloc[0]) % 24:02d}:00:00', an hour 24 as 00:00 of the next day) and "
-          'run init again')
+          f"and hour in one column ('{_format_time(first_hour)}', an hour 24 as 00:00 of the "
+          'next day) and run init again, or name the key columns with --series-key if it '
+          'is no hour of the day')
 
 
 def _check_target_varies(table: pd.DataFrame, numbers: pd.Series, target: str,
@@ -549,9 +559,10 @@ def _constant_series_finding(table: pd.DataFrame, numbers: pd.Series, target: st
     return None
   line = _line(series == constant.index[0])
   name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
-  return (f"{len(constant)} series have one '{target}' value in every row, e.g. {name} (from "
-          f'line {line}), {table.loc[line, target]!r}: they are trained on and forecast like '
-          'the others; leave them out of the data if they are not series to forecast')
+  return (f"{_series_count(len(constant), 'has', 'have')} one '{target}' value in every "
+          f'row, e.g. {name} (from line {line}), {table.loc[line, target]!r}: they are '
+          'trained on and forecast like the others; leave them out of the data if they are '
+          'not series to forecast')
 
 
 def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
@@ -565,11 +576,17 @@ def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
     return None
   line = _line(series == ended.index[0])
   name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
-  return (f'{len(ended)} series end {horizon} or more steps before the newest rows '
+  return (f"{_series_count(len(ended), 'ends', 'end')} {horizon} or more steps before the "
+          'newest rows '
           f'({_format_time(frequency.seconds_of(int(last.max())))}), e.g. {name} (from line '
           f'{line}) at {_format_time(frequency.seconds_of(int(ended.iloc[0])))}: the '
           "pipeline's forecasts start after the newest rows and list them as not forecast; "
           "tft-predict forecasts each series from its own last row")
+
+
+def _series_count(count: int, singular: str, plural: str) -> str:
+  """'1 series ends', '3 series end'."""
+  return f'{count} series {singular if count == 1 else plural}'
 
 
 def _short_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
@@ -804,11 +821,8 @@ def training_windows(steps: np.ndarray, series: pd.Series, window: int,
 
 def small_data_batch_size(windows: int) -> Optional[int]:
   """The batch to draft when `windows` training windows are fewer than the default
-  preset's batch (the Trainer needs one whole batch): the largest power of two within
-  them; None when the default fits."""
-  if windows >= DEFAULT_BATCH_SIZE:
-    return None
-  return 2 ** int(np.log2(max(windows, 1)))
+  preset's batch (the Trainer needs one whole batch); None when the default fits."""
+  return None if windows >= DEFAULT_BATCH_SIZE else largest_batch_within(windows)
 
 
 def _default_window(frequency: Frequency) -> Tuple[int, int]:

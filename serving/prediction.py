@@ -67,6 +67,13 @@ class UnknownSeriesError(PredictionInputError):
   """A series the model was not trained on."""
 
 
+def line_place(line: Optional[int], source: str = '') -> str:
+  """'line 12', 'future.csv line 12' with the file named, '' without a line."""
+  if line is None:
+    return ''
+  return f'{source} line {line}' if source else f'line {line}'
+
+
 @dataclasses.dataclass(frozen=True)
 class InputRow:
   """One input row: its line in the CSV read (None for a row of the pipeline's data or
@@ -81,9 +88,7 @@ class InputRow:
 
   def place(self) -> str:
     """'line 12', 'future.csv line 12' for a row of a future file, '' without a line."""
-    if self.line is None:
-      return ''
-    return f'{self.source} line {self.line}' if self.source else f'line {self.line}'
+    return line_place(self.line, self.source)
 
   def at(self) -> str:
     """', line 12' for the place in a message naming the series, '' without a line."""
@@ -118,15 +123,14 @@ class SeriesWindow:
     horizon_times: the H forecast steps' times as the forecast rows give them: in the UTC
       offset their rows name, if any (`format_time_as_given`).
     example: the raw window example.
-    categories: (column, value, place) of each categorical value the window uses, at
-      the first row that holds it: 'line 12', 'future.csv line 3' for a row of a future
-      file, '' for a row without a line.
+    categories: (column, value, line, source) of each categorical value the window uses,
+      at the first row that holds it (`InputRow`'s line and source).
   """
   key: str
   key_values: Tuple[str, ...]
   horizon_times: Tuple[str, ...]
   example: tf.train.Example
-  categories: Tuple[Tuple[str, str, str], ...] = ()
+  categories: Tuple[Tuple[str, str, Optional[int], str], ...] = ()
 
 
 def read_series(path: str, spec: DatasetSpec,
@@ -419,9 +423,9 @@ def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
                       future: Optional[List[InputRow]], spec: DatasetSpec,
                       future_file: str = '') -> List[InputRow]:
   """A series' rows for its window. With `future` (its rows of the future file
-  `future_file`, perhaps none), its rows are the history and `with_horizon` adds the H steps after them. Without,
-  the rows hold the horizon too, unless the spec declares no known columns and they end
-  with a target value: then `with_horizon` adds the steps.
+  `future_file`, perhaps none), its rows are the history and `with_horizon` adds the H
+  steps after them. Without, the rows hold the horizon too, unless the spec declares no
+  known columns and they end with a target value: then `with_horizon` adds the steps.
 
   Raises:
     PredictionInputError: a future file is given, but the history ends without a target
@@ -487,13 +491,13 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
     features[column.name] = _feature(column, used, spec, key)
     if column.dtype == DType.CATEGORICAL:
       for row in used:
-        categories.setdefault((column.name, row.values[column.name]), row.place())
+        categories.setdefault((column.name, row.values[column.name]), (row.line, row.source))
   return SeriesWindow(
       key=key, key_values=key_values,
       horizon_times=tuple(format_time_as_given(row.seconds, row.values[spec.time_column])
                           for row in window_rows[spec.encoder_steps:]),
       example=tf.train.Example(features=tf.train.Features(feature=features)),
-      categories=tuple((name, value, place) for (name, value), place in categories.items()))
+      categories=tuple((name, value, *row) for (name, value), row in categories.items()))
 
 
 def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> None:
@@ -530,16 +534,15 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
            if feature.vocabulary and feature.vocabulary != SERIES_VOCABULARY}
   holders: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
   for window in windows:
-    for name, value, place in window.categories:
+    for name, value, line, source in window.categories:
       if name in names:
-        holders.setdefault((name, value), []).append((window.key, place))
+        holders.setdefault((name, value), []).append(
+            (window.key, line_place(line, source or input_name)))
   known = {name: published_models.vocabulary(model_dir, name) for name in sorted(names)}
   notes = []
   for (name, value), series in holders.items():
     if value and value not in known[name]:
       first_key, place = series[0]
-      if place.startswith('line ') and input_name:
-        place = f'{input_name} {place}'
       line = f', {place}' if place else ''
       more = f'; {len(series) - 1} more series' if len(series) > 1 else ''
       notes.append(
@@ -608,8 +611,9 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       not_forecast.append({**dict(zip(spec.series_key_columns, key_values)), REASON: why})
 
   on_bad_series = left_out if skip_bad_series else None
-  if future_path and future_file_unused(spec):
-    warn(f'{future_path}: {future_file_unused(spec)}')
+  unused = future_path and future_file_unused(spec)
+  if unused:
+    warn(f'{future_path}: {unused}')
   series = read_series(csv_path, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
   if not allow_unknown_series:  # first, as the run's forecasts: no other reason matters

@@ -54,6 +54,21 @@ def test_the_gradient_boosted_baseline_is_in_the_pipeline_unless_left_out():
   assert 'GbmBaseline' not in node_ids(['--no-gbm-baseline'])
 
 
+def test_the_gradient_boosted_baseline_fits_the_models_quantiles_and_calibrates_as_it():
+  from pipeline.pipeline import create_pipeline
+
+  def baseline(config):
+    [node] = [node for node in create_pipeline(config).components if node.id == 'GbmBaseline']
+    return node.exec_properties
+
+  config = _local_pipeline_config([])
+  assert baseline(config)['calibrate_intervals'] is True
+  changed = config.replace(model_overrides={'quantiles': (0.05, 0.5, 0.95)},
+                           training_options={'calibrate_intervals': False})
+  assert baseline(changed)['calibrate_intervals'] is False
+  assert baseline(changed)['quantiles'] == '[0.05, 0.5, 0.95]'
+
+
 def test_the_local_runner_centres_etth1_on_the_last_value():
   assert _local_model_config(['--dataset', 'etth1']).target_location == 'last'
   assert _local_model_config(['--dataset', 'etth1_univariate']).target_location == 'last'

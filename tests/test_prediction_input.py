@@ -252,9 +252,10 @@ def test_a_category_the_model_never_saw_is_named_with_a_series_and_its_line(tmp_
                          "on (series 's3', line 4; 1 more series)")
   [note] = prediction.unseen_categories(windows, model_dir, SPEC, input_name='recent.csv')
   assert "(series 's3', recent.csv line 4; 1 more series)" in note
-  # A value first held by a row of a future file names that file's line.
-  in_future = dataclasses.replace(windows[2], categories=(('region', 'nort',
-                                                            'future.csv line 3'),))
+  # The window keeps each value's row: its line, and its file if it is a future file's.
+  assert ('region', 'nort', 4, '') in windows[2].categories
+  in_future = dataclasses.replace(windows[2], categories=(('region', 'nort', 3,
+                                                            'future.csv'),))
   [note] = prediction.unseen_categories([in_future], model_dir, SPEC, input_name='recent.csv')
   assert "(series 's3', future.csv line 3)" in note
 

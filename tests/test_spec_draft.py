@@ -176,7 +176,7 @@ def test_series_that_end_a_horizon_before_the_newest_rows_are_named(tmp_path):
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
   assert drafted.horizon == 7
   [finding] = [f for f in drafted.findings if 'before the newest rows' in f]
-  assert finding.startswith("1 series end 7 or more steps before the newest rows (2024-02-29), "
+  assert finding.startswith("1 series ends 7 or more steps before the newest rows (2024-02-29), "
                             "e.g. shop 'C' (from line 119) at 2024-02-22: the pipeline's "
                             'forecasts start after the newest rows')
 
@@ -191,14 +191,15 @@ def test_numbers_with_thousands_separators_are_drafted_as_text_with_the_fix(tmp_
   assert visitors.note == (
       "CHECK: column 'visitors' holds numbers written with thousands separators, such as "
       "'1,000' on line 3, so it is drafted as text (a category per value); write them "
-      'without separators (1000) and run init again')
+      'without separators (1000; if the comma is a decimal point, with a point) and run init '
+      'again')
 
 
 def test_a_series_whose_target_never_changes_is_named():
   table = _monthly_sales(SHOPS)
   table.loc[table['shop'] == 'shop_C', 'sales'] = '0'
   findings = ' '.join(spec_draft.draft(table, 'sales', 'sales').findings)
-  assert ("1 series have one 'sales' value in every row, e.g. shop 'shop_C' (from line 60), "
+  assert ("1 series has one 'sales' value in every row, e.g. shop 'shop_C' (from line 60), "
           "'0'") in findings
 
 
@@ -219,6 +220,20 @@ def test_yearly_rows_are_refused_in_days_not_seconds(tmp_path):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
+@pytest.mark.parametrize('write, separated', [
+    (lambda day: f'{1000 if day == 28 else 900 + day:,}', True),  # 1 in 28 past 1,000
+    (lambda day: f'{day / 8:.3f}'.replace('.', ','), False),  # '0,125': decimal commas
+])
+def test_a_few_separated_numbers_are_named_and_decimal_commas_are_not_taken_for_them(
+    tmp_path, write, separated):
+  lines = ['shop,day,visitors,sales'] + [
+      f'{shop},2024-01-{day:02d},"{write(day)}",{day + len(shop)}'
+      for shop in ('A', 'BB') for day in range(1, 29)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  note = {column.name: column for column in drafted.columns}['visitors'].note
+  assert ('thousands separators' in note) == separated, note
+
+
 def test_training_windows_are_counted_as_windowing_cuts_them():
   series = pd.Series([0] * 11 + [1] * 5)
   # Series 0: steps 0-4 and 6-11 (a gap at 5); series 1: steps 0-4.
@@ -227,8 +242,18 @@ def test_training_windows_are_counted_as_windowing_cuts_them():
   assert spec_draft.training_windows(steps, series, 3, eval_start_step=10) == 8
   assert spec_draft.small_data_batch_size(8) == 8
   assert spec_draft.small_data_batch_size(63) == 32
-  assert spec_draft.small_data_batch_size(0) == 1
+  assert spec_draft.small_data_batch_size(1) == 1
   assert spec_draft.small_data_batch_size(64) is None
+
+
+def test_no_training_window_is_an_error_that_says_why(tmp_path):
+  # A day missing every 10 days up to day 50: no 35 consecutive days before day 80.
+  days = [day for day in range(100) if day > 50 or day % 10]
+  lines = ['day,sales'] + [f'{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},'
+                           f'{day % 7 + 1}' for day in days]
+  with pytest.raises(spec_draft.DraftError, match=r'no series has a training window \(28 '
+                     r'history and 7 forecast steps without gaps, before 2024-03-'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
 def test_text_is_kept_as_written_so_na_or_none_is_a_category_not_an_empty_value(tmp_path):
@@ -393,6 +418,14 @@ def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
                      r"row's date and hour in one column \('2024-01-01 01:00:00', an hour 24 "
                      r'as 00:00 of the next day\)'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+
+
+def test_a_key_of_a_few_opening_hours_is_no_time_of_day(tmp_path):
+  lines = ['shop,store_hours,day,sales'] + [
+      f'{shop},{hours},2024-01-{day:02d},{day + hours}'
+      for shop, hours in (('A', 8), ('A', 12), ('B', 10)) for day in range(1, 29)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert drafted.series == 3
 
 
 def test_many_repeated_rows_are_named_under_the_closest_key(tmp_path):

@@ -4,6 +4,8 @@ import dataclasses
 import datetime
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 import tensorflow as tf
 
@@ -226,3 +228,15 @@ def test_the_window_fields_are_names_no_column_may_take():
   for field in fields:
     with pytest.raises(ValueError, match='reserved'):
       dataclasses.replace(SPEC, columns=SPEC.columns + (Column(field, Role.KNOWN),))
+
+
+def test_inits_count_of_training_windows_is_the_builders():
+  from pipeline import spec_draft  # pylint: disable=import-outside-toplevel
+
+  hours = [h for h in range(40) if h not in (7, 8, 19, 30)]  # gaps
+  eval_start = 33
+  _, counts = build_windows('a', _rows(hours, lambda h: 'train' if h < eval_start else 'eval'),
+                            SPEC, {'train': 1})
+  drafted = spec_draft.training_windows(np.array(hours), pd.Series([0] * len(hours)),
+                                        SPEC.encoder_steps + SPEC.horizon, eval_start)
+  assert (drafted, counts['windows_train']) == (15, 15)  # 3 + 6 + 6 + 0, runs before 33

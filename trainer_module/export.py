@@ -185,6 +185,11 @@ class _Exported(tf.Module):
     self.transform_layer = transform_layer
 
 
+def median_index(quantiles: Sequence[float]) -> int:
+  """The position of the quantile closest to 0.5, whose forecast is the point forecast."""
+  return min(range(len(quantiles)), key=lambda i: abs(quantiles[i] - 0.5))
+
+
 def in_order_from_median(quantile_forecasts: tf.Tensor, quantiles: Sequence[float]
                          ) -> tf.Tensor:
   """Forecasts [B, H, Q] of increasing `quantiles` put in order without moving the median.
@@ -195,7 +200,7 @@ def in_order_from_median(quantile_forecasts: tf.Tensor, quantiles: Sequence[floa
   P25-P75) is widened to hold it, and a forecast already in order is unchanged.
   """
   columns = tf.unstack(quantile_forecasts, axis=-1)
-  middle = min(range(len(quantiles)), key=lambda i: abs(quantiles[i] - 0.5))
+  middle = median_index(quantiles)
   for i in range(middle - 1, -1, -1):
     columns[i] = tf.minimum(columns[i], columns[i + 1])
   for i in range(middle + 1, len(quantiles)):

@@ -180,6 +180,11 @@ class PaperWindow(NamedTuple):
 
 DEFAULT_PRESET = 'local'
 
+
+def largest_batch_within(windows: int) -> int:
+  """The largest power of two at most `windows` (at least 1): a batch that fits."""
+  return 2 ** max(windows, 1).bit_length() // 2
+
 # The paper's optimal hyperparameters (Lim et al. 2021, appendix), as in its
 # code (google-research `tft/data_formatters/*.py`).
 PRESETS: dict[str, TFTConfig] = {

@@ -82,12 +82,16 @@ def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
   """Batches, steps and the peak learning rate; raises ValueError when data is short."""
   global_batch = config.batch_size * replicas
   if train_windows < global_batch:
-    fitting = 2 ** int(math.log2(max(train_windows // replicas, 1)))
+    if train_windows < replicas:
+      fix = f'train on {train_windows} or fewer replicas, or give more data'
+    else:
+      fix = (f'set a smaller batch (model: {{batch_size: '
+             f'{hparams.largest_batch_within(train_windows // replicas)}}} in the spec file), '
+             'a training stride of 1 if it is larger, or give more data (longer series, or '
+             'a shorter encoder_steps)')
     raise ValueError(f'only {train_windows} training windows, fewer than one global batch '
                      f'of {global_batch} ({config.batch_size} per replica x {replicas} '
-                     f'replicas): set a smaller batch in the spec file (model: {{batch_size: '
-                     f'{fitting}}}), or give more data (longer series, or a shorter '
-                     'encoder_steps)')
+                     f'replicas): {fix}')
   peak = config.learning_rate
   if training.scale_learning_rate:
     peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,

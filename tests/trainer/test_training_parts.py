@@ -279,9 +279,13 @@ def test_plan_scales_batch_and_optionally_learning_rate_with_replicas():
 def test_plan_says_when_the_data_is_too_small():
   config = hparams.TFTConfig(batch_size=16)
   with pytest.raises(ValueError, match=r'fewer than one global batch of 32 \(16 per replica x '
-                     r'2 replicas\): set a smaller batch in the spec file \(model: '
-                     r'\{batch_size: 8\}\)'):
+                     r'2 replicas\): set a smaller batch \(model: \{batch_size: 8\} in the '
+                     r'spec file\), a training stride of 1'):
     train._plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
+                eval_windows=50)
+  with pytest.raises(ValueError, match=r'\(16 per replica x 4 replicas\): train on 3 or '
+                     'fewer replicas, or give more data'):
+    train._plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=3,
                 eval_windows=50)
 
 
