@@ -52,14 +52,16 @@ from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.frequency import off_grid_hint
-from schema.time_split import (TRAINING_SPLIT, TimeSplit, format_time, names_utc_offset,
-                               parse_timestamp)
+from schema import forecast_starts
+from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
+                               last_steps, names_utc_offset, parse_timestamp)
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
 AFTER_END = 'after_end'
 SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
 FILES_READ = 'files'  # in the split report: the input files whose rows the artifact holds
+BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, end) fell, UTC
 _SHOWN_ROWS = 5  # places named by `find_rows`
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -357,8 +359,15 @@ def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
   return example.features.feature[spec.time_column].int64_list.value[0]
 
 
-def resolve_boundary(boundary, time_range: Tuple[int, int]) -> int:
-  """Epoch seconds of a boundary given as timestamp or as fraction of `time_range`."""
+def resolve_boundary(boundary, time_range: Tuple[int, int], spec: DatasetSpec) -> int:
+  """Epoch seconds of a boundary given as timestamp, as fraction of `time_range`, or as
+  the last N steps of the grid up to its end, moved back to where the windowing
+  component starts a forecast, so that the period holds whole windows."""
+  steps = last_steps(boundary)
+  if steps is not None:
+    last = spec.frequency.step_of(time_range[1])
+    return spec.frequency.seconds_of(forecast_starts.last_start_until(
+        last + 1 - steps, forecast_starts.default_stride(EVAL_SPLIT, spec.horizon)))
   if isinstance(boundary, str):
     return parse_timestamp(boundary)
   start, end = time_range
@@ -367,10 +376,12 @@ def resolve_boundary(boundary, time_range: Tuple[int, int]) -> int:
 
 def split_index(example, spec: DatasetSpec, split: TimeSplit, time_range) -> int:
   """Index into `split.split_names`, or len(split_names) for rows at or after the end."""
-  return int(split_indices(np.array([example_time(example, spec)]), split, time_range)[0])
+  return int(split_indices(np.array([example_time(example, spec)]), split, time_range,
+                           spec)[0])
 
 
-def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarray:
+def split_indices(seconds: np.ndarray, split: TimeSplit, time_range,
+                  spec: DatasetSpec) -> np.ndarray:
   """`split_index` of rows at epoch `seconds`.
 
   Raises:
@@ -379,7 +390,7 @@ def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarr
   """
   given = [(name, getattr(split, name)) for name in ('eval_start', 'test_start', 'end')
            if getattr(split, name) is not None]
-  placed = [(name, value, resolve_boundary(value, time_range)) for name, value in given]
+  placed = [(name, value, resolve_boundary(value, time_range, spec)) for name, value in given]
   for (earlier, first, at), (later, second, then) in zip(placed, placed[1:]):
     if not at < then:
       raise ValueError(f'time split {later}={second!r} falls at or before {earlier}={first!r} '
@@ -387,18 +398,18 @@ def split_indices(seconds: np.ndarray, split: TimeSplit, time_range) -> np.ndarr
                        f'{format_time(time_range[1])}; put eval_start, test_start and end in '
                        'that order')
   starts = [split.eval_start] + ([split.test_start] if split.test_start is not None else [])
-  indices = sum((seconds >= resolve_boundary(b, time_range)).astype(np.int64)
+  indices = sum((seconds >= resolve_boundary(b, time_range, spec)).astype(np.int64)
                 for b in starts)
   if split.end is not None:
-    indices[seconds >= resolve_boundary(split.end, time_range)] = len(split.split_names)
+    indices[seconds >= resolve_boundary(split.end, time_range, spec)] = len(split.split_names)
   return indices
 
 
-def _split_chunk(chunk: csv_chunks.Encoded, split: TimeSplit, time_range
+def _split_chunk(chunk: csv_chunks.Encoded, split: TimeSplit, spec: DatasetSpec, time_range
                  ) -> Iterator[beam.pvalue.TaggedOutput]:
   """A chunk's rows as one chunk per split they fall in, tagged with the split's index."""
   seconds, serialized = chunk
-  indices = split_indices(seconds, split, time_range)
+  indices = split_indices(seconds, split, time_range, spec)
   for index in np.unique(indices):
     rows = np.nonzero(indices == index)[0]
     yield beam.pvalue.TaggedOutput(str(index), (seconds[rows], [serialized[i] for i in rows]))
@@ -437,11 +448,18 @@ def files_read(examples_uri: str) -> List[str]:
 
 
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
-                       spans: List[int], files: List[str]) -> None:
+                       spans: List[int], files: List[str], spec: DatasetSpec,
+                       time_range: Tuple[int, int]) -> None:
+  """Rows per split, the spans and files read, and where each boundary fell in the data
+  (`BOUNDARIES`, UTC)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
   report[FILES_READ] = files
+  report[BOUNDARIES] = {name: format_time(resolve_boundary(getattr(split, name), time_range,
+                                                           spec))
+                        for name in ('eval_start', 'test_start', 'end')
+                        if getattr(split, name) is not None}
   empty = [name for name in split.split_names if report[name] == 0]
   if empty:
     raise ValueError(f'time split {split} leaves splits {empty} empty (rows per split: '
@@ -492,7 +510,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
                     pattern: str) -> Dict[str, beam.PCollection]:
     """Split name -> the split's rows, read from the files matching `pattern`, as chunks
     of (epoch seconds, serialized examples); the row counts go to the split report."""
-    _, split = _unpack_custom_config(exec_properties)
+    spec, split = _unpack_custom_config(exec_properties)
     read = self.GetInputSourceToExamplePTransform()
     older = older_spans(exec_properties)
     # Listed once: the files read are the files the split report names.
@@ -504,7 +522,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
     names = split.split_names + (AFTER_END,)
     partitions = chunks | 'SplitByTime' >> beam.FlatMap(
-        _split_chunk, split, time_range).with_outputs(*map(str, range(len(names))))
+        _split_chunk, split, spec, time_range).with_outputs(*map(str, range(len(names))))
     self._spans_read = [span for span, _ in older] + [
         int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
     outputs = {name: partitions[str(i)] for i, name in enumerate(names)}
@@ -521,7 +539,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
                                      self._spans_read,
                                      [path for span, _ in older for path in files[span]]
-                                     + newest))
+                                     + newest, spec, time_range))
     return {name: outputs[name] for name in split.split_names}
 
 

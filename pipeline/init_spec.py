@@ -146,9 +146,10 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
     note = f'  # {column.note}' if column.note else ''
     lines.append(f'  - {{{", ".join(fields)}}}{note}')
   lines += [
-      f'split: {{eval_start: {_quoted(drafted.eval_start)}}}  # the eval period: the '
-      'last steps; windows forecast from here on'
-      f'{" (a UTC time, as every time in a spec)" if _timed(drafted) else ""}',
+      f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
+      f'data\'s last {drafted.eval_steps} steps (from {drafted.eval_start}'
+      f'{" UTC" if _timed(drafted) else ""} in this data), moving with the data as rows are '
+      'added; a timestamp instead fixes it',
       f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
       f'best naive forecast\'s; here: {maes}',
       f'schema: {_quoted(os.path.relpath(schema_path, base))}',

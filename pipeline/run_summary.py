@@ -19,7 +19,8 @@ from components.forecast_gen import Forecasts
 from components.gbm_baseline import BaselineEvaluation, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
-from components.time_series_example_gen import AFTER_END, SPANS_READ, read_split_report
+from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_READ,
+                                                read_split_report)
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from trainer_module import interval_calibration
@@ -54,17 +55,21 @@ class RunSummary:
   gbm_baseline: Optional[Dict[str, object]] = None  # GbmBaseline's gbm_baseline.json
 
   def rows_read(self) -> str:
-    """'train 1729 | eval 432 (spans 3, 4: ...)' from the split report, or ''."""
+    """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00; spans 3, 4: ...)' from the
+    split report, or ''."""
     if not self.split_report:
       return ''
     counts = ' | '.join(f'{name} {count}' for name, count in self.split_report.items()
                         if isinstance(count, int) and (count or name != AFTER_END))
+    # Where the boundaries fell (a report from before they were written has none).
+    notes = [f'{name.replace("_start", "")} from {time}' if name != 'end' else f'end at {time}'
+             for name, time in self.split_report.get(BOUNDARIES, {}).items()]
     spans = self.split_report.get(SPANS_READ, [])
-    if len(spans) < 2:
-      return counts
-    return (f"{counts} (spans {', '.join(map(str, spans))}: every row of the older spans is "
-            "training data, their eval periods included; the newest span's own split gives "
-            'the eval windows)')
+    if len(spans) > 1:
+      notes.append(f"spans {', '.join(map(str, spans))}: every row of the older spans is "
+                   "training data, their eval periods included; the newest span's own split "
+                   'gives the eval windows')
+    return f"{counts} ({'; '.join(notes)})" if notes else counts
 
   def format(self, pipeline_root: str) -> str:
     lines = ['', 'Pipeline run summary', f'  artifacts:   {pipeline_root}']

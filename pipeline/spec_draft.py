@@ -96,7 +96,7 @@ class Draft:
   horizon: int
   calendar_features: Tuple[str, ...]
   columns: List[ColumnDraft]
-  eval_start: str
+  eval_start: str  # where the eval period starts in this data
   naive_maes: Dict[str, float]
   rows: int
   series: int
@@ -104,6 +104,7 @@ class Draft:
   forecast_floor: Optional[float] = None
   time_zone: Optional[str] = None  # whose clock the times follow, when it changes
   training_windows: int = 0
+  eval_steps: int = 0  # the eval period: the data's last steps, from `eval_start`
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
 
   @property
@@ -270,7 +271,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
                calendar_features=tuple(f for f in calendar if f not in table.columns),
                columns=columns,
-               eval_start=eval_start,
+               eval_start=eval_start, eval_steps=int(steps.max()) + 1 - eval_start_step,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings, time_zone=zones[0] if zones else None,
                training_windows=windows, batch_size=batch_size,

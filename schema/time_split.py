@@ -1,18 +1,28 @@
 """Where the train, eval and test periods begin, by time.
 
-A boundary is either a timestamp (ISO 8601, e.g. '2017-06-26 00:00:00') or a fraction of
-the data's time range in (0, 1). Rows at or after `end` are outside every split; the
-example generator counts them in its report.
+A boundary is a timestamp (ISO 8601, e.g. '2017-06-26 00:00:00'), a fraction of the data's
+time range in (0, 1), or the data's last steps ('last 63 steps': that many grid steps
+before the end of the data, moved back to where a forecast starts, so that the period
+moves with the data as rows are added). Rows at or after `end` are outside every split;
+the example generator counts them in its report and places the boundaries in the data.
 """
 
 import dataclasses
 import datetime
 import itertools
 import json
+import re
 from typing import Optional, Union
 
 Boundary = Union[str, float]
 TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
+_LAST_STEPS = re.compile(r'last (\d+) steps?')
+
+
+def last_steps(boundary: Boundary) -> Optional[int]:
+  """N of a boundary 'last N steps', or None for a timestamp or a fraction."""
+  match = _LAST_STEPS.fullmatch(boundary.strip()) if isinstance(boundary, str) else None
+  return int(match.group(1)) if match else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +37,10 @@ class TimeSplit:
       value = getattr(self, field)
       if value is None:
         continue
-      if isinstance(value, str):
+      if last_steps(value) is not None:
+        if last_steps(value) < 1:
+          raise ValueError(f'time split {field}={value!r}: give at least one step')
+      elif isinstance(value, str):
         parse_timestamp(value, what=f'time split {field}')
       elif not 0.0 < float(value) < 1.0:
         raise ValueError(f'time split {field}={value!r}: a fraction of the time range must '
@@ -37,10 +50,9 @@ class TimeSplit:
     given = [(field, getattr(self, field)) for field in ('eval_start', 'test_start', 'end')
              if getattr(self, field) is not None]
     for (earlier, first), (later, second) in itertools.combinations(given, 2):
-      # Timestamps with timestamps, fractions with fractions: a mix needs the data's
-      # time range; ExampleGen checks it (`split_indices`).
-      if isinstance(first, str) == isinstance(second, str) and not (
-          _position(first) < _position(second)):
+      # Boundaries of one kind: a mix needs the data's time range; ExampleGen checks it
+      # (`split_indices`).
+      if _kind(first) == _kind(second) and not _position(first) < _position(second):
         raise ValueError(f'time split {later}={second!r} is not after {earlier}={first!r}: '
                          'train runs up to eval_start, eval from it up to test_start (or '
                          'end), test from test_start up to end; put them in that order')
@@ -58,7 +70,16 @@ class TimeSplit:
     return cls(**json.loads(text))
 
 
+def _kind(boundary: Boundary) -> str:
+  if last_steps(boundary) is not None:
+    return 'last steps'
+  return 'timestamp' if isinstance(boundary, str) else 'fraction'
+
+
 def _position(boundary: Boundary) -> float:
+  """Orders boundaries of one kind: the more last steps, the earlier."""
+  if last_steps(boundary) is not None:
+    return -last_steps(boundary)
   return parse_timestamp(boundary) if isinstance(boundary, str) else float(boundary)
 
 

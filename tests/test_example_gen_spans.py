@@ -13,7 +13,8 @@ from schema.datasets import SYNTHETIC
 from schema.time_split import TimeSplit
 
 
-def _ingest(tmp_path, train_spans):
+def _ingest(tmp_path, train_spans,
+            time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04')):
   """Spans 1 (2 series x 2 days) and 4 (3 x 4 days), a gap between, ingested by one run;
   returns the split report and the artifact's directory."""
   data = tmp_path / 'data'
@@ -21,7 +22,7 @@ def _ingest(tmp_path, train_spans):
   default_data.generate(str(data / 'span-4' / 'rows.csv'), num_series=3, days=4, seed=2)
   example_gen = TimeSeriesExampleGen(
       input_base=str(data), dataset_spec=SYNTHETIC, input_pattern='span-{SPAN}/*.csv',
-      time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04'),
+      time_split=time_split,
       train_spans=train_spans)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       str(tmp_path / 'metadata.sqlite'))
@@ -37,10 +38,17 @@ def _ingest(tmp_path, train_spans):
 def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   report, uri = _ingest(tmp_path, train_spans=1)
   # Span 4 only: 3 series x 4 days x 24 h, days 1-2 train, day 3 eval, day 4 test.
+  boundaries = {'eval_start': '2024-01-03 00:00:00', 'test_start': '2024-01-04 00:00:00'}
   assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4],
-                    'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')]}
+                    'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')],
+                    'boundaries': boundaries}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
+  # The same boundaries as the newest span's last steps (its last hour: 2024-01-04 23:00).
+  relative, _ = _ingest(tmp_path / 'relative', train_spans=1, time_split=TimeSplit(
+      eval_start='last 48 steps', test_start='last 24 steps'))
+  assert relative == {**report, 'files': [str(tmp_path / 'relative' / 'data' / 'span-4' /
+                                              'rows.csv')]}
 
 
 def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
@@ -49,7 +57,9 @@ def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
   # the eval and test rows are span 4's, split by its own time range.
   assert report == {'train': 144 + 96, 'eval': 72, 'test': 72, 'after_end': 0,
                     'spans': [1, 4], 'files': [str(tmp_path / 'data' / f'span-{span}' / 'rows.csv')
-                                               for span in (1, 4)]}
+                                               for span in (1, 4)],
+                    'boundaries': {'eval_start': '2024-01-03 00:00:00',
+                                   'test_start': '2024-01-04 00:00:00'}}
   train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(
       tf.io.gfile.glob(str(uri / 'Split-train' / '*')), 'GZIP')]
   assert len(train) == 240

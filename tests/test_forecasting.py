@@ -198,7 +198,8 @@ def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_
   examples = tmp_path / 'examples'
   examples.mkdir()
   gen.write_split_report([('train', 1), ('eval', 1)], str(examples / gen.SPLIT_REPORT_FILE),
-                         TimeSplit(eval_start=0.5), spans=[0], files=[str(data)])
+                         TimeSplit(eval_start=0.5), spans=[0], files=[str(data)], spec=SPEC,
+                         time_range=(1704070800, 1704070800))
   written = forecast_gen._times_as_written  # pylint: disable=protected-access
   instants = {'s1': gen.parse_timestamp('2024-01-01 03:00:00')}
   assert written(str(examples), SPEC, instants) == {'s1': '2024-01-01 05:00:00+02:00'}

@@ -99,9 +99,11 @@ def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
   assert 0 < span_2_train < span_2_rows
   assert span_2_train + reports[1]['eval'] == span_2_rows
   # The run summary says so.
-  assert first.rows_read() == f"train {reports[0]['train']} | eval {reports[0]['eval']}"
-  assert (f"train {reports[1]['train']} | eval {reports[1]['eval']} (spans 1, 2: every row "
-          'of the older spans is training data') in second.format('root')
+  eval_from = [f"eval from {report['boundaries']['eval_start']}" for report in reports]
+  assert first.rows_read() == (f"train {reports[0]['train']} | eval {reports[0]['eval']} "
+                               f'({eval_from[0]})')
+  assert (f"train {reports[1]['train']} | eval {reports[1]['eval']} ({eval_from[1]}; spans 1, "
+          '2: every row of the older spans is training data') in second.format('root')
   # Transform and Windowing read that one artifact.
   for node in ('Transform', 'Windowing'):
     assert [[a.id for a in run['examples']] for run in _inputs(store, node)] == [

@@ -107,6 +107,11 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
       'train 1729 | eval 432 | after_end 5 (spans 3, 4: every row of the older spans is '
       "training data, their eval periods included; the newest span's own split gives the "
       'eval windows)')
+  # Where the boundaries fell in the data, as ExampleGen placed them.
+  summary.split_report.update(spans=[4], boundaries={'eval_start': '2024-03-14 00:00:00',
+                                                     'end': '2024-06-30 00:00:00'})
+  assert summary.rows_read() == ('train 1729 | eval 432 | after_end 5 (eval from 2024-03-14 '
+                                 '00:00:00; end at 2024-06-30 00:00:00)')
 
 
 def _with_gbm(model_mae: float, gbm_mae: float) -> run_summary.RunSummary:

@@ -160,8 +160,14 @@ def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
   text = init_spec.render(drafted, '/d/revenue.csv', '/d/revenue.yaml', '/d/revenue.schema')
   assert 'model: {batch_size: 32}  # 43 training windows, fewer than the default batch of 64' in (
       text.splitlines())
-  assert dataset_file.from_dict(yaml.safe_load(text), '/d').model_overrides == {
-      'batch_size': 32}
+  dataset = dataset_file.from_dict(yaml.safe_load(text), '/d')
+  assert dataset.model_overrides == {'batch_size': 32}
+  # The eval period is the data's last steps; ExampleGen places it where init did.
+  assert dataset.split.eval_start == 'last 24 steps'
+  from components import time_series_example_gen as example_gen
+  time_range = (parse_timestamp('2015-01-01'), parse_timestamp('2022-12-01'))
+  assert example_gen.resolve_boundary(dataset.split.eval_start, time_range,
+                                      dataset.spec) == parse_timestamp(drafted.eval_start)
   # Enough windows: the preset's batch, and no model line.
   many = spec_draft.draft(_monthly_sales(SHOPS), 'sales', 'sales')
   assert many.training_windows >= 64 and many.batch_size is None
@@ -562,7 +568,9 @@ def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
   summary = init_spec.summary(drafted, '/d/load.yaml', '/d/load.schema.pbtxt', '/d/load.csv')
   assert f'eval from {drafted.eval_start} UTC' in summary
-  assert 'windows forecast from here on (a UTC time, as every time in a spec)' in (
+  assert (f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
+          f"data's last {drafted.eval_steps} steps (from {drafted.eval_start} UTC in this "
+          'data), moving with the data as rows are added') in (
       init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt'))
   daily = spec_draft.draft(_read(tmp_path, _daily()), 'sales', 'sales')
   assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')

@@ -99,6 +99,21 @@ def test_split_by_fraction_of_the_time_range():
   assert gen.split_index(_example_at('2024-01-04'), SYNTHETIC, split, time_range) == 1
 
 
+def test_split_by_the_last_steps_moves_with_the_data():
+  split = TimeSplit(eval_start='last 30 steps')  # hourly, horizon 24: a forecast every 24 h
+  # 30 hours before the last row is 18:00 the day before; back to that day's 00:00, where a
+  # forecast starts. Rows added later move the eval period with them.
+  for end, day_before, first_day in (('2024-01-05 23:00', '2024-01-03', '2024-01-04'),
+                                     ('2024-01-09 23:00', '2024-01-07', '2024-01-08')):
+    time_range = (parse_timestamp('2024-01-01'), parse_timestamp(end))
+    assert gen.split_index(_example_at(f'{first_day} 00:00'), SYNTHETIC, split,
+                           time_range) == 1
+    assert gen.split_index(_example_at(f'{day_before} 23:00'), SYNTHETIC, split,
+                           time_range) == 0
+  assert gen.resolve_boundary('last 24 steps', time_range, SYNTHETIC) == parse_timestamp(
+      '2024-01-09')
+
+
 def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
   split = TimeSplit(eval_start='2024-01-04', test_start=0.5)  # 0.5: 2024-01-03
   time_range = (parse_timestamp('2024-01-01'), parse_timestamp('2024-01-05'))
@@ -111,6 +126,9 @@ def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
 @pytest.mark.parametrize('kwargs, message', [
     ({'eval_start': 1.5}, 'strictly between 0 and 1'),
     ({'eval_start': 'soon'}, "cannot parse 'soon'"),
+    ({'eval_start': 'last 0 steps'}, 'give at least one step'),
+    ({'eval_start': 'last 10 steps', 'end': 'last 20 steps'},
+     r"end='last 20 steps' is not after eval_start='last 10 steps'"),
     # Compared with every boundary of its kind, not only the next one.
     ({'eval_start': '2024-06-01', 'test_start': 0.9, 'end': '2024-01-01'},
      r"time split end='2024-01-01' is not after eval_start='2024-06-01'"),
@@ -123,7 +141,7 @@ def test_bad_time_splits_raise(kwargs, message):
 def test_empty_split_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"leaves splits \['eval'\] empty"):
     gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5),
-                           spans=[0], files=['a.csv'])
+                           spans=[0], files=['a.csv'], spec=SYNTHETIC, time_range=(0, 36000))
 
 
 def _tfrecord(path, rows, compress=False):
