@@ -48,7 +48,8 @@ def check_anomalies(anomalies_uri: str, splits: List[str], mode: str) -> int:
     raise DataAnomaliesError(
         f'the data does not match its schema ({len(lines)} anomalies):\n  ' +
         '\n  '.join(lines) + '\nFix the data; or, if the data is right, update the curated '
-        'schema; or set anomalies to warn.')
+        "schema (the spec's schema file: a new category goes into its feature's domain); "
+        'or let the run go on with tft-pipeline --on-anomalies warn.')
   for line in lines:
     logging.warning('Data anomaly: %s', line)
   return len(lines)

@@ -294,6 +294,11 @@ def read_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
 
 
 def _unknown_format(path: str) -> ValueError:
+  if tf.io.gfile.isdir(path):
+    return ValueError(f'{path} is a directory among the input files; for span directories '
+                      "(span-1/, span-2/, ...) give --input-pattern 'span-{SPAN}/*.csv' "
+                      '(input_pattern in a deployment file), else leave it out of the '
+                      'data directory')
   return ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
                     f'named {TFRECORD_SUFFIXES}')
 

@@ -165,7 +165,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
 
 def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str) -> None:
   """Infers the TFDV schema of the rows as ExampleGen reads them, as SchemaGen does, and
-  writes it without value lists for the series key (later data brings new series).
+  writes it without value lists for the series key and the static columns (later data
+  brings new series, and new values that describe them).
 
   Raises:
     ValueError: a row that the pipeline would reject, naming file, line and column.
@@ -184,9 +185,10 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
         writer.write(example.SerializeToString())
     statistics = tfdv.generate_statistics_from_tfrecord(data_location=records)
   schema = tfdv.infer_schema(statistics, infer_feature_shape=True)
-  keys = set(spec.series_key_columns)
+  # New series come with new data, and with new values of the columns that describe them.
+  open_ended = set(spec.series_key_columns) | {c.name for c in spec.columns_with(Role.STATIC)}
   for feature in schema.feature:
-    if feature.name in keys and feature.HasField('domain'):
+    if feature.name in open_ended and feature.HasField('domain'):
       feature.ClearField('domain')
   used = {feature.domain for feature in schema.feature if feature.HasField('domain')}
   kept = [domain for domain in schema.string_domain if domain.name in used]

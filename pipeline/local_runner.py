@@ -228,10 +228,19 @@ def main(argv: Optional[List[str]] = None) -> int:
   if args.future:
     from serving import prediction
     try:  # the whole file, now, rather than at ForecastGen after training
-      prediction.read_series(os.path.abspath(args.future), spec, future=True)
+      future = prediction.read_series(os.path.abspath(args.future), spec, future=True)
     except prediction.PredictionInputError as error:
       print(f'error: --future: {error}', file=sys.stderr)
       return 2
+    short = prediction.short_future_series(future, spec)
+    if short and len(short) == len(future):
+      print(f'error: --future: {short[0]}, and so has every series of the file: it cannot '
+            f'give the {spec.horizon} steps of the horizon; extend it, or check --horizon',
+            file=sys.stderr)
+      return 2
+    if short:
+      print(f'warning: --future: {len(short)} series cannot be forecast, e.g. {short[0]}',
+            file=sys.stderr)
     unused = prediction.future_file_unused(spec)
     if unused:
       print(f'warning: --future: {unused}', file=sys.stderr)

@@ -410,6 +410,16 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
   return rows + [by_time[seconds] for seconds in steps]
 
 
+def short_future_series(future: SeriesRows, spec: DatasetSpec) -> List[str]:
+  """A sentence per series of a future file with fewer rows than the horizon has steps:
+  its forecast cannot have the known values of every step."""
+  if not spec.columns_with(Role.KNOWN):
+    return []
+  return [f"series '{series_key(key_values, spec)}' has {len(rows)} rows in the future file "
+          f'(from {rows[0].place()}), fewer than the {spec.horizon} steps of the horizon'
+          for key_values, rows in future.items() if len(rows) < spec.horizon]
+
+
 def future_file_unused(spec: DatasetSpec) -> Optional[str]:
   """A note when a future file has nothing to give: the spec declares no known column."""
   if spec.columns_with(Role.KNOWN):

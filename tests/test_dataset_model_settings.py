@@ -6,6 +6,7 @@ import pytest
 
 from kubeflow import runner as kubeflow_runner
 from pipeline import local_runner
+from serving import prediction
 from schema import datasets
 from tests.kubeflow.conftest import make_deployment
 from trainer_module import hparams
@@ -111,6 +112,24 @@ def test_a_future_file_the_forecasts_cannot_read_stops_the_run_before_it_starts(
   assert error.startswith(f"error: --future: {future}: columns ['price', 'temperature'] are "
                           'missing')
   assert not (tmp_path / 'synthetic').exists()
+
+
+def test_a_future_file_shorter_than_the_horizon_stops_the_run_before_it_starts(
+    tmp_path, capsys):
+  header = 'station,region,capacity,timestamp,load,price,temperature\n'
+  rows = lambda station, hours: ''.join(
+      f'{station},north,50,2024-04-10 {hour:02d}:00:00,,1.0,\n' for hour in range(hours))
+  future = tmp_path / 'future.csv'
+  future.write_text(header + rows('station_00', 7) + rows('station_01', 7))
+  assert local_runner.main(['--future', str(future), '--output-dir', str(tmp_path)]) == 2
+  assert capsys.readouterr().err.startswith(
+      f"error: --future: series 'station_00' has 7 rows in the future file (from {future} "
+      'line 2), fewer than the 24 steps of the horizon, and so has every series of the file')
+  assert not (tmp_path / 'synthetic').exists()
+  # Only some series short: they are named, and the run would go on.
+  short = prediction.short_future_series(prediction.read_series(
+      str(future), datasets.SYNTHETIC, future=True), datasets.SYNTHETIC)
+  assert len(short) == 2 and short[1].startswith("series 'station_01' has 7 rows")
 
 
 @pytest.mark.parametrize('flag, value, message', [

@@ -618,3 +618,26 @@ def test_offsets_that_do_not_change_within_a_series_suggest_no_time_zone(tmp_pat
     ('2024-01-01 00:00:00', None)])
 def test_utc_offsets_are_named_as_iso_8601_writes_them(text, offset):
   assert utc_offset(text) == offset
+
+
+def test_the_schema_leaves_the_values_of_columns_that_describe_series_open(tmp_path):
+  """New series come with new keys and new static values: no value list pins them; a
+  known categorical keeps its list, so a misspelt value is caught."""
+  from google.protobuf import text_format  # pylint: disable=import-outside-toplevel
+  from tensorflow_metadata.proto.v0 import schema_pb2  # pylint: disable=import-outside-toplevel
+
+  lines = ['shop,region,day,promo_type,sales'] + [
+      f'{shop},{region},2024-01-{day:02d},{("none", "bogo")[day % 2]},{day + len(shop)}'
+      for shop, region in (('A', 'north'), ('B', 'south'), ('C', 'north'))
+      for day in range(1, 29)]
+  csv_path = tmp_path / 'sales.csv'
+  csv_path.write_text('\n'.join(lines) + '\n')
+  drafted = spec_draft.draft(spec_draft.read_table(str(csv_path)), 'sales', 'sales')
+  text = init_spec.render(drafted, str(csv_path), str(tmp_path / 'sales.yaml'),
+                          str(tmp_path / 'sales.schema.pbtxt'))
+  (tmp_path / 'sales.yaml').write_text(text)
+  init_spec.write_schema(dataset_file.load(str(tmp_path / 'sales.yaml')), str(csv_path),
+                         str(tmp_path / 'schema.pbtxt'))
+  schema = text_format.Parse((tmp_path / 'schema.pbtxt').read_text(), schema_pb2.Schema())
+  with_values = {feature.name for feature in schema.feature if feature.HasField('domain')}
+  assert with_values == {'promo_type'}

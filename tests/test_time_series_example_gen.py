@@ -187,9 +187,14 @@ def test_tfrecord_errors_name_file_and_record(tmp_path):
     list(gen.read_chunks(str(path), SYNTHETIC))
 
 
-def test_unknown_file_format_is_an_error():
+def test_unknown_file_format_is_an_error(tmp_path):
   with pytest.raises(ValueError, match='unknown input format'):
     gen.read_chunks('data.parquet', SYNTHETIC)
+  # A span directory read without a span pattern: the pattern is the fix.
+  (tmp_path / 'span-1').mkdir()
+  with pytest.raises(ValueError, match=r"span-1 is a directory among the input files; for "
+                     r"span directories .* give --input-pattern 'span-\{SPAN\}/\*.csv'"):
+    gen.read_chunks(str(tmp_path / 'span-1'), SYNTHETIC)
 
 
 @pytest.mark.parametrize('text', ['', 'NA', 'null', 'None', 'NaN', 'nan', 'inf', '-inf',
