@@ -67,11 +67,24 @@ def read_windows(file_patterns: Sequence[str], max_windows: Optional[int] = None
   return [record.numpy() for record in dataset]
 
 
+def _check_window_shape(window: bytes, spec, model_dir: str) -> None:
+  """Raises ValueError when a window's history or horizon is not the model's."""
+  steps = tf.io.parse_single_example(window, {
+      name: tf.io.VarLenFeature(tf.float32) for name in (TARGET_HISTORY, TARGET_FUTURE)})
+  shape = tuple(int(tf.size(steps[name].values)) for name in (TARGET_HISTORY, TARGET_FUTURE))
+  if shape != (spec.encoder_steps, spec.horizon):
+    raise ValueError(f'the windows hold {shape[0]} history and {shape[1]} forecast steps; the '
+                     f'model in {model_dir} reads {spec.encoder_steps} and {spec.horizon}: '
+                     "take the windows of the model's own run (its pipeline_root/Windowing/"
+                     'windows/<id>/Split-eval/*)')
+
+
 def interpret(model_dir: str, windows: Sequence[bytes]) -> Interpretation:
   """Runs the model in `model_dir` (a SavedModel) over `windows` and averages.
 
   Raises:
-    ValueError: no windows, or the model has no interpretation signature.
+    ValueError: no windows, windows of another history or horizon than the model's, or
+      the model has no interpretation signature.
   """
   if not windows:
     raise ValueError('no windows to interpret; pass the Windowing output of a split that '
@@ -82,6 +95,7 @@ def interpret(model_dir: str, windows: Sequence[bytes]) -> Interpretation:
     raise ValueError(f"the model in {model_dir} has no '{export.INTERPRETATION_SIGNATURE}' "
                      f'signature (it has {sorted(signatures)}); train and export it again')
   signature = signatures[export.INTERPRETATION_SIGNATURE]
+  _check_window_shape(windows[0], spec, model_dir)
   layout = window_feature_spec(spec)
   parsing = {name: layout[name]
              for name in (SERIES_KEY, FORECAST_START, TARGET_HISTORY, TARGET_FUTURE)}

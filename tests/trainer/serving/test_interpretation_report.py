@@ -16,6 +16,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from components import report_writer
 from components.interpretation_report import InterpretationReport, InterpretationReportGen
 from schema.selection_variables import selection_variables
+from schema.window_layout import TARGET_FUTURE
 from serving import report
 from tests.trainer.serving.conftest import MODEL_CONFIG
 from trainer_module import export, interpretation, train, window_inputs
@@ -152,6 +153,18 @@ def test_report_command(tiny, exported, tmp_path, capsys):
   assert report.main(['--model-dir', exported.serving_dir, '--windows',
                       str(tmp_path / 'none' / '*'), '--output-dir', str(output)]) == 2
   assert 'no window files match' in capsys.readouterr().err
+  # Windows of another horizon (another run's): named, not a parsing traceback.
+  example = tf.train.Example.FromString(tiny.eval_windows[0])
+  del example.features.feature[TARGET_FUTURE].float_list.value[-1]
+  other = tmp_path / 'other.tfrecord.gz'
+  with tf.io.TFRecordWriter(str(other), options='GZIP') as writer:
+    writer.write(example.SerializeToString())
+  assert report.main(['--model-dir', exported.serving_dir, '--windows', str(other),
+                      '--output-dir', str(output)]) == 2
+  spec = tiny.spec
+  assert (f'the windows hold {spec.encoder_steps} history and {spec.horizon - 1} forecast '
+          f'steps; the model in {exported.version_dir} reads {spec.encoder_steps} and '
+          f'{spec.horizon}') in capsys.readouterr().err
 
 
 
