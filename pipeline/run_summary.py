@@ -23,7 +23,7 @@ from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_REA
                                                 read_split_report)
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
-from trainer_module import interval_calibration
+from trainer_module import interval_calibration, warm_start
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
@@ -48,6 +48,7 @@ class RunSummary:
   report_uri: Optional[str] = None
   forecasts_uri: Optional[str] = None
   calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
+  warm_start: Optional[str] = None  # how the model's training began (warm_start.Outcome)
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
   baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
@@ -97,6 +98,8 @@ class RunSummary:
       lines.append(f'  {bands}')
     if self.gbm_baseline and 'error' in self.gbm_baseline:
       lines.append(f'    the LightGBM baseline could not be fitted: {self.gbm_baseline["error"]}')
+    if self.warm_start:
+      lines.append(f'  training:    {self.warm_start}')
     if self.calibration:
       lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
@@ -225,6 +228,7 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       forecasts_uri=forecasts.uri if forecasts else None,
       calibration=(interval_calibration.read(path_utils.serving_model_path(model.uri))
                    if model else None),
+      warm_start=_warm_start(model.uri) if model else None,
       not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [],
       baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
@@ -232,6 +236,12 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       baseline_mae=baseline_mae(evaluation.uri) if evaluation else None,
       split_report=split_report,
       gbm_baseline=read_result(gbm.uri) if gbm else None)
+
+
+def _warm_start(model_uri: str) -> Optional[str]:
+  """'warm start: initialised every weight from ...' as the Trainer recorded it, or None."""
+  outcome = warm_start.read_outcome(path_utils.serving_model_path(model_uri))
+  return None if outcome is None else f'warm start: {outcome.message}'
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:

@@ -132,13 +132,19 @@ def test_evaluation_windows_come_from_the_newest_span_only(two_spans):
 
 
 def test_the_second_run_warm_starts_from_the_first_blessed_model(two_spans):
-  _, [(first, _), _], store = two_spans
+  _, [(first, _), (second, _)], store = two_spans
   assert first.blessed is True
   trainer_inputs = _inputs(store, 'Trainer')
   assert 'base_model' not in trainer_inputs[0]
   [base_model] = trainer_inputs[1]['base_model']
   [first_model] = _outputs(store, 'Trainer', 'model')[0]
   assert base_model.id == first_model.id
+  # Each run's summary says how its training began.
+  assert first.warm_start.startswith('warm start: no base model')
+  assert second.warm_start.startswith('warm start: initialised ')
+  assert f'from the base model {os.path.join(base_model.uri, "Format-Serving")}' in (
+      second.warm_start)
+  assert f'  training:    {second.warm_start}' in second.format('root').splitlines()
 
 
 def test_the_served_model_changes_only_when_blessed(two_spans):

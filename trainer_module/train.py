@@ -197,22 +197,25 @@ def shared_shuffle_seed(model_run_dir: str) -> int:
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
                 training: TrainingConfig, fn_args: FnArgs, strategy: tf.distribute.Strategy,
-                spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> None:
+                spec: DatasetSpec, transform_output: tft.TFTransformOutput
+                ) -> warm_start.Outcome:
   """Warm-starts from the base model, unless a backup will resume an interrupted run
-  or the training config turns warm starts off."""
+  or the training config turns warm starts off; returns how training begins."""
   backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
   if tf.io.gfile.exists(backup):
     logging.info('Resuming an interrupted run from its backup in %s (BackupAndRestore); '
                  'no warm start.', backup)
-    return
+    return warm_start.Outcome(False, f'resumed an interrupted run from its backup in '
+                              f'{backup}')
   if not training.warm_start:
     logging.info('Training from scratch: warm_start is off in the training config.')
-    return
-  warm_start.restore(model, layout, config, fn_args.base_model,
-                     _checkpoint_options(distribution.save_options(strategy)),
-                     run_vocabularies=vocabularies.of_model(
-                         transform_output.transform_savedmodel_dir),
-                     table_vocabularies=window_inputs.table_vocabularies(spec))
+    return warm_start.Outcome(False, 'trained from scratch: warm_start is off in the '
+                              'training config')
+  return warm_start.restore(model, layout, config, fn_args.base_model,
+                            _checkpoint_options(distribution.save_options(strategy)),
+                            run_vocabularies=vocabularies.of_model(
+                                transform_output.transform_savedmodel_dir),
+                            table_vocabularies=window_inputs.table_vocabularies(spec))
 
 
 class NonFiniteLossError(RuntimeError):
@@ -337,14 +340,16 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
 
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
             spec: DatasetSpec, transform_output: tft.TFTransformOutput, fn_args: FnArgs,
-            strategy: tf.distribute.Strategy,
-            calibration: Optional[Dict[str, object]]) -> None:
-  """Writes the SavedModel and the warm-start checkpoint (scratch copies off the chief)."""
+            strategy: tf.distribute.Strategy, calibration: Optional[Dict[str, object]],
+            started: warm_start.Outcome) -> None:
+  """Writes the SavedModel, the warm-start checkpoint and how training `started`
+  (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
   export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
                     calibration)
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
+  warm_start.write_outcome(path, started)
   if path != fn_args.serving_model_dir:
     tf.io.gfile.rmtree(path)
   else:
@@ -408,12 +413,14 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                                   distribution.is_tpu(strategy))
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
-    _initialise(model, layout, config, training, fn_args, strategy, spec, transform_output)
+    started = _initialise(model, layout, config, training, fn_args, strategy, spec,
+                          transform_output)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
   calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
                  if training.calibrate_intervals else None)
-  _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration)
+  _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,
+          started)
   if workers > 1:
     _wait_for_every_worker(strategy)
 

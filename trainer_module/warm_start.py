@@ -35,6 +35,8 @@ from trainer_module.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
 WARM_START_DIR = os.path.join('assets.extra', 'warm_start')
+# How the exported model's training began, for the run summary (`write_outcome`).
+OUTCOME_FILE = os.path.join('assets.extra', 'warm_start_outcome.json')
 _WEIGHTS_PREFIX = 'weights'
 ARCHITECTURE_FILE = 'architecture.json'
 
@@ -105,12 +107,48 @@ def recorded_architecture(model_dir: str) -> Optional[Dict[str, Any]]:
     return json.load(f)
 
 
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+  """How a model's training began: from a base model's weights (true) or not, and a
+  sentence saying which and why."""
+  restored: bool
+  message: str
+
+  def __bool__(self) -> bool:
+    return self.restored
+
+
+def _fresh(base_model: str, why: str) -> Outcome:
+  """Logs and returns why `base_model` could not warm-start this model."""
+  message = (f'not possible from {base_model}: {why}; training from a fresh '
+             'initialisation')
+  logging.warning('Warm start: %s.', message)
+  return Outcome(False, message)
+
+
+def write_outcome(model_dir: str, outcome: Outcome) -> None:
+  """Records `outcome` in an exported model's directory."""
+  path = os.path.join(model_dir, OUTCOME_FILE)
+  tf.io.gfile.makedirs(os.path.dirname(path))
+  with tf.io.gfile.GFile(path, 'w') as f:
+    json.dump(dataclasses.asdict(outcome), f)
+
+
+def read_outcome(model_dir: str) -> Optional[Outcome]:
+  """The outcome an exported model recorded, or None (exported before it was recorded)."""
+  path = os.path.join(model_dir, OUTCOME_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return Outcome(**json.load(f))
+
+
 def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
             base_model: Optional[str],
             options: Optional[tf.train.CheckpointOptions] = None,
             run_vocabularies: Optional[Mapping[str, Sequence[bytes]]] = None,
             table_vocabularies: Optional[Mapping[str, Sequence[Optional[str]]]] = None
-            ) -> bool:
+            ) -> Outcome:
   """Loads the base model's weights into `model` if the architecture matches.
 
   Args:
@@ -129,17 +167,17 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
       parts), tables of the same size are taken row by row, by id.
 
   Returns:
-    Whether the model now holds the base model's weights. Logs the outcome either way.
+    Whether the model now holds the base model's weights (true) or not, and why. Logs it
+    either way.
   """
   if not base_model:
     logging.info('Warm start: no base model; training from a fresh initialisation.')
-    return False
+    return Outcome(False, 'no base model (no model blessed before); training from a fresh '
+                   'initialisation')
   base = recorded_architecture(base_model)
   if base is None:
-    logging.warning('Warm start: not possible from %s: it has no %s (it was exported '
-                    'before warm-start checkpoints existed, or by another trainer); '
-                    'training from a fresh initialisation.', base_model, WARM_START_DIR)
-    return False
+    return _fresh(base_model, f'it has no {WARM_START_DIR} (it was exported before '
+                  'warm-start checkpoints existed, or by another trainer)')
   # Exported before these options existed.
   base.setdefault('target_location', 'mean')
   base.setdefault('history_highway', False)
@@ -150,22 +188,15 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
   if run_vocabularies is not None and table_vocabularies is not None:
     unmatched = _unmatched_tables(table_vocabularies, base_model)
     if unmatched:
-      logging.warning('Warm start: not possible from %s: %s; training from a fresh '
-                      'initialisation.', base_model, unmatched)
-      return False
+      return _fresh(base_model, unmatched)
     moves = _row_moves(run_vocabularies, vocabularies.of_model(base_model), table_vocabularies)
     if moves is None:
-      logging.warning('Warm start: not possible from %s: it lacks a vocabulary file to match '
-                      'its embedding rows by value; training from a fresh initialisation.',
-                      base_model)
-      return False
+      return _fresh(base_model, 'it lacks a vocabulary file to match its embedding rows by '
+                    'value')
   differences = _differences(*((_table_counts(base), _table_counts(current)) if moves
                                else (base, current)))
   if differences:
-    logging.warning('Warm start: not possible from %s: the architecture differs (%s); '
-                    'training from a fresh initialisation.', base_model,
-                    '; '.join(differences))
-    return False
+    return _fresh(base_model, f'the architecture differs ({"; ".join(differences)})')
   fresh = model.get_weights()
   try:
     status = weights_checkpoint(model, without=moves).read(checkpoint_path(base_model),
@@ -177,17 +208,16 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     _move_rows(model, moves, checkpoint_path(base_model))
   except (AssertionError, ValueError, KeyError, tf.errors.OpError) as error:
     model.set_weights(fresh)
-    logging.warning('Warm start: not possible from %s: its weights do not fit this model '
-                    '(%s: %s); training from a fresh initialisation.', base_model,
-                    type(error).__name__, str(error).split('\n', 1)[0])
-    return False
+    return _fresh(base_model, f'its weights do not fit this model ({type(error).__name__}: '
+                  f'{str(error).split(chr(10), 1)[0]})')
   if moves:
     matched = '; '.join(sorted({_describe_move(*move) for move in moves.values()}))
-    logging.info('Warm start: initialised from the base model %s, its embedding rows matched '
-                 'by value (%s; new values keep fresh rows).', base_model, matched)
+    message = (f'initialised from the base model {base_model}, its embedding rows matched by '
+               f'value ({matched}; new values keep fresh rows)')
   else:
-    logging.info('Warm start: initialised every weight from the base model %s.', base_model)
-  return True
+    message = f'initialised every weight from the base model {base_model}'
+  logging.info('Warm start: %s.', message)
+  return Outcome(True, message)
 
 
 def _unmatched_tables(table_vocabularies: Mapping[str, Sequence[Optional[str]]],

@@ -83,18 +83,24 @@ def base(tiny, resumed_run, kit):
   return kit.warm_start_base(tiny, resumed_run.fn_args)
 
 
-def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, caplog):
+def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, caplog, tmp_path):
   wider = dataclasses.replace(base.config, hidden_size=2 * base.config.hidden_size)
   model = build_tft_model(base.layout, wider)
   fresh = model.get_weights()
 
   with caplog.at_level(logging.INFO):
-    assert not warm_start.restore(model, base.layout, wider, base.path)
+    outcome = warm_start.restore(model, base.layout, wider, base.path)
+  assert not outcome
 
   for got, want in zip(model.get_weights(), fresh):
     np.testing.assert_array_equal(got, want)
   assert any('architecture differs' in m and 'hidden_size: base 8 vs now 16' in m
              for m in caplog.messages)
+  # The same sentence travels with the exported model, for the run summary.
+  assert outcome.message.startswith(f'not possible from {base.path}: the architecture differs')
+  warm_start.write_outcome(str(tmp_path), outcome)
+  assert warm_start.read_outcome(str(tmp_path)) == outcome
+  assert warm_start.read_outcome(str(tmp_path / 'older')) is None
 
 
 @pytest.mark.parametrize('option, other_value', [
