@@ -48,11 +48,11 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components import artifact_json, csv_chunks, record_chunks, span_files
+from schema import forecast_starts
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.frequency import off_grid_hint
-from schema import forecast_starts
 from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
                                last_steps, names_utc_offset, parse_timestamp)
 

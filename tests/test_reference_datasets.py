@@ -61,7 +61,10 @@ def test_etth1_with_standard_borders(tmp_path_factory, run_pipeline):
   assert summary.pushed_to
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
   assert rows == {'train': 8640, 'eval': 2880, 'test': 2880, 'after_end': 17420 - 14400,
-                  'spans': [0], 'files': [os.path.join(config.data_root, 'ETTh1.csv')]}
+                  'spans': [0], 'files': [os.path.join(config.data_root, 'ETTh1.csv')],
+                  'boundaries': {'eval_start': '2017-06-26 00:00:00',
+                                 'test_start': '2017-10-24 00:00:00',
+                                 'end': '2018-02-21 00:00:00'}}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   # Forecasts start every 24 h and must fit inside their split.
   assert windows['windows'] == {'train': 8640 - 168 - 24 + 1, 'eval': 120, 'test': 120}
@@ -76,7 +79,8 @@ def test_stallion_with_its_350_series(tmp_path_factory, run_pipeline):
   assert summary.metrics['example_count'] == 350
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
   assert rows == {'train': 350 * 54, 'eval': 350 * 6, 'after_end': 0, 'spans': [0],
-                  'files': [os.path.join(config.data_root, 'stallion.csv')]}
+                  'files': [os.path.join(config.data_root, 'stallion.csv')],
+                  'boundaries': {'eval_start': '2017-07-01 00:00:00'}}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   assert windows['series'] == 350
   assert windows['windows'] == {'train': 350 * (54 - 18 + 1), 'eval': 350}
