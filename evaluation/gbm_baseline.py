@@ -221,10 +221,13 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
   train_rows, eval_rows = table(train, spec), table(evaluation, spec)
   models = [fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads)
             for q in quantiles]
-  factors = (interval_calibration.fit(forecast(models, eval_rows, spec.horizon),
-                                      evaluation.label, quantiles) if calibrate else {})
-  forecasts = served(forecast(models, table(scored, spec), spec.horizon), quantiles, factors,
-                     spec.forecast_floor)
+  eval_forecasts = forecast(models, eval_rows, spec.horizon)
+  factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
+             if calibrate else {})
+  # Scored on the eval windows (the default), their forecasts serve twice.
+  scored_forecasts = (eval_forecasts if scored is evaluation
+                      else forecast(models, table(scored, spec), spec.horizon))
+  forecasts = served(scored_forecasts, quantiles, factors, spec.forecast_floor)
   median = export.median_index(quantiles)
   point = forecasts[..., median]
   importance = models[median].feature_importance(importance_type='gain')

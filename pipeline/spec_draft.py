@@ -558,8 +558,7 @@ def _constant_series_finding(table: pd.DataFrame, numbers: pd.Series, target: st
   constant = distinct[distinct <= 1]
   if constant.empty:
     return None
-  line = _line(series == constant.index[0])
-  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
+  line, name = _first_row_of(table, key, series, constant.index[0])
   return (f"{_series_count(len(constant), 'has', 'have')} one '{target}' value in every "
           f'row, e.g. {name} (from line {line}), {table.loc[line, target]!r}: they are '
           'trained on and forecast like the others; leave them out of the data if they are '
@@ -575,14 +574,20 @@ def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
   ended = last[last <= last.max() - horizon]
   if ended.empty:
     return None
-  line = _line(series == ended.index[0])
-  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
+  line, name = _first_row_of(table, key, series, ended.index[0])
   return (f"{_series_count(len(ended), 'ends', 'end')} {horizon} or more steps before the "
           'newest rows '
           f'({_format_time(frequency.seconds_of(int(last.max())))}), e.g. {name} (from line '
           f'{line}) at {_format_time(frequency.seconds_of(int(ended.iloc[0])))}: the '
           "pipeline's forecasts start after the newest rows and list them as not forecast; "
           "tft-predict forecasts each series from its own last row")
+
+
+def _first_row_of(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
+                  series_id: int) -> Tuple[int, str]:
+  """The line of a series' first row and its key as a message names it ("shop 'A'")."""
+  line = _line(series == series_id)
+  return line, ', '.join(f'{c} {table.loc[line, c]!r}' for c in key)
 
 
 def _series_count(count: int, singular: str, plural: str) -> str:
@@ -596,8 +601,8 @@ def _short_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
   short = lengths[lengths < window]
   if short.empty:
     return None
-  line = _line(series == short.index[0])
-  name = ', '.join(f'{c} {table.loc[line, c]!r}' for c in key) or 'the series'
+  line, name = _first_row_of(table, key, series, short.index[0])
+  name = name or 'the series'
   return (f'{len(short)} series cannot fill one window of history and horizon ({window} '
           f'steps), so no window of theirs is trained on or scored: e.g. {name} (from line '
           f'{line}), {int(short.iloc[0])} steps; give them more rows, or a shorter '
