@@ -172,19 +172,17 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
   with tf.io.gfile.GFile(os.path.join(directory, REPORT_JSON), 'w') as f:
     json.dump({**report, 'series_forecast': series_forecast,
                'series_not_forecast': len(forecasts.not_forecast),
-               'commonest_reason_not_forecast': _commonest_reason(forecasts.not_forecast),
+               'reasons_not_forecast': reasons_by_kind(forecasts.not_forecast),
                'horizon': spec.horizon}, f, indent=2)
 
 
-def _commonest_reason(not_forecast: Sequence[NotForecast]) -> Optional[Dict[str, object]]:
-  """The kind of reason (the error's class) that stopped the most series: how many, and
-  the first of their messages; None if every series was forecast."""
+def reasons_by_kind(not_forecast: Sequence[NotForecast]) -> List[Dict[str, object]]:
+  """Per kind of reason (the error's class), commonest first: how many series it stopped
+  and the first of their messages; [] if every series was forecast."""
   kinds = collections.Counter(type(error) for _, error in not_forecast)
-  if not kinds:
-    return None
-  [(kind, count)] = kinds.most_common(1)
-  example = next(error for _, error in not_forecast if type(error) is kind)
-  return {'kind': kind.__name__, 'series': count, 'example': str(example)}
+  return [{'kind': kind.__name__, 'series': count,
+           'example': str(next(error for _, error in not_forecast if type(error) is kind))}
+          for kind, count in kinds.most_common()]
 
 
 def read_report(directory: str) -> Optional[Dict[str, object]]:

@@ -14,7 +14,8 @@ TFX's own ExampleGens split rows by hash, which leaks the future into training f
 series. This one keeps TFX's file handling (input patterns, spans, output format) and
 assigns each row to train / eval / test by its timestamp (see `schema.time_split`).
 It writes `split_report.json` into the output artifact with the row count of each split,
-the spans read and the files read (`FILES_READ`), where a later component's error about
+the spans read, the CSV columns the spec does not declare (left out), and the files read
+(`FILES_READ`), where a later component's error about
 rows finds them (`find_rows`) and the run's forecasts the UTC offset of each series'
 last time (`times_as_written`).
 
@@ -31,7 +32,8 @@ import datetime
 import itertools
 import json
 import os
-from typing import Any, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import (Any, Collection, Dict, Iterable, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple)
 
 import apache_beam as beam
 import numpy as np
@@ -62,6 +64,8 @@ AFTER_END = 'after_end'
 SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
 FILES_READ = 'files'  # in the split report: the input files whose rows the artifact holds
 BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, end) fell, UTC
+# In the split report: columns of the CSV files that the spec does not declare, left out.
+UNDECLARED_COLUMNS = 'undeclared_columns'
 _SHOWN_ROWS = 5  # places named by `find_rows`
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -133,6 +137,18 @@ def read_header(path: str, spec: DatasetSpec) -> List[str]:
     raise ValueError(f'{shown_path(path)}: columns {missing} are missing; dataset spec '
                      f"'{spec.name}' declares them. The file has {header}")
   return header
+
+
+def undeclared_columns(files: Iterable[str], spec: DatasetSpec) -> List[str]:
+  """The columns of the CSV files among `files` that the spec does not declare, in the
+  order first met; reading each header checks it holds every declared column
+  (`read_header`), so a missing one stops the run before any row is read."""
+  declared = {column.name for column in spec.columns}
+  found: Dict[str, None] = {}
+  for path in files:
+    if path.endswith('.csv'):
+      found.update((name, None) for name in read_header(path, spec) if name not in declared)
+  return list(found)
 
 
 def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train.Example:
@@ -454,13 +470,14 @@ def files_read(examples_uri: str) -> List[str]:
 
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
                        spans: List[int], files: List[str], spec: DatasetSpec,
-                       time_range: Tuple[int, int]) -> None:
-  """Rows per split, the spans and files read, and where each boundary fell in the data
-  (`BOUNDARIES`, UTC)."""
+                       time_range: Tuple[int, int], undeclared: Sequence[str] = ()) -> None:
+  """Rows per split, the spans and files read, where each boundary fell in the data
+  (`BOUNDARIES`, UTC), and the CSV columns left out (`UNDECLARED_COLUMNS`)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
   report[FILES_READ] = files
+  report[UNDECLARED_COLUMNS] = list(undeclared)
   report[BOUNDARIES] = {name: format_time(resolve_boundary(getattr(split, name), time_range,
                                                            spec))
                         for name in ('eval_start', 'test_start', 'end')
@@ -521,6 +538,9 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     # Listed once: the files read are the files the split report names.
     files = {span: input_files(exec_properties, span_pattern) for span, span_pattern in older}
     newest = input_files(exec_properties, pattern)
+    # Their headers are checked before the Beam pipeline starts.
+    self._undeclared = undeclared_columns(
+        [path for span, _ in older for path in files[span]] + newest, spec)
     chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern, newest)
     time_range = beam.pvalue.AsSingleton(
         chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
@@ -544,7 +564,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
                                      self._spans_read,
                                      [path for span, _ in older for path in files[span]]
-                                     + newest, spec, time_range))
+                                     + newest, spec, time_range, self._undeclared))
     return {name: outputs[name] for name in split.split_names}
 
 
@@ -561,9 +581,6 @@ def _ReadRows(pipeline: beam.Pipeline, exec_properties: Dict[str, Any],
   listed already) as chunks of (epoch seconds, serialized typed tf.Examples)."""
   spec, _ = _unpack_custom_config(exec_properties)
   files = input_files(exec_properties, split_pattern) if files is None else files
-  for path in files:
-    if path.endswith('.csv'):
-      read_header(path, spec)  # fail before the pipeline starts when a column is missing
   return (pipeline | 'Files' >> beam.Create(files)
           | 'Rows' >> beam.FlatMap(read_chunks, spec)
           | 'Reshuffle' >> beam.Reshuffle())

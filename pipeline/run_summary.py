@@ -20,13 +20,14 @@ from components.gbm_baseline import BaselineEvaluation, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
 from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_READ,
-                                                read_split_report)
+                                                UNDECLARED_COLUMNS, read_split_report)
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from trainer_module import interval_calibration, warm_start
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
+_REASONS_SHOWN = 3  # kinds of reason a series was not forecast, commonest first
 
 
 @dataclasses.dataclass
@@ -79,6 +80,10 @@ class RunSummary:
     rows = self.rows_read()
     if rows:
       lines.append(f'  rows:        {rows}')
+    undeclared = (self.split_report or {}).get(UNDECLARED_COLUMNS)
+    if undeclared:
+      lines.append(f'    columns {undeclared} of the data are not in the spec, so the run left '
+                   'them out: declare them (docs/data.md) to train on them')
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
     lines.append('  eval metrics (original units, all eval windows):')
@@ -122,10 +127,12 @@ class RunSummary:
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
-        commonest = report.get('commonest_reason_not_forecast')
-        if commonest:
-          lines.append(f'    {commonest["series"]} of them for one reason, e.g. '
-                       f'{commonest["example"]}')
+        lines += [f'    {kind["series"]} for one reason, e.g. {kind["example"]}'
+                  for kind in report.get('reasons_not_forecast', [])[:_REASONS_SHOWN]]
+        more = report.get('reasons_not_forecast', [])[_REASONS_SHOWN:]
+        if more:
+          lines.append(f'    {sum(kind["series"] for kind in more)} more for {len(more)} '
+                       f'other reason{"s" if len(more) > 1 else ""}')
     return '\n'.join(lines)
 
 

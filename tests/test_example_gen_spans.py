@@ -15,10 +15,14 @@ from schema.time_split import TimeSplit
 
 def _ingest(tmp_path, train_spans,
             time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04')):
-  """Spans 1 (2 series x 2 days) and 4 (3 x 4 days), a gap between, ingested by one run;
-  returns the split report and the artifact's directory."""
+  """Spans 1 (2 series x 2 days, with a column the spec does not declare) and 4 (3 x 4
+  days), a gap between, ingested by one run; returns the split report and the artifact's
+  directory."""
   data = tmp_path / 'data'
-  default_data.generate(str(data / 'span-1' / 'rows.csv'), num_series=2, days=2, seed=1)
+  older = data / 'span-1' / 'rows.csv'
+  default_data.generate(str(older), num_series=2, days=2, seed=1)
+  older.write_text(''.join(f'{line},{"promo" if number == 0 else 1}\n' for number, line
+                           in enumerate(older.read_text().splitlines())))
   default_data.generate(str(data / 'span-4' / 'rows.csv'), num_series=3, days=4, seed=2)
   example_gen = TimeSeriesExampleGen(
       input_base=str(data), dataset_spec=SYNTHETIC, input_pattern='span-{SPAN}/*.csv',
@@ -41,7 +45,7 @@ def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   boundaries = {'eval_start': '2024-01-03 00:00:00', 'test_start': '2024-01-04 00:00:00'}
   assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4],
                     'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')],
-                    'boundaries': boundaries}
+                    'undeclared_columns': [], 'boundaries': boundaries}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
   # The same boundaries as the newest span's last steps (its last hour: 2024-01-04 23:00).
@@ -58,6 +62,7 @@ def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
   assert report == {'train': 144 + 96, 'eval': 72, 'test': 72, 'after_end': 0,
                     'spans': [1, 4], 'files': [str(tmp_path / 'data' / f'span-{span}' / 'rows.csv')
                                                for span in (1, 4)],
+                    'undeclared_columns': ['promo'],
                     'boundaries': {'eval_start': '2024-01-03 00:00:00',
                                    'test_start': '2024-01-04 00:00:00'}}
   train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(

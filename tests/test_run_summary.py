@@ -72,7 +72,7 @@ def test_the_formatted_summary_gives_the_reasons_under_blessed():
   assert lines[at + 2] == "    the last blessed model's eval MAE on the same windows: 2.6000"
 
 
-def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecast(tmp_path):
+def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_path):
   spec = get_dataset('synthetic').spec
   no_future = "the known columns ['price'] have no values for 24 of the 24 steps"
   header = ['station', 'timestamp', 'horizon_step', 'p10', 'p50', 'p90']
@@ -86,14 +86,29 @@ def test_the_summary_gives_the_commonest_kind_of_reason_a_series_was_not_forecas
       model_uri=None, forecasts_uri=str(tmp_path))
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 3 series, reasons in {tmp_path}/not_forecast.csv')
-  # Messages name their series; the kinds are counted.
-  assert lines[at + 1] == "    2 of them for one reason, e.g. series 'station_08' is new"
+  # Messages name their series; the kinds are counted, the commonest first.
+  assert lines[at + 1] == "    2 for one reason, e.g. series 'station_08' is new"
+  assert lines[at + 2] == f'    1 for one reason, e.g. {no_future}'
   assert lines[at - 1] == (f'  forecasts:   {tmp_path}/forecasts.csv (no series forecast: '
                            'the header only)')
   with open(tmp_path / forecasting.FORECASTS_CSV) as f:
     assert f.read() == ','.join(header) + '\n'
   with open(tmp_path / forecasting.NOT_FORECAST_CSV) as f:
     assert f.read().splitlines()[1] == f'station_00,{no_future}'
+
+  # Beyond three kinds, the others are counted together.
+  forecasts.not_forecast += [
+      (('station_10',), prediction.TimeGridError('a gap')),
+      (('station_11',), prediction.TooLittleHistoryError('too little history')),
+      (('station_12',), prediction.TooLittleHistoryError('too little history'))]
+  forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
+  lines = summary.format('/root').splitlines()
+  at = lines.index(f'  not forecast: 6 series, reasons in {tmp_path}/not_forecast.csv')
+  assert lines[at + 1:at + 5] == [
+      "    2 for one reason, e.g. series 'station_08' is new",
+      '    2 for one reason, e.g. too little history',
+      f'    1 for one reason, e.g. {no_future}',
+      '    1 more for 1 other reason']
 
 
 def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
@@ -112,6 +127,13 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
                                                      'end': '2024-06-30 00:00:00'})
   assert summary.rows_read() == ('train 1729 | eval 432 | after_end 5 (eval from 2024-03-14 '
                                  '00:00:00; end at 2024-06-30 00:00:00)')
+  # Columns of the data the spec does not declare are named under the rows.
+  assert 'not in the spec' not in summary.format('/root')
+  summary.split_report.update(undeclared_columns=['promo', 'note'])
+  lines = summary.format('/root').splitlines()
+  at = lines.index(f'  rows:        {summary.rows_read()}')
+  assert lines[at + 1] == ("    columns ['promo', 'note'] of the data are not in the spec, so "
+                           'the run left them out: declare them (docs/data.md) to train on them')
 
 
 def _with_gbm(model_mae: float, gbm_mae: float) -> run_summary.RunSummary:

@@ -58,6 +58,20 @@ def test_missing_declared_column_names_the_file_and_the_column(tmp_path):
     gen.read_header(str(path), SYNTHETIC)
 
 
+def test_columns_the_spec_does_not_declare_are_listed_once_in_the_order_met(tmp_path):
+  first, second = tmp_path / 'a.csv', tmp_path / 'b.csv'
+  first.write_text(','.join([*ROW, 'promo']) + '\n')
+  second.write_text(','.join(['note', *ROW, 'promo']) + '\n')
+  records = tmp_path / 'c.tfrecord'  # not a CSV: its features are not read here
+  records.write_bytes(b'')
+  files = [str(first), str(second), str(records)]
+  assert gen.undeclared_columns(files, SYNTHETIC) == ['promo', 'note']
+  assert gen.undeclared_columns(files[:1], SYNTHETIC) == ['promo']
+  second.write_text('station,timestamp,load\n')  # and the headers are checked
+  with pytest.raises(ValueError, match=r"b.csv: columns \['region'"):
+    gen.undeclared_columns(files, SYNTHETIC)
+
+
 def test_a_header_that_repeats_a_name_is_an_error(tmp_path):
   path = tmp_path / 'data.csv'
   path.write_text(','.join(ROW) + ',load\n' + ','.join(ROW.values()) + ',4\n')
