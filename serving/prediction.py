@@ -37,6 +37,7 @@ from trainer_module import export
 HORIZON_STEP = 'horizon_step'
 REASON = 'reason'  # why a series is not forecast, beside its key columns
 _BATCH_SIZE = 256
+_SERIES_NAMED = 10  # series a message lists by name
 
 
 class PredictionInputError(ValueError):
@@ -122,6 +123,7 @@ class SeriesWindow:
     key_values: the values of the key columns.
     horizon_times: the H forecast steps' times as the forecast rows give them: in the UTC
       offset their rows name, if any (`format_time_as_given`).
+    forecast_start: the first forecast step, in epoch seconds.
     example: the raw window example.
     categories: (column, value, line, source) of each categorical value the window uses,
       at the first row that holds it (`InputRow`'s line and source).
@@ -129,6 +131,7 @@ class SeriesWindow:
   key: str
   key_values: Tuple[str, ...]
   horizon_times: Tuple[str, ...]
+  forecast_start: int
   example: tf.train.Example
   categories: Tuple[Tuple[str, str, Optional[int], str], ...] = ()
 
@@ -506,6 +509,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
       key=key, key_values=key_values,
       horizon_times=tuple(format_time_as_given(row.seconds, row.values[spec.time_column])
                           for row in window_rows[spec.encoder_steps:]),
+      forecast_start=window_rows[spec.encoder_steps].seconds,
       example=tf.train.Example(features=tf.train.Features(feature=features)),
       categories=tuple((name, value, *row) for (name, value), row in categories.items()))
 
@@ -562,10 +566,44 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   return notes
 
 
+def early_forecasts(windows: Sequence[SeriesWindow], spec: DatasetSpec) -> Optional[str]:
+  """A note naming the series whose forecast ends before the newest window's begins: their
+  rows end a horizon or more before the others', so they are forecast into the others'
+  past (the pipeline's run leaves such series out); None if there are none."""
+  if not windows:
+    return None
+  newest = max(window.forecast_start for window in windows)
+  early = [(window.key, window.forecast_start) for window in windows
+           if spec.frequency.step_of(newest) - spec.frequency.step_of(window.forecast_start)
+           >= spec.horizon]
+  if not early:
+    return None
+  key, start = early[0]
+  behind = spec.frequency.step_of(newest) - spec.frequency.step_of(start)
+  if len(early) == 1:
+    return (f"series '{key}' is forecast from {format_time(start)}, {behind} steps before the "
+            f'newest forecasts begin ({format_time(newest)}): its rows end early, so the whole '
+            'forecast lies in the past of the others; give its recent rows for a forecast '
+            'from now, or ignore this for a backtest')
+  return (f'{len(early)} series are forecast a horizon or more before the newest forecasts '
+          f"begin ({format_time(newest)}), e.g. '{key}' from {format_time(start)}, {behind} "
+          'steps before: their rows end early, so their whole forecasts lie in the past of '
+          'the others; give their recent rows for a forecast from now, or ignore this for a '
+          'backtest')
+
+
+def _series_list(keys: Sequence[str]) -> str:
+  """The series a message names: `series ['a', 'b'] are`, or beyond ten
+  `12 series (['a', ..., 'j'] ...) are`."""
+  if len(keys) <= _SERIES_NAMED:
+    return f'series {list(keys)} {"is" if len(keys) == 1 else "are"}'
+  return f'{len(keys)} series ({list(keys[:_SERIES_NAMED])} ...) are'
+
+
 def _unknown_series_error(unknown: Sequence[str], known: int,
                           model_dir: str) -> UnknownSeriesError:
   return UnknownSeriesError(
-      f'series {list(unknown[:10])}{" ..." if len(unknown) > 10 else ""} are not among the '
+      f'{_series_list(unknown)} not among the '
       f'{known} series the model in {model_dir} was trained on; check the key columns, or '
       "forecast them with the model's out-of-vocabulary series embedding "
       '(--allow-unknown-series), or retrain with their history')
@@ -626,19 +664,22 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
     warn(f'{future_path}: {unused}')
   series = read_series(csv_path, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
-  if not allow_unknown_series:  # first, as the run's forecasts: no other reason matters
-    vocabulary = published_models.series_vocabulary(model_dir)
-    unknown = [key_values for key_values in series
-               if series_key(key_values, spec) not in vocabulary]
-    if unknown:
-      error = _unknown_series_error([series_key(key_values, spec) for key_values in unknown],
-                                    len(vocabulary), model_dir)
-      if not skip_bad_series:
-        raise type(error)(f'{csv_path}: {error}')
-      warn(f'{csv_path}: not forecast: {error}')
-      for key_values in unknown:
-        left_out(key_values, f"series '{series_key(key_values, spec)}' is not among the "
-                 f'{len(vocabulary)} series the model was trained on', warned=True)
+  vocabulary = published_models.series_vocabulary(model_dir)
+  unknown = [key_values for key_values in series
+             if series_key(key_values, spec) not in vocabulary]
+  unknown_keys = [series_key(key_values, spec) for key_values in unknown]
+  if unknown and allow_unknown_series:
+    warn(f'{csv_path}: {_series_list(unknown_keys)} not among the {len(vocabulary)} series '
+         "the model was trained on: forecast with the model's out-of-vocabulary series "
+         'embedding (as one series never seen), from the rows given')
+  elif unknown:  # first, as the run's forecasts: no other reason matters
+    error = _unknown_series_error(unknown_keys, len(vocabulary), model_dir)
+    if not skip_bad_series:
+      raise type(error)(f'{csv_path}: {error}')
+    warn(f'{csv_path}: not forecast: {error}')
+    for key_values, key in zip(unknown, unknown_keys):
+      left_out(key_values, f"series '{key}' is not among the {len(vocabulary)} series the "
+               'model was trained on', warned=True)
   windows = []
   for key_values, rows in series.items():
     if key_values in gone:  # its future rows could not be read, or it is unknown
@@ -658,6 +699,9 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   if not windows:
     raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
                                'above say why for each')
+  early = early_forecasts(windows, spec)
+  if early:
+    warn(f'{csv_path}: {early}')
   for note in unseen_categories(windows, model_dir, spec, input_name=csv_path):
     warn(note)
   return forecast_rows(model_dir, windows, spec)

@@ -264,7 +264,7 @@ def _empty_known_value(rows):
     (_rows_after_horizon, prediction.RowsAfterHorizonError,
      r"'station_01' has 6 rows after its last 'load' value .*, 2 more than the 4 horizon rows"),
     (_unknown_series, prediction.UnknownSeriesError,
-     r"in.csv: series \['station_99'\] are not among the 2"),
+     r"in.csv: series \['station_99'\] is not among the 2"),
     (_off_grid, prediction.TimeGridError, r"'station_00', line 12: .* not on the model's hourly"),
     (_gap, prediction.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
     (_duplicate, prediction.TimeGridError,
@@ -282,11 +282,38 @@ def test_bad_input_gets_its_own_error(exported, good_rows, tmp_path, mutate, err
 def test_unknown_series_are_forecast_when_allowed(exported, good_rows, tmp_path):
   path = _write_csv(_unknown_series(good_rows), tmp_path / 'in.csv')
 
-  rows = prediction.predict(exported.serving_dir, path, allow_unknown_series=True)
+  notes = []
+  rows = prediction.predict(exported.serving_dir, path, allow_unknown_series=True,
+                            warn=notes.append)
 
   unknown = [row for row in rows if row['station'] == 'station_99']
   assert len(unknown) == 4
   assert all(np.isfinite(row['p50']) for row in unknown)
+  # Named all the same: a misspelt key would otherwise be forecast as a new series.
+  assert notes == [f"{path}: series ['station_99'] is not among the 2 series the model was "
+                   "trained on: forecast with the model's out-of-vocabulary series "
+                   'embedding (as one series never seen), from the rows given']
+
+
+@pytest.mark.parametrize('steps_earlier, warned', [(4, True), (3, False)])
+def test_a_series_forecast_into_the_others_past_is_named(tiny, exported, first_eval_windows,
+                                                         tmp_path, steps_earlier, warned):
+  spec = tiny.spec
+  start, _ = first_eval_windows['station_00']
+  early = start - HOUR * steps_earlier  # the horizon is 4 steps
+  rows = (_csv_rows(tiny, 'station_00', start, spec.encoder_steps, spec.horizon)
+          + _csv_rows(tiny, 'station_01', early, spec.encoder_steps, spec.horizon))
+  path = _write_csv(rows, tmp_path / 'in.csv')
+  notes = []
+
+  forecasts = prediction.predict(exported.serving_dir, path, warn=notes.append)
+
+  assert forecasts[-spec.horizon]['timestamp'] == _time(early)  # forecast all the same
+  assert notes == ([f"{path}: series 'station_01' is forecast from {_time(early)}, 4 steps "
+                    f'before the newest forecasts begin ({_time(start)}): its rows end early, '
+                    'so the whole forecast lies in the past of the others; give its recent '
+                    'rows for a forecast from now, or ignore this for a backtest']
+                   if warned else [])
 
 
 def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, good_rows,
@@ -313,7 +340,7 @@ def _not_a_number(rows):
 @pytest.mark.parametrize('mutate, message', [
     (_short_history, "series 'station_01' has 11 rows with a 'load' value"),
     (_not_a_number, r"series 'station_01': .*in.csv, line \d+: column 'price'"),
-    (_unknown_series, r"series \['station_99'\] are not among the 2 series"),
+    (_unknown_series, r"series \['station_99'\] is not among the 2 series"),
 ])
 def test_with_skip_bad_series_the_other_series_are_forecast(exported, good_rows, predicted,
                                                             tmp_path, mutate, message):
