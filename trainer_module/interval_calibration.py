@@ -41,6 +41,9 @@ _MIN_WIDTH = 1e-6
 # actual stays inside after float32 rounding: the served band, and metrics computed on
 # other batches (other kernels), would otherwise disagree on it.
 _ROUNDING_MARGIN = 1e-3
+# Fewer eval windows than this beyond an end (a share q of them, for the band's lower
+# quantile q) and `describe` says that the factors rest on few forecasts.
+_FEW_BEYOND_AN_END = 10
 # The factors of each band, as `fit` gives them: {'0.1:0.9': {'lower': w_lo, 'upper': w_hi}}.
 BandFactors = Mapping[str, Mapping[str, float]]
 
@@ -144,10 +147,29 @@ def describe(report: Dict[str, object]) -> str:
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
                  f'after calibration (its lower end moved {_moved(lower)} of its width, its '
                  f'upper end {_moved(upper)})')
+  few = _few_windows(report)
+  if few:
+    parts.append(few)
   if report.get('eval_out_of_order'):
     parts.append(f"the quantiles were out of order at {100 * report['eval_out_of_order']:.1f}% "
                  'of the eval steps (the model\'s or after calibration), served in order')
   return '; '.join(parts)
+
+
+def _few_windows(report: Mapping[str, object]) -> str:
+  """A note when the outermost band's ends rest on few eval windows (those expected
+  beyond an end), or ''. The steps of one window are forecast together and miss together,
+  so the windows, not the steps, count."""
+  windows = report.get('eval_windows')
+  tails = [float(band.split(':')[0]) for band in report['factors']]
+  if not windows or not tails:
+    return ''
+  beyond = windows * min(tails)
+  if beyond >= _FEW_BEYOND_AN_END:
+    return ''
+  return (f'calibrated on {windows} eval windows, so each end of P{100 * min(tails):g}-'
+          f'P{100 - 100 * min(tails):g} rests on about {beyond:.1f} of them: the factors may '
+          'not hold on new data; a longer eval period (or more series) gives steadier ones')
 
 
 def _moved(factor: float) -> str:

@@ -135,6 +135,22 @@ def test_the_report_is_read_back_and_described(tmp_path):
       'or after calibration), served in order')
 
 
+def test_a_band_calibrated_on_few_eval_windows_is_described_with_a_note():
+  report = {'factors': {'0.1:0.9': {'lower': 0.1, 'upper': 5.2}}, 'eval_windows': 43,
+            'eval_coverage_before': {'0.1:0.9': 0.5}, 'eval_coverage_after': {'0.1:0.9': 0.8}}
+  assert calibration.describe(report).endswith(
+      'its upper end out by 5.200); calibrated on 43 eval windows, so each end of P10-P90 '
+      'rests on about 4.3 of them: the factors may not hold on new data; a longer eval '
+      'period (or more series) gives steadier ones')
+  assert 'rests on' not in calibration.describe({**report, 'eval_windows': 100})
+  # The outermost band counts: P2-P98 leaves fewer windows beyond its ends.
+  report['factors']['0.02:0.98'] = {'lower': 0.0, 'upper': 0.0}
+  for name in ('eval_coverage_before', 'eval_coverage_after'):
+    report[name]['0.02:0.98'] = 0.96
+  assert 'each end of P2-P98 rests on about 2.0 of them' in calibration.describe(
+      {**report, 'eval_windows': 100})
+
+
 def test_the_share_out_of_order_counts_steps_with_any_decrease():
   forecasts = np.array([[[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]],
                         [[1.0, 0.0, 2.0], [1.0, 1.0, 1.0]]])  # [N=2, H=2, Q=3]
