@@ -47,7 +47,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                       'text or integer columns that, with the time, identify every row)')
   parser.add_argument('--output', help='the spec file to write (default: '
                       '<name>.yaml in the current directory); the schema goes next to it')
-  parser.add_argument('--name', help='the data set name (default: from the file name)')
+  parser.add_argument('--name', help='the data set name, which names its pipeline and run '
+                      'directory (default: from the file name); give the old one to retrain '
+                      'a pipeline from a newer file')
   parser.add_argument('--horizon', type=int, help='forecast length H in steps (default: '
                       'by frequency, e.g. a day of hourly steps)')
   parser.add_argument('--encoder-steps', type=int, help='history length E in steps '

@@ -176,6 +176,23 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
           'reads them all')
 
 
+def _first_run_note(output_root: str, name: str) -> Optional[str]:
+  """A note when data set `name` has no run under `output_root` and other data sets do:
+  a renamed spec (init names a data set after its file) starts a new pipeline, without
+  the last blessed model to start from and compare with."""
+  if os.path.exists(os.path.join(output_root, name, 'metadata.sqlite')):
+    return None
+  others = sorted(entry for entry in (os.listdir(output_root) if os.path.isdir(output_root)
+                                      else [])
+                  if os.path.isfile(os.path.join(output_root, entry, 'metadata.sqlite')))
+  if not others:
+    return None
+  return (f"[pipeline] '{name}' has no earlier run in {output_root}, which holds "
+          f"{', '.join(others)}: this run starts a new pipeline, trained from scratch with no "
+          "last blessed model to compare with; to retrain one of those on new data, give its "
+          "name (the spec's name:)")
+
+
 def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
                  output_dir: str) -> Optional[str]:
   """The curated schema file the run uses (`curated_schema.schema_for_run`); ValueError
@@ -245,6 +262,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if unused:
       print(f'warning: --future: {unused}', file=sys.stderr)
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
+  first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name)
+  if first_run:
+    print(first_run)
   input_path = _input_path(args, dataset)
   data_root = _data_dir(input_path, output_dir)
   pipeline_name = f'tft-{spec.name}'

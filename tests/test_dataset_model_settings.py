@@ -179,6 +179,22 @@ def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(
     local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
 
 
+def test_a_first_run_beside_other_pipelines_says_it_starts_a_new_one(tmp_path):
+  first_run = local_runner._first_run_note  # pylint: disable=protected-access
+  runs = tmp_path / 'runs'
+  assert first_run(str(runs), 'sales_v3') is None  # no output directory yet
+  for name in ('sales', 'benchmarks', 'sales_v3'):
+    (runs / name).mkdir(parents=True)
+  (runs / 'sales' / 'metadata.sqlite').write_text('')
+  assert first_run(str(runs), 'sales_v3') == (
+      f"[pipeline] 'sales_v3' has no earlier run in {runs}, which holds sales: this run "
+      'starts a new pipeline, trained from scratch with no last blessed model to compare '
+      "with; to retrain one of those on new data, give its name (the spec's name:)")
+  assert first_run(str(runs), 'sales') is None  # a pipeline that ran before
+  (runs / 'sales' / 'metadata.sqlite').unlink()
+  assert first_run(str(runs), 'sales_v3') is None  # the first pipeline of all
+
+
 def test_a_stopped_run_names_the_error_without_the_beam_steps_beam_appended():
   error = ValueError("series 'a' has more than one row at 2024-01-05 02:00 [while running "
                      "'Cut'] [while running 'Windows']")
