@@ -6,8 +6,10 @@ evaluation windows, through its serving signature and so its own Transform
 new statistics are read as the baseline would read them in serving. What it cannot read
 is a window of another shape: another time grid, history or horizon, a column it reads
 gone or declared with another role or type, or missing values in a column it was
-trained without them. A baseline that serves no median has no MAE to compare. The
-scoped Evaluator leaves such a baseline out and says why (`components.scoped_evaluator`).
+trained without them. A baseline that serves no median has no MAE to compare, and one
+trained on rows of this run's eval period (the eval start moved back) would be scored on
+windows it learned (`trainer_module.training_period`). The scoped Evaluator leaves such a
+baseline out and says why (`components.scoped_evaluator`).
 """
 
 import os
@@ -18,7 +20,7 @@ from google.protobuf import message
 from tensorflow.core.protobuf import saved_model_pb2
 
 from schema.dataset_spec import DatasetSpec
-from trainer_module import export
+from trainer_module import export, training_period
 
 MEDIAN_FORECAST = export.quantile_key(0.5)
 
@@ -38,6 +40,10 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
   unreadable = _unreadable(candidate, baseline)
   if unreadable:
     return f'the dataset spec changed ({"; ".join(unreadable)}), so it cannot read the windows'
+  learned = training_period.trained_on_eval_rows(
+      baseline_dir, training_period.trained_before(candidate_dir))
+  if learned:
+    return learned
   try:
     outputs = _serving_outputs(baseline_dir)
   except (tf.errors.OpError, message.DecodeError) as error:

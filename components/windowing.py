@@ -17,7 +17,8 @@ ExampleGen read (`time_series_example_gen.find_rows`).
 `window_report.json` in the output artifact counts series, rows, windows per split,
 training segments and windows skipped, by reason, and gives the most steps one series
 spans in all and in each split (`longest_*`), which the errors for a split without
-windows quote.
+windows quote, and where ExampleGen placed the eval start (`EVAL_START`), which the
+Trainer records with the model (`trainer_module.training_period`).
 
 With several spans (ExampleGen's `train_spans`), older spans' rows arrive in the training
 split and are windowed with the newest span's, so windows may reach back across span
@@ -46,6 +47,9 @@ from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
 
 WINDOW_REPORT_FILE = 'window_report.json'
+# In the window report: the eval split's first time (UTC), as ExampleGen placed it; every
+# training window lies before it.
+EVAL_START = 'eval_start'
 _FILE_PREFIX = 'windows'
 
 
@@ -153,11 +157,20 @@ def training_window_count(windows_uri: str) -> int:
   return report['windows'][TRAINING_SPLIT]
 
 
+def eval_start_of(windows_uri: str) -> Optional[str]:
+  """The eval start (UTC) a Windowing output's report gives; None for a report written
+  before it did."""
+  return (artifact_json.read_json(windows_uri, WINDOW_REPORT_FILE) or {}).get(EVAL_START)
+
+
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
-                        spec: DatasetSpec) -> None:
-  """Writes the counts of every series (`window_builder.sum_counts`) to `path`; raises
-  ValueError naming the longest spans when a split has no windows."""
+                        spec: DatasetSpec, eval_start: Optional[str] = None) -> None:
+  """Writes the counts of every series (`window_builder.sum_counts`), and the eval start
+  if known, to `path`; raises ValueError naming the longest spans when a split has no
+  windows."""
   report = {'windows': {split: counts.get(f'windows_{split}', 0) for split in splits}}
+  if eval_start is not None:
+    report[EVAL_START] = eval_start
   report.update({name: value for name, value in sorted(counts.items())
                  if not name.startswith('windows_') or 'skipped' in name})
   logging.info('Windowing report: %s', report)
@@ -209,6 +222,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       raise ValueError(f'strides or sample rates given for splits {unknown}, but the '
                        f'examples have splits {splits}')
     strides = {split: strides.get(split, 1) for split in splits}
+    eval_start = (example_gen.read_split_report(examples.uri) or {}).get(
+        example_gen.BOUNDARIES, {}).get('eval_start')
     with self._make_beam_pipeline() as pipeline:
       rows = ([_read_split(pipeline, examples.uri, split, transform_graph.uri, spec)
                for split in splits]
@@ -219,7 +234,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,
-                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits, spec))
+                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits, spec,
+                                  eval_start))
       series_windows = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
       for split in splits:
         _ = (series_windows

@@ -13,6 +13,7 @@ from components import baseline_check
 from schema.dataset_spec import Role, Scaling
 from schema.datasets import SYNTHETIC
 from schema.frequency import Frequency
+from trainer_module import training_period
 from trainer_module.export import DATASET_SPEC_FILE, SERVING_SIGNATURE
 from trainer_module.vocabularies import VOCABULARY_DIR
 
@@ -120,6 +121,20 @@ def test_a_model_without_a_median_or_serving_signature_is_left_out(tmp_path):
     f.write(b'not a SavedModel')
   assert baseline_check.incompatibility(candidate, broken).startswith(
       'its SavedModel cannot be read (')
+
+
+def test_a_baseline_trained_on_rows_of_the_eval_period_is_left_out(tmp_path):
+  candidate, baseline = _model_dir(tmp_path, 'candidate'), _model_dir(tmp_path, 'baseline')
+  assert baseline_check.incompatibility(candidate, baseline) is None  # no periods recorded
+  training_period.write(candidate, '2024-03-14 00:00:00')
+  assert baseline_check.incompatibility(candidate, baseline) is None  # the baseline's unknown
+  for before in ('2024-03-01 00:00:00', '2024-03-14 00:00:00'):  # the eval start moved on
+    training_period.write(baseline, before)
+    assert baseline_check.incompatibility(candidate, baseline) is None
+  training_period.write(baseline, '2024-03-14 01:00:00')  # back: it trained on an eval row
+  assert baseline_check.incompatibility(candidate, baseline) == (
+      "it was trained on rows before 2024-03-14 01:00:00, and this run's eval period begins "
+      'earlier (2024-03-14 00:00:00), so it has learned some of the eval windows')
 
 
 def test_a_baseline_without_its_spec_is_left_out_not_a_crash(tmp_path):

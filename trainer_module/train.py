@@ -15,7 +15,9 @@ built and compiled under the strategy's scope; the input pipeline (already trans
 windows) and the export's Transform layer stay on the host. Training resumes from the
 last finished epoch of an interrupted run with the same `model_run_dir`
 (`keras.callbacks.BackupAndRestore`); `fn_args.base_model` warm-starts the weights
-(`trainer_module.warm_start`). Only the chief writes the model (`trainer_module.cluster`).
+(`trainer_module.warm_start`), unless it was trained on rows of this run's eval period
+(`trainer_module.training_period`, recorded with every model). Only the chief writes the
+model (`trainer_module.cluster`).
 With several workers in TF_CONFIG, they train as one under MultiWorkerMirroredStrategy
 on the same global batches as one worker would (`_datasets`).
 With `TFTConfig.ensemble_size` above 1 the members are trained one after the other, each
@@ -36,9 +38,10 @@ import tensorflow_transform as tft
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from components import windowing
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, export, hparams, interval_calibration,
-                            vocabularies, warm_start, window_inputs)
+                            training_period, vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -197,8 +200,8 @@ def shared_shuffle_seed(model_run_dir: str) -> int:
 
 def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
                 training: TrainingConfig, fn_args: FnArgs, strategy: tf.distribute.Strategy,
-                spec: DatasetSpec, transform_output: tft.TFTransformOutput
-                ) -> warm_start.Outcome:
+                spec: DatasetSpec, transform_output: tft.TFTransformOutput,
+                eval_start: Optional[str]) -> warm_start.Outcome:
   """Warm-starts from the base model, unless a backup will resume an interrupted run
   or the training config turns warm starts off; returns how training begins."""
   backup = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
@@ -215,7 +218,8 @@ def _initialise(model: keras.Model, layout: InputLayout, config: hparams.TFTConf
                             _checkpoint_options(distribution.save_options(strategy)),
                             run_vocabularies=vocabularies.of_model(
                                 transform_output.transform_savedmodel_dir),
-                            table_vocabularies=window_inputs.table_vocabularies(spec))
+                            table_vocabularies=window_inputs.table_vocabularies(spec),
+                            eval_start=eval_start)
 
 
 class NonFiniteLossError(RuntimeError):
@@ -341,21 +345,28 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
             spec: DatasetSpec, transform_output: tft.TFTransformOutput, fn_args: FnArgs,
             strategy: tf.distribute.Strategy, calibration: Optional[Dict[str, object]],
-            started: warm_start.Outcome) -> None:
-  """Writes the SavedModel, the warm-start checkpoint and how training `started`
-  (scratch copies off the chief)."""
+            started: warm_start.Outcome, eval_start: Optional[str]) -> None:
+  """Writes the SavedModel, the warm-start checkpoint, how training `started` and the
+  period it was trained on, if known (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
   export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
                     calibration)
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
   warm_start.write_outcome(path, started)
+  if eval_start is not None:
+    training_period.write(path, eval_start)
   if path != fn_args.serving_model_dir:
     tf.io.gfile.rmtree(path)
   else:
     logging.info('Exported the model to %s (signatures %r over raw windows, %r over '
                  'transformed windows).', path, export.SERVING_SIGNATURE,
                  export.EVAL_SIGNATURE)
+
+
+def _artifact_dir(file_patterns: Sequence[str]) -> str:
+  """The artifact directory of a split's file patterns (`<uri>/Split-train/*`)."""
+  return os.path.dirname(os.path.dirname(file_patterns[0]))
 
 
 def _checkpoint_options(options: tf.saved_model.SaveOptions) -> tf.train.CheckpointOptions:
@@ -390,6 +401,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   transform_output = tft.TFTransformOutput(transform_graph)
   layout = window_inputs.input_layout(spec, transform_output)
 
+  eval_start = windowing.eval_start_of(_artifact_dir(fn_args.train_files))
   train_windows, train_bytes = window_inputs.training_window_stats(fn_args.train_files)
   eval_windows, eval_bytes = window_inputs.record_stats(fn_args.eval_files)
   if eval_windows == 0:
@@ -414,13 +426,13 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
     started = _initialise(model, layout, config, training, fn_args, strategy, spec,
-                          transform_output)
+                          transform_output, eval_start)
   _train(members, config, fn_args, plan, train, evaluation, callbacks,
          _checkpoint_options(distribution.save_options(strategy)))
   calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
                  if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,
-          started)
+          started, eval_start)
   if workers > 1:
     _wait_for_every_worker(strategy)
 

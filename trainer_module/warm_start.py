@@ -30,7 +30,7 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tup
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module import export, vocabularies, window_inputs
+from trainer_module import export, training_period, vocabularies, window_inputs
 from trainer_module.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
@@ -147,9 +147,10 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
             base_model: Optional[str],
             options: Optional[tf.train.CheckpointOptions] = None,
             run_vocabularies: Optional[Mapping[str, Sequence[bytes]]] = None,
-            table_vocabularies: Optional[Mapping[str, Sequence[Optional[str]]]] = None
-            ) -> Outcome:
-  """Loads the base model's weights into `model` if the architecture matches.
+            table_vocabularies: Optional[Mapping[str, Sequence[Optional[str]]]] = None,
+            eval_start: Optional[str] = None) -> Outcome:
+  """Loads the base model's weights into `model` if the architecture matches, and the
+  base was not trained on rows of this run's eval period.
 
   Args:
     model: a built model (under the strategy scope, before training).
@@ -165,6 +166,8 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
       still warm-starts: each embedding row moves to its value's id in this run, and
       values the base never saw keep their fresh rows. Without both (tests of other
       parts), tables of the same size are taken row by row, by id.
+    eval_start: this run's eval start (UTC); a base trained on rows after it is not used,
+      since its weights would carry eval rows into the model (`training_period`).
 
   Returns:
     Whether the model now holds the base model's weights (true) or not, and why. Logs it
@@ -174,6 +177,9 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     logging.info('Warm start: no base model; training from a fresh initialisation.')
     return Outcome(False, 'no base model (no model blessed before); training from a fresh '
                    'initialisation')
+  learned = training_period.trained_on_eval_rows(base_model, eval_start)
+  if learned:
+    return _fresh(base_model, learned)
   base = recorded_architecture(base_model)
   if base is None:
     return _fresh(base_model, f'it has no {WARM_START_DIR} (it was exported before '

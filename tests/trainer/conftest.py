@@ -25,11 +25,12 @@ from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, sche
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components import time_series_example_gen as example_gen
-from components import window_builder
+from components import window_builder, windowing
 from pipeline import default_data
 from schema import datasets
 from schema.dataset_spec import DType, Role
 from schema.features import SERIES_KEY, transformed_name
+from schema.time_split import format_time
 from trainer_module import train, window_inputs
 from trainer_module.preprocessing import preprocessing_fn
 
@@ -132,9 +133,15 @@ def tiny(tmp_path_factory):
   for name in ('train', 'eval'):
     _write(str(root / 'windows' / f'Split-{name}' / 'windows-00000-of-00001.gz'), windows[name])
     files[name] = [str(root / 'windows' / f'Split-{name}' / '*')]
+  # Where ExampleGen placed the eval start, as Windowing reports it.
+  eval_start = format_time(example_gen.resolve_boundary(SPLIT.eval_start, time_range, SPEC))
+  windowing.write_window_report({'series': len(series_rows), 'windows_train': train_window_count,
+                                 'windows_eval': len(windows['eval'])},
+                                str(root / 'windows' / windowing.WINDOW_REPORT_FILE),
+                                ['train', 'eval'], SPEC, eval_start)
   return types.SimpleNamespace(
       spec=SPEC, transform_dir=transform_dir, train_files=files['train'],
-      eval_files=files['eval'], eval_windows=windows['eval'],
+      eval_files=files['eval'], eval_windows=windows['eval'], eval_start=eval_start,
       train_window_count=train_window_count, raw_by_series=dict(raw_by_series))
 
 

@@ -14,7 +14,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from trainer_module import train, vocabularies, warm_start, window_inputs
+from schema.time_split import format_time, parse_timestamp
+from trainer_module import train, training_period, vocabularies, warm_start, window_inputs
 from trainer_module.tft.model import STATIC_EMBEDDING, build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -142,6 +143,29 @@ def test_warm_start_rolls_back_weights_that_do_not_fit(base, tmp_path, caplog):
   for got, want in zip(model.get_weights(), fresh):
     np.testing.assert_array_equal(got, want)
   assert any('do not fit this model' in m for m in caplog.messages)
+
+
+def test_the_run_records_its_training_period_and_a_base_that_saw_eval_rows_is_not_used(
+    tiny, base, xla_run):
+  # Both runs record the eval start their windows report; the second warm-started.
+  assert training_period.trained_before(base.path) == tiny.eval_start
+  assert training_period.trained_before(xla_run.fn_args.serving_model_dir) == tiny.eval_start
+  earlier = format_time(parse_timestamp(tiny.eval_start) - 3600)  # the eval start moved back
+  model = build_tft_model(base.layout, base.config)
+  fresh = model.get_weights()
+
+  outcome = warm_start.restore(model, base.layout, base.config, base.path,
+                               eval_start=earlier)
+
+  assert not outcome
+  assert outcome.message == (
+      f"not possible from {base.path}: it was trained on rows before {tiny.eval_start}, and "
+      f"this run's eval period begins earlier ({earlier}), so it has learned some of the eval "
+      'windows; training from a fresh initialisation')
+  for got, want in zip(model.get_weights(), fresh):
+    np.testing.assert_array_equal(got, want)
+  assert warm_start.restore(model, base.layout, base.config, base.path,
+                            eval_start=tiny.eval_start)
 
 
 def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, caplog):
