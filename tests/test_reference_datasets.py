@@ -19,6 +19,7 @@ from schema import datasets
 from schema.features import SERIES_KEY
 from schema.time_split import parse_timestamp
 from schema.window_layout import FORECAST_START
+from trainer_module import training_period
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -69,6 +70,8 @@ def test_etth1_with_standard_borders(tmp_path_factory, run_pipeline):
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   # Forecasts start every 24 h and must fit inside their split.
   assert windows['windows'] == {'train': 8640 - 168 - 24 + 1, 'eval': 120, 'test': 120}
+  assert windows['eval_start'] == '2017-06-26 00:00:00'  # as ExampleGen placed it
+  assert training_period.trained_before(summary.pushed_to) == '2017-06-26 00:00:00'
   eval_start = parse_timestamp(config.time_split.eval_start)
   starts = [int(w[FORECAST_START][0]) for w in _windows(
       config, 'eval', {FORECAST_START: tf.io.FixedLenFeature([1], tf.int64)})]
