@@ -20,6 +20,7 @@ from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
 DEFAULT_OUTPUT = 'runs'
+SERVING_MODEL_DIR = 'serving_model'  # under a data set's output directory: the published models
 _BEAM_STEP = re.compile(r" \[while running '[^']*'\]")
 GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -176,6 +177,28 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
           'reads them all')
 
 
+def _future_file_unused(spec, serving_model_dir: str) -> Optional[str]:
+  """A warning when the spec needs no future file (`prediction.future_file_unused`), or
+  None; a note instead while the published model, which forecasts when the new one is not
+  blessed, reads known columns from it (the spec changed their role since)."""
+  from serving import prediction, published_models
+  from trainer_module import export
+
+  unused = prediction.future_file_unused(spec)
+  if not unused:
+    return None
+  try:
+    published = export.read_dataset_spec(published_models.resolve_model_dir(serving_model_dir))
+  except (FileNotFoundError, ValueError):  # none published, or one without its spec
+    published = None
+  known = [column.name for column in published.columns_with(Role.KNOWN)] if published else []
+  if not known:
+    return f'warning: --future: {unused}'
+  return (f'[pipeline] --future: the spec declares no known column now, but the published '
+          f'model reads {known} from the future file, and forecasts if the new model is not '
+          'blessed: keep the file until a model of this spec is published')
+
+
 def _first_run_note(output_root: str, name: str) -> Optional[str]:
   """A note when data set `name` has no run under `output_root` and other data sets do:
   a renamed spec (init names a data set after its file) starts a new pipeline, without
@@ -258,10 +281,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if short:
       print(f'warning: --future: {len(short)} series cannot be forecast, e.g. {short[0]}',
             file=sys.stderr)
-    unused = prediction.future_file_unused(spec)
-    if unused:
-      print(f'warning: --future: {unused}', file=sys.stderr)
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
+  if args.future:
+    unused = _future_file_unused(spec, os.path.join(output_dir, SERVING_MODEL_DIR))
+    if unused:
+      print(unused, file=sys.stderr)
   first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name)
   if first_run:
     print(first_run)
@@ -318,7 +342,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       pipeline_name=pipeline_name,
       pipeline_root=os.path.join(output_dir, 'pipeline_root'),
       data_root=data_root,
-      serving_model_dir=os.path.join(output_dir, 'serving_model'),
+      serving_model_dir=os.path.join(output_dir, SERVING_MODEL_DIR),
       schema_file=_schema_file(args, dataset, output_dir),
       model_preset=args.preset,
       train_steps=args.train_steps,
