@@ -141,19 +141,28 @@ def load_deployment(args: argparse.Namespace) -> deployment_lib.DeploymentConfig
 
 
 def _pipeline_path(args: argparse.Namespace, deployment: deployment_lib.DeploymentConfig) -> str:
-  return args.pipeline or os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}.json')
+  return args.pipeline or _default_pipeline_path(deployment)
+
+
+def _default_pipeline_path(deployment: deployment_lib.DeploymentConfig) -> str:
+  """Where compile writes the pipeline JSON, and submit and schedule read it, by default."""
+  return os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}.json')
 
 
 def _compile(args, deployment) -> int:
   from kubeflow import runner
 
-  output = args.output or os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}.json')
+  output = args.output or _default_pipeline_path(deployment)
   job = runner.compile_pipeline(deployment, output)
   spec = job['pipelineSpec']
   tasks = sorted(spec['root']['dag']['tasks'])
   print(f'[compile] {deployment.name} -> {output}')
   print(f'  image:      {deployment.image}')
   print(f'  root:       {job["runtimeConfig"]["gcsOutputDirectory"]}')
+  spans = (f', the newest {deployment.train_spans} spans' if deployment.train_spans > 1
+           else '')
+  print(f'  data:       {deployment.data_root}, files {deployment.input_pattern!r}{spans}')
+  print(f'  future:     {deployment.future_file or "none"}')
   print(f'  components: {", ".join(tasks)}')
   training = deployment.training
   print('  trainer:    ' + (
@@ -164,7 +173,34 @@ def _compile(args, deployment) -> int:
   print(f'  beam:       {" ".join(deployment.beam_pipeline_args())}')
   print('  pusher:     ' + (f'Vertex AI endpoint {deployment.endpoint.name!r}'
                             if deployment.endpoint else deployment.model_dir))
+  for warning in _future_file_warnings(deployment):
+    print(f'warning: {warning}', file=sys.stderr)
+  elsewhere = (f' --pipeline {output}'
+               if os.path.abspath(output) != os.path.abspath(_default_pipeline_path(deployment))
+               else '')
+  print(f'Next: tft-cloud submit{_config_flag(args)}{elsewhere} (one run), or schedule '
+        "--cron '0 3 * * *' (retraining)")
   return 0
+
+
+def _future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[str]:
+  """What the runs' forecasts will lack, as `tft-pipeline` warns before a local run."""
+  from schema.dataset_spec import Role
+  from serving import prediction
+
+  spec = deployment.data_set.spec
+  known = [column.name for column in spec.columns_with(Role.KNOWN)]
+  if known and not deployment.future_file:
+    return [f'the spec declares known columns {known} and no future_file gives their values '
+            'over the horizon: each run trains, judges and publishes a model, but forecasts '
+            'no series']
+  unused = deployment.future_file and prediction.future_file_unused(spec, 'future_file')
+  return [f'future_file: {unused}'] if unused else []
+
+
+def _config_flag(args: argparse.Namespace) -> str:
+  """' --config FILE' as given, or a reminder when the deployment came from flags."""
+  return f' --config {args.config}' if args.config else ' (with the same deployment flags)'
 
 
 def _submit(args, deployment) -> int:

@@ -423,13 +423,14 @@ def short_future_series(future: SeriesRows, spec: DatasetSpec) -> List[str]:
           for key_values, rows in future.items() if len(rows) < spec.horizon]
 
 
-def future_file_unused(spec: DatasetSpec) -> Optional[str]:
-  """A note when a future file has nothing to give: the spec declares no known column."""
+def future_file_unused(spec: DatasetSpec, option: str = '--future') -> Optional[str]:
+  """A note when a future file has nothing to give: the spec declares no known column;
+  `option` is how the user gave the file."""
   if spec.columns_with(Role.KNOWN):
     return None
   return ('the future file is not needed: the spec declares no known column, so its values '
           "are not read (the H steps are added after each series' history; its series are "
-          'only checked); leave --future out')
+          f'only checked); leave {option} out')
 
 
 def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],

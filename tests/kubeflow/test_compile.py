@@ -11,8 +11,8 @@ import pytest
 from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
+from kubeflow import cli, runner
 from kubeflow import deployment as deployment_lib
-from kubeflow import runner
 from kubeflow.deployment import DeploymentConfigError
 from tests.kubeflow.conftest import (GPU_TRAINER_IMAGE, IMAGE, PROJECT, REGION,
                                      TPU_TRAINER_IMAGE, make_deployment)
@@ -214,7 +214,7 @@ def test_beam_components_run_on_dataflow_only_when_configured(compiled):
   assert '--direct_running_mode=multi_processing' in in_container
 
 
-def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path):
+def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, capsys):
   spec_text = (
       'name: shops\nfrequency: W-SUN\nencoder_steps: 12\nhorizon: 4\n'
       'calendar_features: [month_of_year]\n'
@@ -229,18 +229,35 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path):
       f'project: {PROJECT}\nregion: {REGION}\nimage: {IMAGE}\n'
       'pipeline_root: gs://test-bucket/tft/root\ndata_root: gs://test-bucket/tft/data\n'
       'spec: specs/shops.yaml\n')  # relative to the deployment file
-  deployment = deployment_lib.load(str(deployment_file))
   path = str(tmp_path / 'shops.json')
-  runner.compile_pipeline(deployment, path)
+  assert cli.main(['compile', '--config', str(deployment_file), '--output', path]) == 0
   with open(path) as f:
     job = json.load(f)
 
+  out, err = capsys.readouterr()
+  assert '  data:       gs://test-bucket/tft/data, files \'*\'\n  future:     none\n' in out
+  assert out.endswith(f'Next: tft-cloud submit --config {deployment_file} --pipeline {path} '
+                      "(one run), or schedule --cron '0 3 * * *' (retraining)\n")
+  # As tft-pipeline warns before a local run: without the known 'promo' ahead, no forecasts.
+  assert err == ("warning: the spec declares known columns ['promo'] and no future_file gives "
+                 'their values over the horizon: each run trains, judges and publishes a '
+                 'model, but forecasts no series\n')
   assert job['pipelineSpec']['pipelineInfo']['name'] == 'tft-shops'
   assert task_parameter(job, 'ImportSchemaGen', 'schema_file') == (
       'gs://test-bucket/tft/shops.schema.pbtxt')
   spec = json.loads(custom_config(job, 'Trainer')['dataset_spec'])
   assert (spec['frequency'], spec['horizon']) == ('W-SUN', 4)
   assert [c['name'] for c in spec['columns']] == ['shop', 'week', 'sales', 'promo']
+
+
+def test_compile_warns_of_a_future_file_the_spec_does_not_read():
+  future = 'gs://test-bucket/tft/future.csv'
+  assert cli._future_file_warnings(  # pylint: disable=protected-access
+      make_deployment(future_file=future)) == []  # 'synthetic' reads its known price
+  [warning] = cli._future_file_warnings(  # pylint: disable=protected-access
+      make_deployment(dataset='etth1_univariate', future_file=future))
+  assert warning.startswith('future_file: the future file is not needed: the spec declares '
+                            'no known column') and warning.endswith('leave future_file out')
 
 
 def test_a_spec_whose_schema_is_on_this_machine_asks_for_a_gs_copy(tmp_path):
