@@ -34,8 +34,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--model-dir', default=DEFAULT_MODEL_DIR,
                       help='a serving directory (its newest integer-named version is used) '
                       'or one SavedModel directory (default: %(default)s)')
-  parser.add_argument('--input', required=True, help='CSV of recent history and known '
-                      'future values, or of the history alone (the training data will do)')
+  parser.add_argument('--input', required=True, nargs='+', metavar='CSV',
+                      help='CSV of recent history and known future values, or of the history '
+                      'alone (the training data will do); several files are read as one '
+                      "(span files: a series' rows may be spread over them)")
   parser.add_argument('--future', help="CSV of the known columns over the H steps after "
                       "each series' last row of --input (the file tft-pipeline --future "
                       'reads); --input then holds no horizon rows')
@@ -57,7 +59,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
-  problem = (_output_problem(args.output, [args.input, args.future]) if args.output
+  problem = (_output_problem(args.output, [*args.input, args.future]) if args.output
              else None)
   if problem:
     print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)

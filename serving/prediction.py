@@ -19,7 +19,7 @@ import difflib
 import io
 import logging
 import math
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -138,7 +138,7 @@ class SeriesWindow:
 
 def read_series(path: str, spec: DatasetSpec,
                 on_bad_series: Optional[Callable[[Tuple[str, ...], str], None]] = None,
-                future: bool = False) -> SeriesRows:
+                future: bool = False, named: bool = False) -> SeriesRows:
   """The CSV's rows grouped by the values of the key columns, ordered by time.
 
   Args:
@@ -150,6 +150,7 @@ def read_series(path: str, spec: DatasetSpec,
       values and why; an empty key, which names no series, still raises.
     future: it is a future file, read beside a CSV of history: its rows name it
       (`InputRow.source`), and the errors say what it should hold.
+    named: its rows name it (`InputRow.source`): it is one of several files of history.
   """
   if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
     wanted = ('the future file: the known columns over the horizon' if future
@@ -180,7 +181,7 @@ def read_series(path: str, spec: DatasetSpec,
     key = tuple(values[name] for name in spec.series_key_columns)
     try:
       row = _read_row(line, values, spec, f'{path}, line {line}')
-      if future:
+      if future or named:
         row = dataclasses.replace(row, source=path)
     except PredictionInputError as error:
       if on_bad_series is None or not all(key):
@@ -195,6 +196,22 @@ def read_series(path: str, spec: DatasetSpec,
     wanted = (f'its {spec.horizon} horizon rows, the known columns filled' if future else
               f'its last {spec.encoder_steps} rows and {spec.horizon} horizon rows')
     raise PredictionInputError(f'{path} has no rows; give each series {wanted}')
+  for rows in series.values():
+    rows.sort(key=lambda row: row.seconds)
+  return series
+
+
+def read_inputs(paths: Sequence[str], spec: DatasetSpec,
+                on_bad_series: Optional[Callable[[Tuple[str, ...], str], None]] = None
+                ) -> SeriesRows:
+  """The rows of the CSV files `paths` (`read_series`), a series' rows gathered from every
+  file and ordered by time; with several files, each row names its file."""
+  if len(paths) == 1:
+    return read_series(paths[0], spec, on_bad_series)
+  series: SeriesRows = {}
+  for path in paths:
+    for key_values, rows in read_series(path, spec, on_bad_series, named=True).items():
+      series.setdefault(key_values, []).extend(rows)
   for rows in series.values():
     rows.sort(key=lambda row: row.seconds)
   return series
@@ -258,10 +275,19 @@ def _grid_steps(rows: Sequence[InputRow], spec: DatasetSpec, key: str) -> np.nda
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
     first, second = rows[duplicated[0]], rows[duplicated[0] + 1]
-    lines = ' and '.join(str(row.line) for row in (first, second) if row.line is not None)
     raise TimeGridError(f"series '{key}' has two rows at {format_time(second.seconds)}"
-                        f"{f' (lines {lines})' if lines else ''}; keep one")
+                        f'{_two_places(first, second)}; keep one')
   return steps
+
+
+def _two_places(first: InputRow, second: InputRow) -> str:
+  """' (lines 12 and 13)', ' (a.csv line 12 and b.csv line 3)' for rows of two files,
+  the one line of a row the run added, or ''."""
+  if first.line is None or second.line is None:
+    return next((f' ({row.place()})' for row in (first, second) if row.line is not None), '')
+  if first.source != second.source:
+    return f' ({first.place()} and {second.place()})'
+  return f' ({first.source + " " if first.source else ""}lines {first.line} and {second.line})'
 
 
 def _window_slice(rows: List[InputRow], steps: np.ndarray, spec: DatasetSpec,
@@ -610,7 +636,8 @@ def _unknown_series_error(unknown: Sequence[str], known: int,
       '(--allow-unknown-series), or retrain with their history')
 
 
-def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
+def predict(model_dir: str, csv_path: Union[str, Sequence[str]],
+            allow_unknown_series: bool = False,
             skip_bad_series: bool = False,
             warn: Callable[[str], None] = logging.warning,
             not_forecast: Optional[List[Dict[str, str]]] = None,
@@ -620,7 +647,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   Args:
     model_dir: a SavedModel directory, or a serving directory (its newest version).
     csv_path: recent history and known future values, with the spec's columns; with
-      `future_path`, the history alone (`rows_with_horizon`).
+      `future_path`, the history alone (`rows_with_horizon`). Or several such files (a
+      series' rows may be spread over them, as over span files).
     future_path: a future file: the known columns over the H steps after each series'
       last row of `csv_path`, as `tft-pipeline --future` reads it.
     allow_unknown_series: forecast series the model was not trained on instead of
@@ -646,6 +674,8 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       of any series); the subclass says why.
   """
   model_dir = published_models.resolve_model_dir(model_dir)
+  paths = [csv_path] if isinstance(csv_path, str) else list(csv_path)
+  input_name = paths[0] if len(paths) == 1 else f'the {len(paths)} input files'
   spec = export.read_dataset_spec(model_dir)
 
   gone = set()  # the key values of the series left out, each named once
@@ -655,7 +685,7 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       return
     gone.add(key_values)
     if not warned:
-      warn(f'{csv_path}: not forecast: {why}')
+      warn(f'{input_name}: not forecast: {why}')
     if not_forecast is not None:
       not_forecast.append({**dict(zip(spec.series_key_columns, key_values)), REASON: why})
 
@@ -663,21 +693,21 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
   unused = future_path and future_file_unused(spec)
   if unused:
     warn(f'{future_path}: {unused}')
-  series = read_series(csv_path, spec, on_bad_series)
+  series = read_inputs(paths, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
   vocabulary = published_models.series_vocabulary(model_dir)
   unknown = [key_values for key_values in series
              if series_key(key_values, spec) not in vocabulary]
   unknown_keys = [series_key(key_values, spec) for key_values in unknown]
   if unknown and allow_unknown_series:
-    warn(f'{csv_path}: {_series_list(unknown_keys)} not among the {len(vocabulary)} series '
+    warn(f'{input_name}: {_series_list(unknown_keys)} not among the {len(vocabulary)} series '
          "the model was trained on: forecast with the model's out-of-vocabulary series "
          'embedding (as one series never seen), from the rows given')
   elif unknown:  # first, as the run's forecasts: no other reason matters
     error = _unknown_series_error(unknown_keys, len(vocabulary), model_dir)
     if not skip_bad_series:
-      raise type(error)(f'{csv_path}: {error}')
-    warn(f'{csv_path}: not forecast: {error}')
+      raise type(error)(f'{input_name}: {error}')
+    warn(f'{input_name}: not forecast: {error}')
     for key_values, key in zip(unknown, unknown_keys):
       left_out(key_values, f"series '{key}' is not among the {len(vocabulary)} series the "
                'model was trained on', warned=True)
@@ -691,19 +721,19 @@ def predict(model_dir: str, csv_path: str, allow_unknown_series: bool = False,
       windows.append(build_window(key_values, rows, spec))
     except PredictionInputError as error:
       if not skip_bad_series:
-        raise type(error)(f'{csv_path}: {error}') from None
+        raise type(error)(f'{input_name}: {error}') from None
       left_out(key_values, str(error))  # it names the series
   for key_values, error in future_only_series(series, future or {}, spec):
     if not skip_bad_series:
       raise type(error)(f'{future_path}: {error}')
     left_out(key_values, str(error))
   if not windows:
-    raise PredictionInputError(f'{csv_path}: no series could be forecast; the warnings '
+    raise PredictionInputError(f'{input_name}: no series could be forecast; the warnings '
                                'above say why for each')
   early = early_forecasts(windows, spec)
   if early:
-    warn(f'{csv_path}: {early}')
-  for note in unseen_categories(windows, model_dir, spec, input_name=csv_path):
+    warn(f'{input_name}: {early}')
+  for note in unseen_categories(windows, model_dir, spec, input_name=input_name):
     warn(note)
   return forecast_rows(model_dir, windows, spec)
 

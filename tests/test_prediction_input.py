@@ -38,6 +38,31 @@ def test_a_well_formed_series_makes_its_window(tmp_path):
   assert window.key == 's1' and len(window.horizon_times) == 2
 
 
+def test_a_series_spread_over_several_files_is_read_as_one_naming_each_rows_file(tmp_path):
+  rows = _rows() + _rows(station='s2')
+  first, second = tmp_path / 'span-1.csv', tmp_path / 'span-2.csv'
+  for path, part in ((first, rows[:2] + rows[5:]), (second, rows[2:5])):
+    path.write_text('\n'.join(','.join(row) for row in [HEADER, *part]) + '\n')
+
+  series = prediction.read_inputs([str(second), str(first)], SPEC)
+
+  assert {key: [(row.source, row.line) for row in found] for key, found in series.items()} == {
+      ('s1',): [(str(first), 2), (str(first), 3), (str(second), 2), (str(second), 3),
+                (str(second), 4)],
+      ('s2',): [(str(first), line) for line in range(4, 9)]}
+  assert prediction.build_window(('s1',), series[('s1',)], SPEC).key == 's1'
+  # A row in both files is named in each.
+  second.write_text('\n'.join(','.join(row) for row in [HEADER, rows[1]]) + '\n')
+  twice = prediction.read_inputs([str(first), str(second)], SPEC)[('s1',)]
+  with pytest.raises(prediction.TimeGridError, match=(
+      f"series 's1' has two rows at 2024-01-01 01:00:00 \\({first} line 3 and {second} line "
+      r'2\); keep one')):
+    prediction.build_window(('s1',), twice, SPEC)
+  # One file: its rows name no file, as before.
+  [(_, alone)] = prediction.read_inputs([_write(tmp_path, _rows())], SPEC).items()
+  assert {row.source for row in alone} == {''}
+
+
 def test_the_forecast_times_keep_the_utc_offset_their_rows_name(tmp_path):
   rows = _rows()
   for row, time in zip(rows, ['2024-01-01 01:00:00+01:00', '2024-01-01T02:00+01:00',

@@ -157,6 +157,23 @@ def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, 
                                [row[key] for row in predicted], atol=1e-4)
 
 
+def test_the_command_reads_a_series_spread_over_several_files(exported, good_rows, predicted,
+                                                              tmp_path, capsys):
+  # Each file a span of time: the older rows of every series, then the newer.
+  middle = len(good_rows) // 4
+  older = [row for row in good_rows if row['timestamp'] < good_rows[middle]['timestamp']]
+  newer = [row for row in good_rows if row['timestamp'] >= good_rows[middle]['timestamp']]
+  paths = [_write_csv(rows, tmp_path / name) for rows, name in ((newer, 'span-2.csv'),
+                                                                (older, 'span-1.csv'))]
+
+  code = predict.main(['--model-dir', exported.serving_dir, '--input', *paths])
+
+  assert code == 0
+  written = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+  assert sorted((row['station'], row['timestamp']) for row in written) == sorted(
+      (row['station'], row['timestamp']) for row in predicted)
+
+
 def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_csv, predicted,
                                                       tmp_path, capsys):
   history = _write_csv([row for row in good_rows if row['load']], tmp_path / 'history.csv')
