@@ -44,7 +44,8 @@ import dataclasses
 import difflib
 import functools
 import os
-from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, get_args
+import re
+from typing import Annotated, Any, Dict, Iterator, List, Literal, Mapping, Optional, get_args
 
 import pydantic
 import yaml
@@ -62,6 +63,8 @@ Platform = Literal['vertex', 'kubeflow']
 HARDWARE = get_args(Hardware)
 PLATFORMS = get_args(Platform)
 DEFAULT_DATASET = 'synthetic'
+# What the KFP and Vertex AI compilers accept as a pipeline name.
+_PIPELINE_NAME = re.compile(r'[a-z0-9][a-z0-9-]{0,127}')
 # Where the Dockerfile copies the project; paths inside the image start here.
 IMAGE_PROJECT_DIR = '/pipeline'
 # The newest TensorFlow serving image google-cloud-aiplatform 1.165 lists
@@ -176,7 +179,8 @@ class DeploymentConfig:
     kfp_host: the Kubeflow Pipelines API server ('http://localhost:8080' when
       port-forwarded); required with platform 'kubeflow'.
     service_account: pipeline runs and training jobs run as this account.
-    pipeline_name: default 'tft-<data set name>'.
+    pipeline_name: lowercase letters, digits and hyphens, as the pipeline compilers
+      require; default 'tft-<data set name>' with '-' for any other character.
     train_steps: the Trainer's optimizer steps.
     model_preset: a name from `trainer_module.hparams.PRESETS`.
     input_pattern: file pattern under `data_root`; may contain {SPAN}.
@@ -223,49 +227,58 @@ class DeploymentConfig:
   endpoint: Optional[Endpoint] = None
 
   def __post_init__(self):
+    problems = list(self._problems())
+    if problems:
+      raise DeploymentConfigError('; '.join(problems))
+
+  def _problems(self) -> Iterator[str]:
+    """Every rule across fields the config breaks, each a sentence with the fix."""
     if self.train_spans > 1:
-      span_files.check_pattern(self.input_pattern)
+      try:
+        span_files.check_pattern(self.input_pattern)
+      except ValueError as error:
+        yield str(error)
+    if self.pipeline_name is not None and not _PIPELINE_NAME.fullmatch(self.pipeline_name):
+      yield (f"pipeline_name '{self.pipeline_name}' is not a name the pipeline compilers "
+             'accept: lowercase letters, digits and hyphens, starting with a letter or digit, '
+             f"at most 128; e.g. '{_compiler_name(self.pipeline_name)}'")
     if self.training and self.training.hardware != 'cpu' and not self.trainer_image:
-      raise DeploymentConfigError(
-          f"training on {self.training.hardware} needs trainer_image: the image built from "
-          f'kubeflow/Dockerfile.trainer-{self.training.hardware} (TensorFlow for that '
-          'hardware); image runs the other steps on CPU')
+      yield (f"training on {self.training.hardware} needs trainer_image: the image built from "
+             f'kubeflow/Dockerfile.trainer-{self.training.hardware} (TensorFlow for that '
+             'hardware); image runs the other steps on CPU')
     if self.trainer_image and not self.training:
-      raise DeploymentConfigError(
-          'trainer_image is the image of the training CustomJob: set training (the machine) '
-          'too, or leave trainer_image out to train in the pipeline step')
+      yield ('trainer_image is the image of the training CustomJob: set training (the '
+             'machine) too, or leave trainer_image out to train in the pipeline step')
     if self.platform == 'kubeflow' and not self.kfp_host:
-      raise DeploymentConfigError(
-          "platform 'kubeflow' needs kfp_host, the Kubeflow Pipelines API server "
-          "(e.g. 'http://localhost:8080' after kubectl port-forward)")
+      yield ("platform 'kubeflow' needs kfp_host, the Kubeflow Pipelines API server "
+             "(e.g. 'http://localhost:8080' after kubectl port-forward)")
     if self.dataset is not None and self.spec is not None:
-      raise DeploymentConfigError(
-          f"set either dataset ('{self.dataset}', a built-in data set) or spec "
-          f"('{self.spec}', your spec file), not both")
-    if self.spec is None and self.data_set_name not in DATASETS:
-      raise DeploymentConfigError(
-          f"dataset '{self.dataset}' is unknown; use one of {sorted(DATASETS)}, or give "
-          'your own spec file as spec: FILE.yaml')
+      yield (f"set either dataset ('{self.dataset}', a built-in data set) or spec "
+             f"('{self.spec}', your spec file), not both")
+    elif self.spec is None and self.data_set_name not in DATASETS:
+      yield (f"dataset '{self.dataset}' is unknown; use one of {sorted(DATASETS)}, or give "
+             'your own spec file as spec: FILE.yaml')
     try:
       TrainingConfig.from_custom_config({CONFIG_KEY: self.training_options})
     except ValueError as error:
-      raise DeploymentConfigError(f'training_options in the deployment config: {error}') from None
+      yield f'training_options in the deployment config: {error}'
     if self.infer_schema and self.schema_file:
-      raise DeploymentConfigError('set either schema_file or infer_schema: true, not both')
+      yield 'set either schema_file or infer_schema: true, not both'
     roots = {'pipeline_root': self.pipeline_root, 'data_root': self.data_root,
              'serving_model_dir': self.serving_model_dir, 'future_file': self.future_file}
     if self.platform == 'vertex':
       for name, value in roots.items():
         if value is not None and not value.startswith('gs://'):
-          raise DeploymentConfigError(
-              f"{name} '{value}' must be a gs:// URI on Vertex AI: components run in "
-              'containers that cannot see this machine\'s files')
-    if self.spec is not None:
-      _ = self.schema_path  # a bad spec file or an unreachable schema fails here
+          yield (f"{name} '{value}' must be a gs:// URI on Vertex AI: components run in "
+                 "containers that cannot see this machine's files")
+    if self.spec is not None and self.dataset is None:
+      try:
+        _ = self.schema_path  # a bad spec file or an unreachable schema fails here
+      except DeploymentConfigError as error:
+        yield str(error)
     if self.dataflow is not None and not self.beam_temp_location.startswith('gs://'):
-      raise DeploymentConfigError(
-          f"Dataflow needs a gs:// temp_location, got '{self.beam_temp_location}'; set "
-          'dataflow.temp_location or use a gs:// pipeline_root')
+      yield (f"Dataflow needs a gs:// temp_location, got '{self.beam_temp_location}'; set "
+             'dataflow.temp_location or use a gs:// pipeline_root')
 
   @property
   def data_set_name(self) -> str:
@@ -286,7 +299,8 @@ class DeploymentConfig:
 
   @property
   def name(self) -> str:
-    return self.pipeline_name or f'tft-{self.data_set_name}'
+    """The pipeline's name, which also names the Vertex AI model and the compiled file."""
+    return self.pipeline_name or default_pipeline_name(self.data_set_name)
 
   @property
   def training_image(self) -> str:
@@ -393,6 +407,17 @@ def from_dict(values: Mapping[str, Any], source: str = 'the deployment config') 
   except pydantic.ValidationError as error:
     problems = [_describe(problem) for problem in error.errors(include_url=False)]
     raise DeploymentConfigError(f'{source}: ' + '; '.join(problems)) from None
+
+
+def default_pipeline_name(data_set_name: str) -> str:
+  """'tft-<data set name>' as the pipeline compilers accept it: 'shop_sales' gives
+  'tft-shop-sales'."""
+  return _compiler_name(f'tft-{data_set_name}')
+
+
+def _compiler_name(text: str) -> str:
+  """`text` lowercased, each run of other characters than letters and digits one '-'."""
+  return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')[:128].rstrip('-')
 
 
 _SECTIONS = {'training': TrainingHardware, 'dataflow': Dataflow, 'endpoint': Endpoint}

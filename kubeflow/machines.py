@@ -70,11 +70,11 @@ def check_training_machine(hardware: str, machine_type: str, accelerator_type: O
       raise ValueError("training hardware 'cpu' takes no accelerator_type, accelerator_count "
                        "or tpu_topology; use hardware 'gpu' or 'tpu' for an accelerator")
     return
+  if hardware == 'tpu':  # first: it names the types the Trainer can drive, a few of the SDK's
+    _check_tpu(machine_type, accelerator_type, accelerator_count, tpu_topology)
   if accelerator_type:
     _check_sdk_name(accelerator_type, hardware)
-  if hardware == 'tpu':
-    _check_tpu(machine_type, accelerator_type, accelerator_count, tpu_topology)
-  else:
+  if hardware == 'gpu':
     _check_gpu(machine_type, accelerator_type, accelerator_count, tpu_topology)
 
 

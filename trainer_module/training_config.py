@@ -10,6 +10,7 @@ quickly. Example:
 """
 
 import dataclasses
+import difflib
 from typing import Any, Mapping, Optional
 
 CONFIG_KEY = 'training'
@@ -101,6 +102,9 @@ class TrainingConfig:
     fields = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(values) - set(fields))
     if unknown:
-      raise ValueError(f"unknown keys {unknown} in Trainer custom_config[{CONFIG_KEY!r}]; "
-                       f'valid keys are {fields}')
+      close = {key: difflib.get_close_matches(key, fields, n=1) for key in unknown}
+      hints = ''.join(f' ({key!r}: did you mean {match[0]!r}?)'
+                      for key, match in close.items() if match)
+      raise ValueError(f"unknown keys {unknown} in Trainer custom_config[{CONFIG_KEY!r}]"
+                       f'{hints}; valid keys are {fields}')
     return cls(**values)

@@ -216,7 +216,7 @@ def test_beam_components_run_on_dataflow_only_when_configured(compiled):
 
 def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, capsys):
   spec_text = (
-      'name: shops\nfrequency: W-SUN\nencoder_steps: 12\nhorizon: 4\n'
+      'name: shop_sales\nfrequency: W-SUN\nencoder_steps: 12\nhorizon: 4\n'
       'calendar_features: [month_of_year]\n'
       'columns:\n  - {name: shop, role: series_key}\n  - {name: week, role: time}\n'
       '  - {name: sales, role: target}\n  - {name: promo, role: known}\n'
@@ -242,7 +242,8 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
   assert err == ("warning: the spec declares known columns ['promo'] and no future_file gives "
                  'their values over the horizon: each run trains, judges and publishes a '
                  'model, but forecasts no series\n')
-  assert job['pipelineSpec']['pipelineInfo']['name'] == 'tft-shops'
+  # The compilers take no '_' in a pipeline name: the data set's name is written with '-'.
+  assert job['pipelineSpec']['pipelineInfo']['name'] == 'tft-shop-sales'
   assert task_parameter(job, 'ImportSchemaGen', 'schema_file') == (
       'gs://test-bucket/tft/shops.schema.pbtxt')
   spec = json.loads(custom_config(job, 'Trainer')['dataset_spec'])

@@ -91,11 +91,11 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
     ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'ct5lp-hightpu-4t',
                            'tpu_topology': 'big'}}, "'big' is not of the form"),
     ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu',
-                           'accelerator_type': 'TPU_V9', 'accelerator_count': 8}},
-     "accelerator_type 'TPU_V9' is not a TPU type"),
+                           'accelerator_type': 'TPU_V4', 'accelerator_count': 8}},
+     "machine_type 'cloud-tpu' runs TPU_V2 or TPU_V3, not TPU_V4; for TPU v5e use"),
     ({**BASE, 'training': {'hardware': 'tpu', 'machine_type': 'cloud-tpu',
                            'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 8}},
-     'is not a TPU type'),
+     "runs TPU_V2 or TPU_V3, not NVIDIA_TESLA_T4"),
     ({**BASE, 'training': {'hardware': 'gpu', 'machine_type': 'n1-standard-8',
                            'accelerator_type': 'NVIDIA_TESLA_T4'}}, 'accelerator_count >= 1'),
     ({**BASE, 'training': {'hardware': 'cpu', 'machine_type': 'n1-standard-8',
@@ -121,6 +121,9 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
     ({**BASE, 'infer_schema': 'yes'}, "infer_schema: Input should be a valid boolean, got 'yes'"),
     ({**BASE, 'training_options': [64]}, 'training_options: Input should be a valid dictionary'),
     ({**BASE, 'training_options': {'steps_per_execution': 0}}, 'training_options in the deployment'),
+    ({**BASE, 'pipeline_name': 'Shop_Sales'}, "pipeline_name 'Shop_Sales' is not a name the "
+     "pipeline compilers accept: lowercase letters, digits and hyphens, starting with a letter "
+     "or digit, at most 128; e.g. 'shop-sales'"),
 ])
 def test_invalid_configs_name_the_problem(values, message):
   with pytest.raises(deployment.DeploymentConfigError) as error:
@@ -255,3 +258,25 @@ def test_cli_help_lists_the_commands(capsys):
   out = capsys.readouterr().out
   for command in ('compile', 'submit', 'schedule', 'schedules'):
     assert command in out
+
+
+@pytest.mark.parametrize('dataset, name', [('synthetic', 'tft-synthetic'),
+                                           ('etth1_univariate', 'tft-etth1-univariate')])
+def test_the_default_pipeline_name_is_one_the_compilers_accept(dataset, name):
+  assert deployment.from_dict({**BASE, 'dataset': dataset}).name == name
+  assert deployment.default_pipeline_name('Absatz (Stück)') == 'tft-absatz-st-ck'
+
+
+def test_the_rules_across_fields_are_reported_together():
+  with pytest.raises(deployment.DeploymentConfigError) as error:
+    deployment.from_dict({**BASE, 'data_root': '/local/data', 'trainer_image': 'img',
+                          'training_options': {'steps_per_executon': 32}})
+  problems = str(error.value).split('; ')
+  assert problems[0] == ('the deployment config: trainer_image is the image of the training CustomJob: set training '
+                         '(the machine) too, or leave trainer_image out to train in the '
+                         'pipeline step')
+  assert problems[1].startswith("training_options in the deployment config: unknown keys "
+                                "['steps_per_executon'] in Trainer custom_config['training'] "
+                                "('steps_per_executon': did you mean 'steps_per_execution'?)")
+  assert any(problem.startswith("data_root '/local/data' must be a gs:// URI")
+             for problem in problems)
