@@ -17,9 +17,10 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from pipeline import cli_logs
+from pipeline import cli_logs, local_runner
 
-DEFAULT_MODEL_DIR = os.path.join('runs', 'synthetic', 'serving_model')
+DEFAULT_MODEL_DIR = os.path.join(local_runner.DEFAULT_OUTPUT, local_runner.GENERATED_DATASET,
+                                 local_runner.SERVING_MODEL_DIR)
 PARTIAL = 3  # exit code: forecasts written, but --skip-bad-series left series out
 
 

@@ -9,8 +9,10 @@ import os
 from typing import FrozenSet
 
 import tensorflow as tf
+from tfx.utils import path_utils
 
 from components.model_publishing import latest_version_dir
+from pipeline.local_runner import SERVING_MODEL_DIR
 from schema.features import SERIES_VOCABULARY
 from trainer_module import vocabularies
 
@@ -24,17 +26,31 @@ class ModelNotFoundError(FileNotFoundError):
 def resolve_model_dir(path: str) -> str:
   """`path` if it holds a SavedModel, else its newest published version's directory.
 
+  Also taken: a Trainer's model artifact (the run summary's `model:` line; its SavedModel
+  is in `Format-Serving`), and a data set's run directory (`runs/<name>`: its
+  `serving_model`).
+
   Raises:
-    ModelNotFoundError: neither `path` nor an integer-named subdirectory holds one.
+    ModelNotFoundError: none of these holds one.
   """
   if tf.io.gfile.exists(os.path.join(path, SAVED_MODEL_FILE)):
     return path
+  if tf.io.gfile.exists(os.path.join(path_utils.serving_model_path(path), SAVED_MODEL_FILE)):
+    return path_utils.serving_model_path(path)
   if not tf.io.gfile.isdir(path):
     raise ModelNotFoundError(f'{path} does not exist; pass the serving directory the '
                              'pipeline pushes to (e.g. runs/synthetic/serving_model) or '
                              'one version directory in it')
+  if tf.io.gfile.isdir(os.path.join(path, SERVING_MODEL_DIR)):
+    return resolve_model_dir(os.path.join(path, SERVING_MODEL_DIR))
   latest = latest_version_dir(path)
   if latest is None:
+    held = [name.rstrip('/') for name in tf.io.gfile.listdir(path)
+            if tf.io.gfile.isdir(os.path.join(path, name, SERVING_MODEL_DIR))]
+    if held:
+      raise ModelNotFoundError(
+          f'{path} holds the runs of data sets {sorted(held)}; pass one\'s serving '
+          f'directory, e.g. {os.path.join(path, sorted(held)[0], SERVING_MODEL_DIR)}')
     raise ModelNotFoundError(f'{path} holds no {SAVED_MODEL_FILE} and no version '
                              'subdirectory (an integer name) with one; run the pipeline '
                              'until a model is blessed and pushed, or pass a model directory')

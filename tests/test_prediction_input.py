@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from schema import datasets
-from serving import predict, prediction
+from serving import predict, prediction, published_models
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
 HEADER = ['station', 'timestamp', 'load', 'region', 'capacity', 'price', 'temperature']
@@ -305,3 +305,21 @@ def test_a_row_without_its_key_stops_even_when_bad_series_are_left_out(tmp_path)
   rows[1][HEADER.index('station')] = ''
   with pytest.raises(prediction.PredictionInputError, match="line 3: key column 'station'"):
     prediction.read_series(_write(tmp_path, rows), SPEC, lambda key, why: None)
+
+
+def test_the_paths_a_run_prints_lead_to_its_model(tmp_path):
+  runs = tmp_path / 'runs'
+  version = runs / 'synthetic' / 'serving_model' / '1700000000'
+  artifact = runs / 'synthetic' / 'pipeline_root' / 'Trainer' / 'model' / '10'
+  for directory in (version, artifact / 'Format-Serving'):
+    directory.mkdir(parents=True)
+    (directory / published_models.SAVED_MODEL_FILE).write_bytes(b'')
+  resolve = published_models.resolve_model_dir
+
+  assert resolve(str(runs / 'synthetic')) == str(version)  # the data set's run directory
+  assert resolve(str(artifact)) == str(artifact / 'Format-Serving')  # the summary's model:
+  with pytest.raises(published_models.ModelNotFoundError) as error:
+    resolve(str(runs))
+  assert str(error.value) == (
+      f"{runs} holds the runs of data sets ['synthetic']; pass one's serving directory, e.g. "
+      f"{runs / 'synthetic' / 'serving_model'}")
