@@ -326,7 +326,7 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
   (the first few), or '' if none is found. For the errors of later components, which
   see the rows without their files: rows are matched by their key's text before their
   time is parsed."""
-  places = [place for path in files for place, key, time in _keys_and_times(path, spec)
+  places = [place for path in files for place, key, time in keys_and_times(path, spec)
             if key == series_key and parse_timestamp(time) in times]
   if not places:
     return ''
@@ -341,18 +341,18 @@ def times_as_written(files: Iterable[str], spec: DatasetSpec,
   file's first row names an offset. For later components, which see times as epoch
   seconds only; with offsets, every row of `files` is read again."""
   files = list(files)
-  first_times = (next(_keys_and_times(path, spec), (None, None, ''))[2] for path in files)
+  first_times = (next(keys_and_times(path, spec), (None, None, ''))[2] for path in files)
   if not any(names_utc_offset(time) for time in first_times if time):
     return {}
   written = {}
   for path in files:
-    for _, key, time in _keys_and_times(path, spec):
+    for _, key, time in keys_and_times(path, spec):
       if key in instants and key not in written and parse_timestamp(time) == instants[key]:
         written[key] = time
   return written
 
 
-def _keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str]]:
+def keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str]]:
   """(place, series key, time as written) of each row of a CSV or TFRecord file, its
   other columns left unread: '<file>, line N' or '<file>, record N'; an int64 time as
   UTC text."""

@@ -177,28 +177,6 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
           'reads them all')
 
 
-def _future_file_unused(spec, serving_model_dir: str) -> Optional[str]:
-  """A warning when the spec needs no future file (`prediction.future_file_unused`), or
-  None; a note instead while the published model, which forecasts when the new one is not
-  blessed, reads known columns from it (the spec changed their role since)."""
-  from serving import prediction, published_models
-  from trainer_module import export
-
-  unused = prediction.future_file_unused(spec)
-  if not unused:
-    return None
-  try:
-    published = export.read_dataset_spec(published_models.resolve_model_dir(serving_model_dir))
-  except (FileNotFoundError, ValueError):  # none published, or one without its spec
-    published = None
-  known = [column.name for column in published.columns_with(Role.KNOWN)] if published else []
-  if not known:
-    return f'warning: --future: {unused}'
-  return (f'[pipeline] --future: the spec declares no known column now, but the published '
-          f'model reads {known} from the future file, and forecasts if the new model is not '
-          'blessed: keep the file until a model of this spec is published')
-
-
 def _first_run_note(output_root: str, name: str) -> Optional[str]:
   """A note when data set `name` has no run under `output_root` and other data sets do:
   a renamed spec (init names a data set after its file) starts a new pipeline, without
@@ -265,25 +243,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError as error:
       print(f'error: --encoder-steps/--horizon: {error}', file=sys.stderr)
       return 2
+  future = None
   if args.future:
-    from serving import prediction
+    from pipeline import future_check
     try:  # the whole file, now, rather than at ForecastGen after training
-      future = prediction.read_series(os.path.abspath(args.future), spec, future=True)
-    except prediction.PredictionInputError as error:
+      future = future_check.read(os.path.abspath(args.future), spec)
+    except future_check.FutureFileError as error:
       print(f'error: --future: {error}', file=sys.stderr)
       return 2
-    short = prediction.short_future_series(future, spec)
-    if short and len(short) == len(future):
-      print(f'error: --future: {short[0]}, and so has every series of the file: it cannot '
-            f'give the {spec.horizon} steps of the horizon; extend it, or check --horizon',
-            file=sys.stderr)
-      return 2
-    if short:
-      print(f'warning: --future: {len(short)} series cannot be forecast, e.g. {short[0]}',
-            file=sys.stderr)
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
-  if args.future:
-    unused = _future_file_unused(spec, os.path.join(output_dir, SERVING_MODEL_DIR))
+  if future is not None:
+    short = future_check.short_series_note(future, spec)
+    if short:
+      print(f'warning: --future: {short}', file=sys.stderr)
+    unused = future_check.unused_note(spec, os.path.join(output_dir, SERVING_MODEL_DIR))
     if unused:
       print(unused, file=sys.stderr)
   first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name)
@@ -305,6 +278,16 @@ def main(argv: Optional[List[str]] = None) -> int:
           'forecasts no series (each is listed in not_forecast.csv)', file=sys.stderr)
   _prepare_data(args, input_path, data_root, config)
   _check_input_files(args, data_root)
+  if future is not None:
+    try:
+      uncovered = future_check.check_coverage(
+          future, os.path.abspath(args.future),
+          future_check.data_files(data_root, args.input_pattern, args.train_spans), spec)
+    except future_check.FutureFileError as error:
+      print(f'error: --future: {error}', file=sys.stderr)
+      return 2
+    if uncovered:
+      print(f'warning: --future: {uncovered}', file=sys.stderr)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')

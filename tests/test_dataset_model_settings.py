@@ -8,10 +8,8 @@ from kubeflow import runner as kubeflow_runner
 from pipeline import local_runner
 from serving import prediction
 from schema import datasets
-from schema.dataset_spec import Role
 from tests.kubeflow.conftest import make_deployment
 from trainer_module import hparams
-from trainer_module.export import DATASET_SPEC_FILE
 from trainer_module.training_config import TrainingConfig
 
 
@@ -179,29 +177,6 @@ def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(
   with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
                      r'reads patterns with \{SPAN\} only'):
     local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
-
-
-def test_a_future_file_for_a_spec_without_known_columns_is_kept_while_the_published_model_reads_it(
-    tmp_path):
-  unused = local_runner._future_file_unused  # pylint: disable=protected-access
-  spec = datasets.SYNTHETIC
-  without_known = dataclasses.replace(spec, columns=tuple(
-      dataclasses.replace(c, role=Role.OBSERVED) if c.role == Role.KNOWN else c
-      for c in spec.columns))
-  serving = tmp_path / 'serving_model'
-  assert unused(spec, str(serving)) is None  # the spec reads it
-  assert unused(without_known, str(serving)) == (
-      f'warning: --future: {prediction.future_file_unused(without_known)}')  # none published
-  version = serving / '1700000000'
-  (version / 'assets.extra').mkdir(parents=True)
-  (version / 'saved_model.pb').write_bytes(b'')
-  (version / DATASET_SPEC_FILE).write_text(spec.to_json())  # 'price' known
-  assert unused(without_known, str(serving)) == (
-      "[pipeline] --future: the spec declares no known column now, but the published model "
-      "reads ['price'] from the future file, and forecasts if the new model is not blessed: "
-      'keep the file until a model of this spec is published')
-  (version / DATASET_SPEC_FILE).write_text(without_known.to_json())
-  assert unused(without_known, str(serving)).startswith('warning: --future: ')
 
 
 def test_a_first_run_beside_other_pipelines_says_it_starts_a_new_one(tmp_path):
