@@ -185,7 +185,9 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
     with tf.io.TFRecordWriter(records) as writer:
       for example in read_csv_examples(csv_path, spec):
         writer.write(example.SerializeToString())
-    statistics = tfdv.generate_statistics_from_tfrecord(data_location=records)
+    # Its own output path: by default TFDV leaves the statistics in a temporary directory.
+    statistics = tfdv.generate_statistics_from_tfrecord(
+        data_location=records, output_path=os.path.join(scratch, 'statistics.tfrecord'))
   schema = tfdv.infer_schema(statistics, infer_feature_shape=True)
   # New series come with new data, and with new values of the columns that describe them.
   open_ended = set(spec.series_key_columns) | {c.name for c in spec.columns_with(Role.STATIC)}

@@ -71,9 +71,9 @@ def _write_future(path):
                          int(step == 3), '', ''])
 
 
-def _tft_pipeline(*args, cwd):
+def _tft_pipeline(*args, cwd, env=None):
   return subprocess.run([sys.executable, '-m', 'pipeline.local_runner', *args], cwd=cwd,
-                        capture_output=True, text=True, timeout=900, check=False)
+                        capture_output=True, text=True, timeout=900, check=False, env=env)
 
 
 @pytest.fixture(scope='module')
@@ -81,7 +81,9 @@ def workspace(tmp_path_factory):
   root = tmp_path_factory.mktemp('own_data')
   _write_sales(root / 'shop_sales.csv')
   _write_future(root / 'future.csv')
-  init = _tft_pipeline('init', '--data', 'shop_sales.csv', '--target', 'units_sold', cwd=root)
+  (root / 'scratch').mkdir()  # its temporary files, which must not outlive it
+  init = _tft_pipeline('init', '--data', 'shop_sales.csv', '--target', 'units_sold', cwd=root,
+                       env={**os.environ, 'TMPDIR': str(root / 'scratch')})
   return root, init
 
 
@@ -108,6 +110,8 @@ def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
   # The lines the data cannot decide are marked for the user.
   text = (root / 'shop_sales.yaml').read_text()
   assert text.count('# CHECK') == 3  # store_no (a number as id), promo_flag, footfall
+  # Nothing of the data (TFDV's statistics, say) is left in a temporary directory.
+  assert os.listdir(root / 'scratch') == []
 
 
 def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forecasts(
