@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
+from google.auth import exceptions as auth_exceptions
+
 from kubeflow import deployment as deployment_lib
 from kubeflow.cron import Cron
 from pipeline import cli_logs
@@ -168,6 +170,10 @@ def _compile(args, deployment) -> int:
   print('  trainer:    ' + (
       f'Vertex AI CustomJob {json.dumps(training.machine_spec())}, distribution '
       f'{training.hardware}' if training else 'in the pipeline step'))
+  model = runner.make_pipeline_config(deployment).model_config
+  on_tpu = bool(training) and training.hardware == 'tpu'
+  print(f"  precision:  {model.dtype_policy(on_tpu)} (the model's precision "
+        f"{model.precision!r}{' on a TPU' if on_tpu else ''})")
   options = deployment.training_options
   print(f'  training:   {json.dumps(dict(options)) if options else "default loop settings"}')
   print(f'  beam:       {" ".join(deployment.beam_pipeline_args())}')
@@ -178,8 +184,10 @@ def _compile(args, deployment) -> int:
   elsewhere = (f' --pipeline {output}'
                if os.path.abspath(output) != os.path.abspath(_default_pipeline_path(deployment))
                else '')
-  print(f'Next: tft-cloud submit{_config_flag(args)}{elsewhere} (one run), or schedule '
-        "--cron '0 3 * * *' (retraining)")
+  config = f' --config {args.config}' if args.config else ''
+  same_flags = '' if args.config else ', with the same deployment flags'
+  print(f'Next: tft-cloud submit{config}{elsewhere} (one run), or schedule --cron '
+        f"'0 3 * * *' (retraining){same_flags}")
   return 0
 
 
@@ -198,9 +206,16 @@ def _future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[s
   return [f'future_file: {unused}'] if unused else []
 
 
-def _config_flag(args: argparse.Namespace) -> str:
-  """' --config FILE' as given, or a reminder when the deployment came from flags."""
-  return f' --config {args.config}' if args.config else ' (with the same deployment flags)'
+def _warn_if_compiled_before_changes(path: str, args: argparse.Namespace,
+                                     deployment: deployment_lib.DeploymentConfig) -> None:
+  """Warns when the deployment or spec file changed after `path` was compiled: the run
+  uses what was compiled, not the files as they are now."""
+  compiled = os.path.getmtime(path)
+  changed = [source for source in (args.config, deployment.spec)
+             if source and os.path.exists(source) and os.path.getmtime(source) > compiled]
+  if changed:
+    print(f"warning: {', '.join(changed)} changed after {path} was compiled; this uses the "
+          "compiled pipeline: run 'tft-cloud compile' again for the changes", file=sys.stderr)
 
 
 def _submit(args, deployment) -> int:
@@ -209,6 +224,7 @@ def _submit(args, deployment) -> int:
   path = _pipeline_path(args, deployment)
   values = pipeline_job.parse_parameter_values(pipeline_job.read_pipeline_job(path),
                                                args.param)
+  _warn_if_compiled_before_changes(path, args, deployment)
   if deployment.platform == 'kubeflow':
     from kubeflow import kfp_schedules
 
@@ -237,6 +253,7 @@ def _schedule(args, deployment) -> int:
   path = _pipeline_path(args, deployment)
   values = pipeline_job.parse_parameter_values(pipeline_job.read_pipeline_job(path),
                                                args.param)
+  _warn_if_compiled_before_changes(path, args, deployment)
   cron = Cron.parse(args.cron, args.time_zone)
   name = args.name or f'{deployment.name}-schedule'
   if deployment.platform == 'kubeflow':
@@ -317,6 +334,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     return _COMMANDS[args.command](args, deployment)
   except ValueError as error:  # DeploymentConfigError, bad cron, parameters, files
     print(f'error: {error}', file=sys.stderr)
+    return 2
+  except auth_exceptions.DefaultCredentialsError as error:
+    print('error: no Google Cloud credentials found: run `gcloud auth application-default '
+          'login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service account key file '
+          f"({str(error).splitlines()[0] if str(error) else 'no details'})", file=sys.stderr)
     return 2
 
 

@@ -34,9 +34,10 @@ BEAM_ARGS = ['--direct_running_mode=in_memory', '--direct_num_workers=1',
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser = argparse.ArgumentParser(
       prog='tft-pipeline',
-      description='Train and publish a Temporal Fusion Transformer forecaster with a local '
-      'TFX pipeline: ExampleGen, StatisticsGen, SchemaGen, ExampleValidator, Transform, '
-      'Windowing, Trainer, Evaluator, Pusher.',
+      description='Train, judge and publish a Temporal Fusion Transformer forecaster with a '
+      'local TFX pipeline, then forecast: ExampleGen, StatisticsGen, SchemaGen, '
+      'ExampleValidator and AnomalyGate, Transform, Windowing, Trainer, GbmBaseline (a '
+      'LightGBM beside it), Evaluator, InterpretationReportGen, Pusher, ForecastGen.',
       epilog="For your own CSV, 'tft-pipeline init --data my.csv --target COLUMN' drafts a "
       "spec file; then 'tft-pipeline --spec my.yaml'.")
   dataset = parser.add_mutually_exclusive_group()

@@ -236,6 +236,7 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
 
   out, err = capsys.readouterr()
   assert '  data:       gs://test-bucket/tft/data, files \'*\'\n  future:     none\n' in out
+  assert "  precision:  float32 (the model's precision 'auto')\n" in out  # trained in the step
   assert out.endswith(f'Next: tft-cloud submit --config {deployment_file} --pipeline {path} '
                       "(one run), or schedule --cron '0 3 * * *' (retraining)\n")
   # As tft-pipeline warns before a local run: without the known 'promo' ahead, no forecasts.
@@ -249,6 +250,19 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
   spec = json.loads(custom_config(job, 'Trainer')['dataset_spec'])
   assert (spec['frequency'], spec['horizon']) == ('W-SUN', 4)
   assert [c['name'] for c in spec['columns']] == ['shop', 'week', 'sales', 'promo']
+
+
+def test_compile_says_a_tpu_trainer_computes_in_bfloat16(tmp_path, capsys):
+  assert cli.main(['compile', '--project', PROJECT, '--region', REGION, '--pipeline-root',
+                   'gs://b/root', '--data-root', 'gs://b/data', '--image', IMAGE,
+                   '--trainer-image', TPU_TRAINER_IMAGE, '--hardware', 'tpu', '--machine-type',
+                   'cloud-tpu', '--accelerator-type', 'TPU_V3', '--accelerator-count', '8',
+                   '--output', str(tmp_path / 'tpu.json')]) == 0
+  out = capsys.readouterr().out
+  assert "  precision:  mixed_bfloat16 (the model's precision 'auto' on a TPU)\n" in out
+  assert out.endswith(f"Next: tft-cloud submit --pipeline {tmp_path / 'tpu.json'} (one run), "
+                      "or schedule --cron '0 3 * * *' (retraining), with the same deployment "
+                      'flags\n')
 
 
 def test_compile_warns_of_a_future_file_the_spec_does_not_read():

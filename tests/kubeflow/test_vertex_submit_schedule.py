@@ -10,6 +10,7 @@ number over gRPC, so the test answers that one function instead.
 
 import re
 
+import google.auth.exceptions
 import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform
@@ -159,10 +160,28 @@ def test_cli_submit_prints_the_job_and_refuses_undeclared_parameters(api, compil
 
   assert cli.main(base + ['--enable-caching']) == 0
   create, = api.find('POST', '/pipelineJobs')
-  out = capsys.readouterr().out
+  out, err = capsys.readouterr()
+  # The deployment file was written after the session's compile.
+  assert (f'warning: {deploy_file} changed after {path} was compiled; this uses the compiled '
+          "pipeline: run 'tft-cloud compile' again for the changes") in err
   assert f'{PARENT}/pipelineJobs/{create.query["pipelineJobId"]}' in out
   assert 'caching:    on' in out
   assert create.body['serviceAccount'] == SERVICE_ACCOUNT
+
+
+def test_cli_without_credentials_says_how_to_get_them(compiled, deploy_file, capsys,
+                                                     monkeypatch):
+  def no_credentials(*args, **kwargs):
+    raise google.auth.exceptions.DefaultCredentialsError(
+        'Your default credentials were not found.\nTo set up ...')
+  monkeypatch.setattr('google.auth.default', no_credentials)
+  path, _ = compiled['tpu']
+  assert cli.main(['submit', '--config', deploy_file, '--pipeline', path]) == 2
+  assert capsys.readouterr().err.endswith(
+      'error: no Google Cloud credentials found: run `gcloud auth application-default login`, '
+      'or set GOOGLE_APPLICATION_CREDENTIALS to a service account key file (Your default '
+      'credentials were not found.)\n')
+  aiplatform.initializer.global_config.__init__()
 
 
 def test_cli_schedule_creates_a_vertex_schedule_in_the_time_zone(api, compiled, deploy_file,
