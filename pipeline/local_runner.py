@@ -20,6 +20,7 @@ from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
 DEFAULT_OUTPUT = 'runs'
+RUN_SUMMARY_FILE = 'run_summary.txt'  # under a data set's output directory: the last run's
 SERVING_MODEL_DIR = 'serving_model'  # under a data set's output directory: the published models
 _BEAM_STEP = re.compile(r" \[while running '[^']*'\]")
 GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
@@ -305,8 +306,12 @@ def main(argv: Optional[List[str]] = None) -> int:
           f'the full trace; artifacts so far are in {config.pipeline_root})', file=sys.stderr)
     return 1
   summary = run_summary.latest_run_summary(metadata, pipeline_name)
-  print(summary.format(config.pipeline_root))
-  print(f'  total:       {time.monotonic() - started:.1f} s')
+  text = (f'{summary.format(config.pipeline_root)}\n'
+          f'  total:       {time.monotonic() - started:.1f} s\n')
+  saved = os.path.join(output_dir, RUN_SUMMARY_FILE)
+  with open(saved, 'w', encoding='utf-8') as f:
+    f.write(text.lstrip('\n'))
+  print(f'{text}  saved:       {saved} (the last run\'s summary)')
   return 0
 
 

@@ -23,7 +23,7 @@ from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_REA
                                                 UNDECLARED_COLUMNS, read_split_report)
 from evaluation.eval_config import BASELINE, CANDIDATE
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
-from trainer_module import interval_calibration, warm_start
+from trainer_module import interval_calibration, training_record, warm_start
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
@@ -50,6 +50,7 @@ class RunSummary:
   forecasts_uri: Optional[str] = None
   calibration: Optional[Dict[str, object]] = None  # the model's calibration.json
   warm_start: Optional[str] = None  # how the model's training began (warm_start.Outcome)
+  training: Optional[str] = None  # how it went (training_record.describe)
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
   baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
@@ -103,8 +104,8 @@ class RunSummary:
       lines.append(f'  {bands}')
     if self.gbm_baseline and 'error' in self.gbm_baseline:
       lines.append(f'    the LightGBM baseline could not be fitted: {self.gbm_baseline["error"]}')
-    if self.warm_start:
-      lines.append(f'  training:    {self.warm_start}')
+    for index, text in enumerate(filter(None, (self.training, self.warm_start))):
+      lines.append(f'  {"training:" if index == 0 else "":<13}{text}')
     if self.calibration:
       lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
@@ -236,6 +237,7 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       calibration=(interval_calibration.read(path_utils.serving_model_path(model.uri))
                    if model else None),
       warm_start=_warm_start(model.uri) if model else None,
+      training=_training(model.uri) if model else None,
       not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [],
       baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
@@ -249,6 +251,13 @@ def _warm_start(model_uri: str) -> Optional[str]:
   """'warm start: initialised every weight from ...' as the Trainer recorded it, or None."""
   outcome = warm_start.read_outcome(path_utils.serving_model_path(model_uri))
   return None if outcome is None else f'warm start: {outcome.message}'
+
+
+def _training(model_uri: str) -> Optional[str]:
+  """'stopped early after 4 of 20 epochs of 50 steps; ...' as the Trainer recorded it, or
+  None."""
+  records = training_record.read(path_utils.serving_model_path(model_uri))
+  return training_record.describe(records) if records else None
 
 
 def blessing_failures(evaluation_uri: str) -> List[str]:

@@ -126,6 +126,11 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
   assert run.returncode == 0, run.stderr[-3000:]
   assert 'MAE beside a global LightGBM and the naive forecasts: model' in run.stdout
   assert 'no --future file' not in run.stderr
+  # The summary printed is kept beside the runs.
+  saved = root / 'runs' / 'shop_sales' / 'run_summary.txt'
+  assert run.stdout.endswith(f"{saved.read_text()}  saved:       {saved} (the last run's "
+                             'summary)\n')
+  assert saved.read_text().startswith('Pipeline run summary\n')
   from tfx import v1 as tfx
   summary = run_summary.latest_run_summary(
       tfx.orchestration.metadata.sqlite_metadata_connection_config(

@@ -8,6 +8,7 @@ in the first run, and the served model changes only if the new one is blessed.
 import glob
 import json
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -144,7 +145,11 @@ def test_the_second_run_warm_starts_from_the_first_blessed_model(two_spans):
   assert second.warm_start.startswith('warm start: initialised ')
   assert f'from the base model {os.path.join(base_model.uri, "Format-Serving")}' in (
       second.warm_start)
-  assert f'  training:    {second.warm_start}' in second.format('root').splitlines()
+  lines = second.format('root').splitlines()
+  at = lines.index(f'  training:    {second.training}')
+  assert lines[at + 1] == f'               {second.warm_start}'
+  assert re.fullmatch(r'(stopped early after \d+ of|all) \d+ epochs of \d+ steps, the weights '
+                      r'of epoch \d+ kept \(the lowest eval loss\)', second.training)
 
 
 def test_the_served_model_changes_only_when_blessed(two_spans):

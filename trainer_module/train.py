@@ -41,7 +41,8 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from components import windowing
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, export, hparams, interval_calibration,
-                            training_period, vocabularies, warm_start, window_inputs)
+                            training_period, training_record, vocabularies, warm_start,
+                            window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -266,8 +267,9 @@ def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
 def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: FnArgs,
            plan: _Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
            extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions
-           ) -> None:
-  """Trains the TFTs one after the other.
+           ) -> List[Dict[str, object]]:
+  """Trains the TFTs one after the other; returns how each trained in this attempt
+  (`training_record`; none for an ensemble member trained before an interruption).
 
   One TFT backs up to `model_run_dir/backup` and logs to `model_run_dir`. An ensemble
   member backs up to `backup/<member name>` and logs to `model_run_dir/<member name>`;
@@ -277,15 +279,19 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
   """
   backups = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
 
+  records = []
+
   def fit(member: keras.Model, backup_dir: str, log_dir: str) -> None:
-    member.fit(train, validation_data=evaluation, epochs=plan.epochs,
-               steps_per_epoch=plan.steps_per_epoch, verbose=2,
-               callbacks=_callbacks(backup_dir, log_dir, config, extra))
+    history = member.fit(train, validation_data=evaluation, epochs=plan.epochs,
+                         steps_per_epoch=plan.steps_per_epoch, verbose=2,
+                         callbacks=_callbacks(backup_dir, log_dir, config, extra))
+    records.append(training_record.of_fit(history.epoch, history.history.get('val_loss', []),
+                                          plan.epochs, plan.steps_per_epoch))
     _release_traced_functions(member)
 
   if len(members) == 1:
     fit(members[0], backups, fn_args.model_run_dir)
-    return
+    return records
   for index, member in enumerate(members, start=1):
     trained = os.path.join(backups, f'{member.name}-trained')
     if tf.io.gfile.exists(trained + '.index'):
@@ -300,6 +306,7 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
       warm_start.weights_checkpoint(member).write(trained, options=options)
   if cluster.is_chief():
     tf.io.gfile.rmtree(backups)
+  return records
 
 
 def _release_traced_functions(model: keras.Model) -> None:
@@ -345,15 +352,17 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
 def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
             spec: DatasetSpec, transform_output: tft.TFTransformOutput, fn_args: FnArgs,
             strategy: tf.distribute.Strategy, calibration: Optional[Dict[str, object]],
-            started: warm_start.Outcome, eval_start: Optional[str]) -> None:
-  """Writes the SavedModel, the warm-start checkpoint, how training `started` and the
-  period it was trained on, if known (scratch copies off the chief)."""
+            started: warm_start.Outcome, eval_start: Optional[str],
+            trained: List[Dict[str, object]]) -> None:
+  """Writes the SavedModel, the warm-start checkpoint, how training `started` and went,
+  and the period it was trained on, if known (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
   export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
                     calibration)
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
   warm_start.write_outcome(path, started)
+  training_record.write(path, trained)
   if eval_start is not None:
     training_period.write(path, eval_start)
   if path != fn_args.serving_model_dir:
@@ -427,12 +436,12 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
     started = _initialise(model, layout, config, training, fn_args, strategy, spec,
                           transform_output, eval_start)
-  _train(members, config, fn_args, plan, train, evaluation, callbacks,
-         _checkpoint_options(distribution.save_options(strategy)))
+  trained = _train(members, config, fn_args, plan, train, evaluation, callbacks,
+                   _checkpoint_options(distribution.save_options(strategy)))
   calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
                  if training.calibrate_intervals else None)
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,
-          started, eval_start)
+          started, eval_start, trained)
   if workers > 1:
     _wait_for_every_worker(strategy)
 

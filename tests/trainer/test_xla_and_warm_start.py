@@ -15,7 +15,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema.time_split import format_time, parse_timestamp
-from trainer_module import train, training_period, vocabularies, warm_start, window_inputs
+from trainer_module import (train, training_period, training_record, vocabularies, warm_start,
+                            window_inputs)
 from trainer_module.tft.model import STATIC_EMBEDDING, build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -61,6 +62,11 @@ def test_xla_run_trains_and_exports(xla_run):
   assert len(xla_run.recorder.losses) == EPOCHS
   assert all(np.isfinite(xla_run.recorder.losses + xla_run.recorder.val_losses))
   assert tf.saved_model.contains_saved_model(xla_run.fn_args.serving_model_dir)
+  # How it trained is recorded beside it, the epoch kept that of the lowest eval loss.
+  [record] = training_record.read(xla_run.fn_args.serving_model_dir)
+  assert (record['epochs_run'], record['epochs_planned'], record['steps_per_epoch']) == (
+      EPOCHS, EPOCHS, STEPS_PER_EXECUTION)
+  assert record['best_val_loss'] == min(xla_run.recorder.val_losses)
 
 
 def test_steps_per_execution_runs_several_steps_per_call(xla_run):

@@ -1,0 +1,25 @@
+"""What the run summary says of how training went (`trainer_module.training_record`)."""
+
+from trainer_module import training_record
+
+
+def test_a_fit_that_stopped_early_is_described_with_the_epoch_kept(tmp_path):
+  record = training_record.of_fit([0, 1, 2, 3], [0.5, 0.4, 0.45, 0.46], epochs_planned=20,
+                                  steps_per_epoch=50)
+  assert record == {'epochs_run': 4, 'epochs_planned': 20, 'steps_per_epoch': 50,
+                    'best_epoch': 2, 'best_val_loss': 0.4}
+  training_record.write(str(tmp_path), [record])
+  assert training_record.read(str(tmp_path)) == [record]
+  assert training_record.describe([record]) == (
+      'stopped early after 4 of 20 epochs of 50 steps, the weights of epoch 2 kept (the '
+      'lowest eval loss)')
+
+
+def test_a_resumed_fit_counts_its_epochs_from_the_start_and_an_ensemble_each_member():
+  resumed = training_record.of_fit([5, 6, 7], [0.3, 0.2, 0.25], 8, 10)  # epochs 6 to 8
+  assert (resumed['epochs_run'], resumed['best_epoch']) == (8, 7)
+  without_validation = training_record.of_fit([0, 1], [], 2, 10)
+  assert training_record.describe([resumed, without_validation]) == (
+      'member 1: all 8 epochs of 10 steps, the weights of epoch 7 kept (the lowest eval '
+      'loss); member 2: all 2 epochs of 10 steps')
+  assert training_record.read('/nonexistent') is None

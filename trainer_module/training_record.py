@@ -1,0 +1,60 @@
+"""How a model's training went, recorded beside it for the run summary.
+
+Per TFT trained in the run (an ensemble's members in order): the epochs run of those
+planned, the steps of each, and the epoch whose weights were kept (early stopping keeps
+those of the lowest eval loss). A run resumed from its backup records the epochs after the
+resumption only. Written as `assets.extra/training_record.json`.
+"""
+
+import json
+import os
+from typing import Dict, List, Optional, Sequence
+
+import tensorflow as tf
+
+RECORD_FILE = os.path.join('assets.extra', 'training_record.json')
+
+
+def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: int,
+           steps_per_epoch: int) -> Dict[str, object]:
+  """The record of one `fit`: its History's `epoch` (0-based) and `val_loss` lists."""
+  record = {'epochs_run': int(epochs[-1]) + 1 if epochs else 0,
+            'epochs_planned': int(epochs_planned), 'steps_per_epoch': int(steps_per_epoch)}
+  if val_losses:
+    best = min(range(len(val_losses)), key=lambda index: val_losses[index])
+    record.update(best_epoch=int(epochs[best]) + 1, best_val_loss=float(val_losses[best]))
+  return record
+
+
+def write(model_dir: str, records: List[Dict[str, object]]) -> None:
+  path = os.path.join(model_dir, RECORD_FILE)
+  tf.io.gfile.makedirs(os.path.dirname(path))
+  with tf.io.gfile.GFile(path, 'w') as f:
+    json.dump(records, f, indent=2)
+
+
+def read(model_dir: str) -> Optional[List[Dict[str, object]]]:
+  """The records of an exported model, or None (exported before they were written)."""
+  path = os.path.join(model_dir, RECORD_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
+
+
+def describe(records: Sequence[Dict[str, object]]) -> str:
+  """'stopped early after 4 of 20 epochs of 50 steps; the weights of epoch 1 kept (the
+  lowest eval loss)', an ensemble's members one after the other; '' with no record."""
+  return '; '.join(
+      (f'member {index}: ' if len(records) > 1 else '') + _describe_one(record)
+      for index, record in enumerate(records, start=1))
+
+
+def _describe_one(record: Dict[str, object]) -> str:
+  run, planned = record['epochs_run'], record['epochs_planned']
+  course = (f'stopped early after {run} of {planned} epochs' if run < planned
+            else f'all {planned} epochs')
+  text = f"{course} of {record['steps_per_epoch']} steps"
+  if 'best_epoch' in record:
+    text += f", the weights of epoch {record['best_epoch']} kept (the lowest eval loss)"
+  return text
