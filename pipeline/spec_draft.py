@@ -729,12 +729,11 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
                   'use it')
   per_series = compared.groupby(series.to_numpy()).nunique(dropna=False)
   if (per_series <= 1).all() and not missing.any():
-    numbered = _series_numbering(numbers, series) if dtype == DType.REAL else None
+    numbered = _series_numbering(name, numbers, series) if dtype == DType.REAL else None
     if numbered:
       return ColumnDraft(name, Role.STATIC, dtype, check=True, note=(
-          f'CHECK: numbers the series {numbered[0]} to {numbered[1]}, a different value in '
-          'each, like an id: remove the line unless the number means something (a size, '
-          'a rank)')), None
+          f'CHECK: {numbered}, like an id: remove the line unless the number means something '
+          '(a size, a rank)')), None
     return ColumnDraft(name, Role.STATIC, dtype, note='one value in every series'), None
   if dtype == DType.CATEGORICAL:
     return ColumnDraft(name, Role.KNOWN, dtype, check=True, note=(
@@ -765,16 +764,30 @@ def _calendar_flag(numbers: pd.Series, series: pd.Series, seconds: np.ndarray) -
   return bool((numbers.groupby(seconds).nunique() == 1).all())
 
 
-def _series_numbering(numbers: pd.Series, series: pd.Series) -> Optional[Tuple[int, int]]:
-  """(first, last) when a static column numbers the series one by one, an id in all but
-  name (0 to N - 1, or any run of N consecutive integers, over N >= _MIN_NUMBERED_SERIES
-  series, so that a few small counts such as floors are not taken for one); else None."""
+def _series_numbering(name: str, numbers: pd.Series, series: pd.Series) -> Optional[str]:
+  """How a static column gives each series its own whole number like an id, over
+  N >= _MIN_NUMBERED_SERIES series (so that a few small counts such as floors are not
+  taken for one): numbering them one by one (any run of N consecutive integers), or under
+  a name that reads like an id (the ids of a subset of the series are not consecutive);
+  else None."""
   values = numbers.groupby(series.to_numpy()).first()
   if (len(values) < _MIN_NUMBERED_SERIES or not _integral(values)
       or values.nunique() != len(values)):
     return None
   first, last = int(values.min()), int(values.max())
-  return (first, last) if last - first + 1 == len(values) else None
+  if last - first + 1 == len(values):
+    return f'numbers the series {first} to {last}, a different value in each'
+  if _named_like_id(name):
+    return f'a different whole number in each series ({first} to {last}), named like an id'
+  return None
+
+
+def _named_like_id(name: str) -> bool:
+  """Whether a column's name reads like an id's: an id word as one of its words, or a
+  longer one inside a word ('timeseries')."""
+  words = re.split(r'[^a-z0-9]+', name.lower())
+  return any(word in _ID_WORDS or any(len(id_word) > 3 and id_word in word
+                                      for id_word in _ID_WORDS) for word in words)
 
 
 def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],

@@ -43,6 +43,16 @@ def test_a_static_column_that_numbers_the_series_is_marked_as_a_likely_id():
   assert columns['area'].note == columns['floors'].note == 'one value in every series'
 
 
+def test_a_static_column_named_like_an_id_with_a_number_per_series_is_marked_too():
+  # The ids of a subset of the series: each its own, none consecutive.
+  ids = [3 + 17 * i for i in range(12)]
+  columns = _drafted_columns(_monthly_sales(SHOPS, timeseries=ids, floors=ids))
+  assert columns['timeseries'].check
+  assert columns['timeseries'].note.startswith(
+      'CHECK: a different whole number in each series (3 to 190), named like an id')
+  assert not columns['floors'].check  # the same numbers under another name
+
+
 def test_a_few_series_numbered_one_by_one_are_not_taken_for_ids():
   few = SHOPS[:9]
   columns = _drafted_columns(_monthly_sales(few, floors=list(range(1, len(few) + 1))))
