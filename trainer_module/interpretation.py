@@ -19,7 +19,8 @@ import tensorflow as tf
 from schema.dataset_spec import DatasetSpec
 from schema.features import SERIES_KEY
 from schema.selection_variables import FUTURE, GROUPS, HISTORY, STATIC
-from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, window_feature_spec
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
+                                  window_feature_spec)
 from trainer_module import export
 from trainer_module.tft.model import ATTENTION, FUTURE_WEIGHTS, HISTORY_WEIGHTS, STATIC_WEIGHTS
 from trainer_module.window_inputs import matching_files
@@ -60,11 +61,47 @@ class Interpretation:
 
 
 def read_windows(file_patterns: Sequence[str], max_windows: Optional[int] = None) -> List[bytes]:
-  """Serialized windows from the Windowing component's gzipped TFRecords, in file order."""
-  dataset = tf.data.TFRecordDataset(matching_files(file_patterns), compression_type='GZIP')
+  """Serialized windows from the Windowing component's gzipped TFRecords, in file order.
+
+  Raises:
+    ValueError: no file matches (naming the Windowing outputs there are), the files are
+      not gzipped TFRecords, or they hold training segments rather than windows.
+  """
+  try:
+    files = matching_files(file_patterns)
+  except ValueError as error:
+    raise ValueError(f'{error}{_outputs_there(file_patterns)}') from None
+  dataset = tf.data.TFRecordDataset(files, compression_type='GZIP')
   if max_windows is not None:
     dataset = dataset.take(max_windows)
-  return [record.numpy() for record in dataset]
+  try:
+    windows = [record.numpy() for record in dataset]
+  except tf.errors.OpError:
+    raise ValueError(f'{files[0]} and the files with it are not the gzipped TFRecords the '
+                     'Windowing component writes; pass the files of its output, e.g. '
+                     '<pipeline_root>/Windowing/windows/<id>/Split-eval/*') from None
+  if windows and WINDOW_MASK in tf.train.Example.FromString(windows[0]).features.feature:
+    raise ValueError(f'{files[0]} holds training segments (Split-train), from which the '
+                     'Trainer cuts its windows, not windows: pass Split-eval (or Split-test)')
+  return windows
+
+
+def _outputs_there(file_patterns: Sequence[str]) -> str:
+  """'; <dir> holds Windowing outputs 8, 15: e.g. <dir>/15/Split-eval/*' for a pattern
+  under a Windowing output directory with another id, or ''."""
+  for pattern in file_patterns:
+    parts = pattern.split('/')
+    if 'windows' not in parts[:-1]:
+      continue
+    directory = '/'.join(parts[:len(parts) - parts[::-1].index('windows')])
+    if not tf.io.gfile.isdir(directory):
+      continue
+    ids = sorted((name.rstrip('/') for name in tf.io.gfile.listdir(directory)
+                  if name.rstrip('/').isdigit()), key=int)
+    if ids:
+      return (f"; {directory} holds the Windowing outputs {', '.join(ids)}: e.g. "
+              f'{directory}/{ids[-1]}/Split-eval/*')
+  return ''
 
 
 def _check_window_shape(window: bytes, spec, model_dir: str) -> None:
