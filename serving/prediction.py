@@ -165,6 +165,12 @@ def read_series(path: str, spec: DatasetSpec,
                                f'{[c.name for c in spec.columns]}, then the rows')
   check_header(header, path, PredictionInputError)
   missing = [column.name for column in spec.columns if column.name not in header]
+  if len(missing) > len(spec.columns) / 2:  # most of them: not a misspelling
+    raise MissingColumnsError(
+        f"{path}: {len(missing)} of the {len(spec.columns)} columns of dataset spec "
+        f"'{spec.name}', on which the model was trained, are missing: {missing}. Is this the "
+        'model of another data set? Pass the serving directory of the one trained on these '
+        f'columns ({header}), or a CSV with the columns {[c.name for c in spec.columns]}')
   if missing:
     near = {name: difflib.get_close_matches(name, header, n=1) for name in missing}
     written = ''.join(f'; {close[0]!r} may be {name!r}' for name, close in near.items()

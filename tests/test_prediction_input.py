@@ -227,6 +227,16 @@ def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
     prediction.read_series(_write(tmp_path, _rows(), header), SPEC)
 
 
+def test_a_csv_of_another_data_set_is_not_taken_for_misspellings(tmp_path):
+  path = _write(tmp_path, [['N', '1', '2024-01-01', '3']], ['region', 'store', 'day', 'sales'])
+  with pytest.raises(prediction.MissingColumnsError) as error:
+    prediction.read_series(path, SPEC)
+  assert str(error.value).startswith(
+      f"{path}: 6 of the 7 columns of dataset spec 'synthetic', on which the model was "
+      "trained, are missing: ['station', 'timestamp', 'load', 'capacity', 'price', "
+      "'temperature']. Is this the model of another data set?")
+
+
 @pytest.mark.parametrize('column, value, written', [
     ('region', 'south', "'region' is 'north' at line 2 but 'south' at line 5"),
     ('capacity', '60', "'capacity' is '50' at line 2 but '60' at line 5"),
