@@ -381,9 +381,9 @@ def example_time(example: tf.train.Example, spec: DatasetSpec) -> int:
 
 
 def resolve_boundary(boundary, time_range: Tuple[int, int], spec: DatasetSpec) -> int:
-  """Epoch seconds of a boundary given as timestamp, as fraction of `time_range`, or as
-  the last N steps of the grid up to its end, moved back to where the windowing
-  component starts a forecast, so that the period holds whole windows."""
+  """Epoch seconds of a boundary given as timestamp, as fraction of `time_range` (moved
+  on to the grid), or as the last N steps of the grid up to its end, moved back to where
+  the windowing component starts a forecast, so that the period holds whole windows."""
   steps = last_steps(boundary)
   if steps is not None:
     last = spec.frequency.step_of(time_range[1])
@@ -392,7 +392,12 @@ def resolve_boundary(boundary, time_range: Tuple[int, int], spec: DatasetSpec) -
   if isinstance(boundary, str):
     return parse_timestamp(boundary)
   start, end = time_range
-  return int(start + float(boundary) * (end - start))
+  # The first grid time at or after the fraction's instant: the same rows either side
+  # (every row is on the grid), and a time the split report can show as a step's.
+  instant = int(start + float(boundary) * (end - start))
+  period = spec.frequency.period_of(instant)
+  first = spec.frequency.seconds_of(period)
+  return first if first == instant else spec.frequency.seconds_of(period + 1)
 
 
 def split_index(example, spec: DatasetSpec, split: TimeSplit, time_range) -> int:

@@ -111,6 +111,12 @@ def test_split_by_fraction_of_the_time_range():
   time_range = (parse_timestamp('2024-01-01'), parse_timestamp('2024-01-05'))
   assert gen.split_index(_example_at('2024-01-03 23:00'), SYNTHETIC, split, time_range) == 0
   assert gen.split_index(_example_at('2024-01-04'), SYNTHETIC, split, time_range) == 1
+  # Between grid times, a fraction is moved on to the next: the same rows either side.
+  split = TimeSplit(eval_start=0.801)  # 2024-01-04 04:53:45.6
+  assert gen.resolve_boundary(0.801, time_range, SYNTHETIC) == parse_timestamp(
+      '2024-01-04 05:00')
+  assert gen.split_index(_example_at('2024-01-04 04:00'), SYNTHETIC, split, time_range) == 0
+  assert gen.split_index(_example_at('2024-01-04 05:00'), SYNTHETIC, split, time_range) == 1
 
 
 def test_split_by_the_last_steps_moves_with_the_data():
