@@ -3,8 +3,8 @@
 Each series' rows come from the ExampleGen output (every split of the newest span, as
 the pipeline read them); its window is its last E rows and the next H steps of the time
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
-columns need values over those H steps: they come from a future file (the spec's
-columns, a row per series and future step, target and observed columns empty), or, when
+columns need values over those H steps: they come from a future file (the key, time
+and known columns, a row per series and future step), or, when
 the spec declares no known columns, nothing is needed: the steps are written on the
 spec's `time_zone` clock, or in the UTC offset of the series' last time as the data
 files write it (the examples keep only the instant). A series that cannot be forecast

@@ -232,8 +232,10 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
             f'{os.path.relpath(csv_path)}'
             + (' --future FUTURE.csv' if known else '')]
   if known:
+    keys = [column.name for column in drafted.columns
+            if column.role in (Role.SERIES_KEY, Role.TIME)]
     lines.append(f'  FUTURE.csv: the known columns {known} over the {drafted.horizon} steps '
-                 "after each series' last row, a row per series and step, with the data's "
-                 'columns and the target and observed columns empty; without it the run '
+                 f"after each series' last row, a row per series and step, with {keys} (the "
+                 "data's other columns may be left out, or empty); without it the run "
                  'trains and publishes a model but forecasts no series')
   return '\n'.join(lines)

@@ -164,26 +164,34 @@ def read_series(path: str, spec: DatasetSpec,
     raise PredictionInputError(f'{path} is empty; give a header with the columns '
                                f'{[c.name for c in spec.columns]}, then the rows')
   check_header(header, path, PredictionInputError)
-  missing = [column.name for column in spec.columns if column.name not in header]
-  if len(missing) > len(spec.columns) / 2:  # most of them: not a misspelling
+  # A future file gives the horizon rows only: the other columns come from the history.
+  needed = [column.name for column in spec.columns
+            if not future or column.role in (Role.SERIES_KEY, Role.TIME, Role.KNOWN)]
+  missing = [name for name in needed if name not in header]
+  if len(missing) > len(needed) / 2:  # most of them: not a misspelling
     raise MissingColumnsError(
-        f"{path}: {len(missing)} of the {len(spec.columns)} columns of dataset spec "
+        f"{path}: {len(missing)} of the {len(needed)} columns it needs of dataset spec "
         f"'{spec.name}', on which the model was trained, are missing: {missing}. Is this the "
         'model of another data set? Pass the serving directory of the one trained on these '
-        f'columns ({header}), or a CSV with the columns {[c.name for c in spec.columns]}')
+        f'columns ({header}), or a CSV with the columns {needed}')
   if missing:
     near = {name: difflib.get_close_matches(name, header, n=1) for name in missing}
     written = ''.join(f'; {close[0]!r} may be {name!r}' for name, close in near.items()
                       if close)
-    raise MissingColumnsError(
-        f'{path}: columns {missing} are missing{written}; the model was trained on dataset '
-        f"spec '{spec.name}', whose columns {[c.name for c in spec.columns]} the CSV needs "
-        '(leave the target and observed columns empty in the horizon rows)')
-  positions = {column.name: header.index(column.name) for column in spec.columns}
+    if future:
+      fix = (f'a future file needs the key, time and known columns {needed} of dataset spec '
+             f"'{spec.name}', on which the model was trained")
+    else:
+      fix = (f"the model was trained on dataset spec '{spec.name}', whose columns {needed} "
+             'the CSV needs (leave the target and observed columns empty in the horizon rows)')
+    raise MissingColumnsError(f'{path}: columns {missing} are missing{written}; {fix}')
+  positions = {column.name: header.index(column.name) for column in spec.columns
+               if column.name in header}
   series: Dict[Tuple[str, ...], List[InputRow]] = {}
   unreadable: Dict[Tuple[str, ...], str] = {}
   for line, fields in data_rows(reader, header, path, PredictionInputError):
-    values = {name: fields[position].strip() for name, position in positions.items()}
+    values = {column.name: fields[positions[column.name]].strip()
+              if column.name in positions else '' for column in spec.columns}
     key = tuple(values[name] for name in spec.series_key_columns)
     try:
       row = _read_row(line, values, spec, f'{path}, line {line}')

@@ -105,12 +105,13 @@ def test_a_window_too_short_for_the_seasonal_lag_stops_the_run_before_it_starts(
 def test_a_future_file_the_forecasts_cannot_read_stops_the_run_before_it_starts(
     tmp_path, capsys):
   future = tmp_path / 'future.csv'
-  future.write_text('station,region,capacity,timestamp,load\n'  # no price, no temperature
+  future.write_text('station,region,capacity,timestamp,load\n'  # no price
                     'station_00,north,50,2024-04-10 00:00:00,\n')
   assert local_runner.main(['--future', str(future), '--output-dir', str(tmp_path)]) == 2
   error = capsys.readouterr().err
-  assert error.startswith(f"error: --future: {future}: columns ['price', 'temperature'] are "
-                          'missing')
+  assert error.startswith(f"error: --future: {future}: columns ['price'] are missing; a "
+                          "future file needs the key, time and known columns ['station', "
+                          "'timestamp', 'price']")
   assert not (tmp_path / 'synthetic').exists()
 
 

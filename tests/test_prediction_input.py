@@ -227,13 +227,27 @@ def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):
     prediction.read_series(_write(tmp_path, _rows(), header), SPEC)
 
 
+def test_a_future_file_needs_only_the_key_time_and_known_columns(tmp_path):
+  history = prediction.read_series(_write(tmp_path, _rows(horizon=0)), SPEC)
+  future_path = tmp_path / 'future.csv'
+  future_path.write_text('timestamp,station,price\n2024-01-01 03:00:00,s1,1.3\n'
+                         '2024-01-01 04:00:00,s1,1.4\n')
+  future = prediction.read_series(str(future_path), SPEC, future=True)
+  rows = prediction.rows_with_horizon(('s1',), history[('s1',)], future[('s1',)], SPEC,
+                                      str(future_path))
+  window = prediction.build_window(('s1',), rows, SPEC)
+  feature = window.example.features.feature
+  assert list(feature['price'].float_list.value) == pytest.approx([1.1, 1.1, 1.1, 1.3, 1.4])
+  assert list(feature['region'].bytes_list.value) == [b'north']  # from the history
+
+
 def test_a_csv_of_another_data_set_is_not_taken_for_misspellings(tmp_path):
   path = _write(tmp_path, [['N', '1', '2024-01-01', '3']], ['region', 'store', 'day', 'sales'])
   with pytest.raises(prediction.MissingColumnsError) as error:
     prediction.read_series(path, SPEC)
   assert str(error.value).startswith(
-      f"{path}: 6 of the 7 columns of dataset spec 'synthetic', on which the model was "
-      "trained, are missing: ['station', 'timestamp', 'load', 'capacity', 'price', "
+      f"{path}: 6 of the 7 columns it needs of dataset spec 'synthetic', on which the model "
+      "was trained, are missing: ['station', 'timestamp', 'load', 'capacity', 'price', "
       "'temperature']. Is this the model of another data set?")
 
 
