@@ -53,6 +53,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from components import span_files
 from kubeflow import machines
+from pipeline.run_layout import SERVING_MODEL_DIR
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
@@ -309,7 +310,7 @@ class DeploymentConfig:
 
   @property
   def model_dir(self) -> str:
-    return self.serving_model_dir or f'{self.pipeline_root.rstrip("/")}/serving_model'
+    return self.serving_model_dir or f'{self.pipeline_root.rstrip("/")}/{SERVING_MODEL_DIR}'
 
   @property
   def beam_temp_location(self) -> str:

@@ -13,17 +13,15 @@ import time
 from typing import List, Optional
 
 from pipeline import cli_logs
+from pipeline.run_layout import (DEFAULT_OUTPUT, GENERATED_DATASET, RUN_SUMMARY_FILE,
+                                 SERVING_MODEL_DIR)
 from schema import curated_schema, dataset_file
 from schema.dataset_spec import Role
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
-DEFAULT_OUTPUT = 'runs'
-RUN_SUMMARY_FILE = 'run_summary.txt'  # under a data set's output directory: the last run's
-SERVING_MODEL_DIR = 'serving_model'  # under a data set's output directory: the published models
 _BEAM_STEP = re.compile(r" \[while running '[^']*'\]")
-GENERATED_DATASET = 'synthetic'  # the built-in data set whose data the runner generates
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The in-memory DirectRunner stages no packages. Naming the project's setup.py as the
 # workers' dependencies keeps every Beam component from building an sdist of TFX (about

@@ -17,10 +17,10 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from pipeline import cli_logs, local_runner
+from pipeline import cli_logs, run_layout
 
-DEFAULT_MODEL_DIR = os.path.join(local_runner.DEFAULT_OUTPUT, local_runner.GENERATED_DATASET,
-                                 local_runner.SERVING_MODEL_DIR)
+DEFAULT_MODEL_DIR = os.path.join(run_layout.DEFAULT_OUTPUT, run_layout.GENERATED_DATASET,
+                                 run_layout.SERVING_MODEL_DIR)
 PARTIAL = 3  # exit code: forecasts written, but --skip-bad-series left series out
 
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from tfx.utils import path_utils
 
 from components.model_publishing import latest_version_dir
-from pipeline.local_runner import SERVING_MODEL_DIR
+from pipeline.run_layout import SERVING_MODEL_DIR
 from schema.features import SERIES_VOCABULARY
 from trainer_module import vocabularies
 
@@ -39,7 +39,7 @@ def resolve_model_dir(path: str) -> str:
     return path_utils.serving_model_path(path)
   if not tf.io.gfile.isdir(path):
     raise ModelNotFoundError(f'{path} does not exist; pass the serving directory the '
-                             'pipeline pushes to (e.g. runs/synthetic/serving_model) or '
+                             f'pipeline pushes to (e.g. runs/synthetic/{SERVING_MODEL_DIR}) or '
                              'one version directory in it')
   if tf.io.gfile.isdir(os.path.join(path, SERVING_MODEL_DIR)):
     return resolve_model_dir(os.path.join(path, SERVING_MODEL_DIR))
