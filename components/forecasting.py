@@ -107,9 +107,9 @@ def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: in
                        spec: DatasetSpec) -> Optional[StaleSeriesError]:
   """The error for a series whose whole forecast would lie before `newest` (epoch
   seconds of the data's newest row), or None."""
-  behind = spec.frequency.step_of(newest) - spec.frequency.step_of(rows[-1].seconds)
-  if behind < spec.horizon:
+  if not prediction.ends_early(rows[-1].seconds, newest, spec):
     return None
+  behind = prediction.steps_behind(rows[-1].seconds, newest, spec)
   last, now = prediction.format_time(rows[-1].seconds), prediction.format_time(newest)
   return StaleSeriesError(
       f"series '{key}' ends at {last}, {behind} steps before the newest rows ({now}), so its "

@@ -14,6 +14,7 @@ from typing import List, Tuple
 
 _SPAN = re.compile(r'\{SPAN(?::(\d+))?\}')
 _UNSUPPORTED = re.compile(r'\{(VERSION|YYYY|MM|DD)(:\d+)?\}')
+_TFX_SPEC = re.compile(r'\{[A-Z]+(:\d+)?\}')
 
 
 def check_pattern(pattern: str) -> None:
@@ -25,6 +26,11 @@ def check_pattern(pattern: str) -> None:
   if unsupported:
     raise ValueError(f"training on several spans reads patterns with {{SPAN}} only; "
                      f"'{pattern}' also has {unsupported.group(0)}")
+
+
+def as_glob(pattern: str) -> str:
+  """`pattern` with TFX's {SPAN}, {VERSION} and date specs, each a number, as '*'."""
+  return _TFX_SPEC.sub('*', pattern)
 
 
 def with_span(pattern: str, span: int) -> str:

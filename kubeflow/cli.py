@@ -184,10 +184,10 @@ def _compile(args, deployment) -> int:
   elsewhere = (f' --pipeline {output}'
                if os.path.abspath(output) != os.path.abspath(_default_pipeline_path(deployment))
                else '')
-  config = f' --config {args.config}' if args.config else ''
-  same_flags = '' if args.config else ', with the same deployment flags'
-  print(f'Next: tft-cloud submit{config}{elsewhere} (one run), or schedule --cron '
-        f"'0 3 * * *' (retraining){same_flags}")
+  flags = (f' --config {args.config}' if args.config else '') + elsewhere
+  same_flags = '' if args.config else ' (with the same deployment flags)'
+  print(f'Next: tft-cloud submit{flags} for one run, or tft-cloud schedule{flags} --cron '
+        f"'0 3 * * *' for retraining{same_flags}")
   return 0
 
 

@@ -242,7 +242,7 @@ class DeploymentConfig:
     if self.pipeline_name is not None and not _PIPELINE_NAME.fullmatch(self.pipeline_name):
       yield (f"pipeline_name '{self.pipeline_name}' is not a name the pipeline compilers "
              'accept: lowercase letters, digits and hyphens, starting with a letter or digit, '
-             f"at most 128; e.g. '{_compiler_name(self.pipeline_name)}'")
+             f"at most 128; e.g. '{_compiler_name(self.pipeline_name) or 'tft-pipeline'}'")
     if self.training and self.training.hardware != 'cpu' and not self.trainer_image:
       yield (f"training on {self.training.hardware} needs trainer_image: the image built from "
              f'kubeflow/Dockerfile.trainer-{self.training.hardware} (TensorFlow for that '

@@ -10,14 +10,14 @@ run, one that misses some series is a warning. A spec without known columns read
 nothing of the file (`unused_note`).
 """
 
+import dataclasses
 import os
-import re
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Optional, Sequence
 
 from components import time_series_example_gen as example_gen
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import series_key
-from schema.time_split import parse_timestamp
+from schema.time_split import TimeSplit, parse_timestamp
 from serving import prediction, published_models
 from trainer_module import export
 
@@ -46,14 +46,15 @@ def read(path: str, spec: DatasetSpec) -> prediction.SeriesRows:
 
 
 def short_series_note(future: prediction.SeriesRows, spec: DatasetSpec) -> Optional[str]:
-  """A warning when some series of the file are shorter than the horizon, or None."""
+  """A warning line when some series of the file are shorter than the horizon, or None."""
   short = prediction.short_future_series(future, spec)
-  return f'{len(short)} series cannot be forecast, e.g. {short[0]}' if short else None
+  return (f'warning: --future: {len(short)} series cannot be forecast, e.g. {short[0]}'
+          if short else None)
 
 
 def unused_note(spec: DatasetSpec, serving_model_dir: str) -> Optional[str]:
-  """A warning when the spec needs no future file (`prediction.future_file_unused`), or
-  None; a note instead while the published model, which forecasts when the new one is not
+  """A warning line when the spec needs no future file (`prediction.future_file_unused`),
+  or None; a note instead while the published model, which forecasts when the new one is not
   blessed, reads known columns from it (the spec changed their role since)."""
   unused = prediction.future_file_unused(spec)
   if not unused:
@@ -70,9 +71,18 @@ def unused_note(spec: DatasetSpec, serving_model_dir: str) -> Optional[str]:
           'blessed: keep the file until a model of this spec is published')
 
 
-def check_coverage(future: prediction.SeriesRows, future_path: str, data_files: Iterable[str],
-                   spec: DatasetSpec) -> Optional[str]:
-  """Matches each series' future rows with the H steps after its last row of the data.
+@dataclasses.dataclass(frozen=True)
+class DataFiles:
+  """The input files a run reads: the newest span's, split by time, and the older
+  spans', every row of which is training data (`time_series_example_gen`)."""
+  newest: Sequence[str]
+  older: Sequence[str] = ()
+
+
+def check_coverage(future: prediction.SeriesRows, future_path: str, data: DataFiles,
+                   spec: DatasetSpec, split: TimeSplit) -> Optional[str]:
+  """Matches each series' future rows with the H steps after its last row of the data
+  that ExampleGen keeps (`last_times`).
 
   Series whose rows end a horizon or more before the newest (not forecast in any case)
   are left out, and so are those already named as shorter than the horizon.
@@ -83,20 +93,22 @@ def check_coverage(future: prediction.SeriesRows, future_path: str, data_files: 
 
   Raises:
     FutureFileError: it gives no series of the data its steps.
+    ValueError: a data file ExampleGen would refuse (it names the problem then).
   """
-  last = last_times(data_files, spec)
-  if not last or not spec.columns_with(Role.KNOWN):
+  if not spec.columns_with(Role.KNOWN):
+    return None
+  last = last_times(data, spec, split)
+  if not last:
     return None
   by_key = {series_key(key_values, spec): rows for key_values, rows in future.items()}
   short = {key for key, rows in by_key.items() if len(rows) < spec.horizon}
-  newest = spec.frequency.step_of(max(last.values()))
+  newest = max(last.values())
   current = {key: seconds for key, seconds in last.items()
-             if newest - spec.frequency.step_of(seconds) < spec.horizon and key not in short}
+             if not prediction.ends_early(seconds, newest, spec) and key not in short}
   uncovered = []
   for key, seconds in sorted(current.items()):
     try:
-      prediction.with_horizon([prediction.InputRow(None, seconds, {})], by_key.get(key, []),
-                              spec, future_path)
+      prediction.future_rows_after(seconds, by_key.get(key, []), spec, future_path)
     except prediction.MissingFutureRowsError as error:
       uncovered.append(f"series '{key}': {error}")
   if uncovered and len(uncovered) == len(current):
@@ -110,31 +122,43 @@ def check_coverage(future: prediction.SeriesRows, future_path: str, data_files: 
   return None
 
 
-def last_times(files: Iterable[str], spec: DatasetSpec) -> Dict[str, int]:
-  """Each series' last time (epoch seconds) in the data files, by series key; a time that
-  cannot be read is left to ExampleGen, which names its line."""
+def last_times(data: DataFiles, spec: DatasetSpec, split: TimeSplit) -> Dict[str, int]:
+  """Each series' last time (epoch seconds) among the rows ExampleGen keeps: those of the
+  newest span before the split's `end` (placed in that span's time range, as ExampleGen
+  places it), and every row of the older spans.
+
+  Raises:
+    ValueError: a file ExampleGen would refuse, or a time it cannot read.
+  """
+  newest = [(key, parse_timestamp(text)) for path in data.newest
+            for _, key, text in example_gen.keys_and_times(path, spec)]
+  if newest and split.end is not None:
+    seconds = [time for _, time in newest]
+    end = example_gen.resolve_boundary(split.end, (min(seconds), max(seconds)), spec)
+    newest = [(key, time) for key, time in newest if time < end]
+  older = [(key, parse_timestamp(text)) for path in data.older
+           for _, key, text in example_gen.keys_and_times(path, spec)]
   last: Dict[str, int] = {}
-  for path in files:
-    for _, key, text in example_gen.keys_and_times(path, spec):
-      try:
-        seconds = parse_timestamp(text)
-      except ValueError:
-        continue
-      if seconds > last.get(key, seconds - 1):
-        last[key] = seconds
+  for key, time in newest + older:
+    last[key] = max(time, last.get(key, time))
   return last
 
 
-def data_files(data_root: str, pattern: str, train_spans: int) -> List[str]:
-  """The files of `data_root` the run reads: with {SPAN} in `pattern`, the newest
-  `train_spans` spans'."""
+def data_files(data_root: str, pattern: str, train_spans: int) -> DataFiles:
+  """The files of `data_root` the run reads: with {SPAN} in `pattern`, the newest span's
+  and the `train_spans - 1` spans' before it.
+
+  Raises:
+    ValueError: a span pattern `span_files` does not read.
+  """
   import tensorflow as tf
   from components import span_files
 
-  if '{SPAN' not in pattern:  # TFX's {VERSION} and date specs each stand for a number
-    return sorted(tf.io.gfile.glob(os.path.join(data_root, re.sub(r'\{[A-Z]+(:\d+)?\}', '*',
-                                                                  pattern))))
-  spans = span_files.spans_in(data_root, pattern)
-  return sorted(path for span in spans[-train_spans:]
-                for path in tf.io.gfile.glob(os.path.join(
-                    data_root, span_files.with_span(pattern, span))))
+  if '{SPAN' not in pattern:
+    return DataFiles(sorted(tf.io.gfile.glob(os.path.join(data_root,
+                                                          span_files.as_glob(pattern)))))
+  spans = span_files.spans_in(data_root, pattern)[-train_spans:]
+  files = [sorted(tf.io.gfile.glob(os.path.join(data_root, span_files.as_glob(
+      span_files.with_span(pattern, span))))) for span in spans]
+  return DataFiles(newest=files[-1] if files else [],
+                   older=[path for span_paths in files[:-1] for path in span_paths])

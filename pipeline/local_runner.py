@@ -158,8 +158,7 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
   from components import span_files
 
   pattern = args.input_pattern
-  # TFX's {SPAN}, {VERSION} and date specs each stand for a number.
-  if not tf.io.gfile.glob(os.path.join(data_dir, re.sub(r'\{[A-Z]+(:\d+)?\}', '*', pattern))):
+  if not tf.io.gfile.glob(os.path.join(data_dir, span_files.as_glob(pattern))):
     held = sorted(tf.io.gfile.listdir(data_dir)) if tf.io.gfile.isdir(data_dir) else []
     shown = ', '.join(held[:10]) + (f' and {len(held) - 10} more' if len(held) > 10 else '')
     raise SystemExit(f"error: no file in {data_dir} matches --input-pattern '{pattern}'"
@@ -181,7 +180,7 @@ def _first_run_note(output_root: str, name: str) -> Optional[str]:
   """A note when data set `name` has no run under `output_root` and other data sets do:
   a renamed spec (init names a data set after its file) starts a new pipeline, without
   the last blessed model to start from and compare with."""
-  if os.path.exists(os.path.join(output_root, name, 'metadata.sqlite')):
+  if os.path.isfile(os.path.join(output_root, name, 'metadata.sqlite')):
     return None
   others = sorted(entry for entry in (os.listdir(output_root) if os.path.isdir(output_root)
                                       else [])
@@ -253,14 +252,12 @@ def main(argv: Optional[List[str]] = None) -> int:
       return 2
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
   if future is not None:
-    short = future_check.short_series_note(future, spec)
-    if short:
-      print(f'warning: --future: {short}', file=sys.stderr)
-    unused = future_check.unused_note(spec, os.path.join(output_dir, SERVING_MODEL_DIR))
-    if unused:
-      print(unused, file=sys.stderr)
-  first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name)
-  if first_run:
+    notes = (future_check.short_series_note(future, spec),
+             future_check.unused_note(spec, os.path.join(output_dir, SERVING_MODEL_DIR)))
+    for note in filter(None, notes):
+      print(note, file=sys.stderr)
+  first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name) if args.spec else None
+  if first_run:  # a spec of one's own, perhaps renamed; the built-in ones keep their names
     print(first_run)
   input_path = _input_path(args, dataset)
   data_root = _data_dir(input_path, output_dir)
@@ -282,12 +279,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
       uncovered = future_check.check_coverage(
           future, os.path.abspath(args.future),
-          future_check.data_files(data_root, args.input_pattern, args.train_spans), spec)
+          future_check.data_files(data_root, args.input_pattern, args.train_spans), spec,
+          config.time_split)
     except future_check.FutureFileError as error:
       print(f'error: --future: {error}', file=sys.stderr)
       return 2
+    except ValueError:  # data ExampleGen refuses, naming the file, line and fix
+      uncovered = None
     if uncovered:
       print(f'warning: --future: {uncovered}', file=sys.stderr)
+  saved = os.path.join(output_dir, RUN_SUMMARY_FILE)
+  if os.path.exists(saved):  # the last run's: it would read as this one's if this one fails
+    os.remove(saved)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, 'metadata.sqlite'))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
@@ -306,7 +309,6 @@ def main(argv: Optional[List[str]] = None) -> int:
   summary = run_summary.latest_run_summary(metadata, pipeline_name)
   text = (f'{summary.format(config.pipeline_root)}\n'
           f'  total:       {time.monotonic() - started:.1f} s\n')
-  saved = os.path.join(output_dir, RUN_SUMMARY_FILE)
   with open(saved, 'w', encoding='utf-8') as f:
     f.write(text.lstrip('\n'))
   print(f'{text}  saved:       {saved} (the last run\'s summary)')

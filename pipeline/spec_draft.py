@@ -45,6 +45,8 @@ _TIME_NAMES = ('timestamp', 'datetime', 'date', 'day', 'time', 'ts', 'ds', 'peri
 _ID_WORDS = frozenset({'id', 'key', 'code', 'series', 'sku', 'store', 'shop', 'item',
                        'product', 'station', 'site', 'sensor', 'meter', 'customer', 'agency',
                        'name'})
+# Ends of words that name ids only (unlike 'meter' in 'diameter', 'shop' in 'workshop').
+_ID_SUFFIXES = ('series', 'key', 'code', 'sku')
 _TIME_OF_DAY = re.compile(r'\d{1,2}:\d{2}(:\d{2})?')
 # Time-varying reals with these in their name are usually known ahead (prices, calendars).
 _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'weekend',
@@ -784,10 +786,9 @@ def _series_numbering(name: str, numbers: pd.Series, series: pd.Series) -> Optio
 
 def _named_like_id(name: str) -> bool:
   """Whether a column's name reads like an id's: an id word as one of its words, or a
-  longer one inside a word ('timeseries')."""
+  word ending in one that names ids only ('timeseries', 'zipcode')."""
   words = re.split(r'[^a-z0-9]+', name.lower())
-  return any(word in _ID_WORDS or any(len(id_word) > 3 and id_word in word
-                                      for id_word in _ID_WORDS) for word in words)
+  return any(word in _ID_WORDS or word.endswith(_ID_SUFFIXES) for word in words)
 
 
 def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],

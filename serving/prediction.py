@@ -80,15 +80,15 @@ class InputRow:
   """One input row: its line in the CSV read (None for a row of the pipeline's data or
   one the run adds), time and the declared columns' text ('' where missing). The rows
   of the user's CSV (`read_series`) always have a line; those of a future file read
-  beside it also name the file (`source`), so that a message says which file the line
-  is in."""
+  beside it, or of one of several files of history, also name the file (`source`), so
+  that a message says which file the line is in."""
   line: Optional[int]
   seconds: int
   values: Dict[str, str]
   source: str = ''
 
   def place(self) -> str:
-    """'line 12', 'future.csv line 12' for a row of a future file, '' without a line."""
+    """'line 12', 'future.csv line 12' for a row that names its file, '' without a line."""
     return line_place(self.line, self.source)
 
   def at(self) -> str:
@@ -168,7 +168,7 @@ def read_series(path: str, spec: DatasetSpec,
   needed = [column.name for column in spec.columns
             if not future or column.role in (Role.SERIES_KEY, Role.TIME, Role.KNOWN)]
   missing = [name for name in needed if name not in header]
-  if len(missing) > len(needed) / 2:  # most of them: not a misspelling
+  if not future and len(missing) > len(needed) / 2:  # most of them: not a misspelling
     raise MissingColumnsError(
         f"{path}: {len(missing)} of the {len(needed)} columns it needs of dataset spec "
         f"'{spec.name}', on which the model was trained, are missing: {missing}. Is this the "
@@ -428,29 +428,56 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
     MissingFutureRowsError: known columns are declared and the future rows
       do not cover the H steps.
   """
-  last = spec.frequency.step_of(rows[-1].seconds)
-  steps = [spec.frequency.seconds_of(last + offset) for offset in range(1, spec.horizon + 1)]
+  if spec.columns_with(Role.KNOWN):
+    return rows + future_rows_after(rows[-1].seconds, future, spec, future_file)
+  key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
+  last_time = rows[-1].values[spec.time_column]
+  return rows + [InputRow(None, seconds, {
+      **{c.name: '' for c in spec.columns}, **key_values,
+      spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
+                         else format_time_as_given(seconds, last_time))})
+                 for seconds in _horizon_times(rows[-1].seconds, spec)]
+
+
+def future_rows_after(last: int, future: Sequence[InputRow], spec: DatasetSpec,
+                      future_file: str = '') -> List[InputRow]:
+  """The rows of `future` (a series' rows of the future file `future_file`, '' if none
+  was given) at the H steps after epoch seconds `last`, the series' last row.
+
+  Raises:
+    MissingFutureRowsError: they do not cover the H steps.
+  """
   by_time = {row.seconds: row for row in future}
-  known = [c.name for c in spec.columns_with(Role.KNOWN)]
-  if not known:
-    key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
-    last_time = rows[-1].values[spec.time_column]
-    return rows + [InputRow(None, seconds, {
-        **{c.name: '' for c in spec.columns}, **key_values,
-        spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
-                           else format_time_as_given(seconds, last_time))})
-                   for seconds in steps]
+  steps = _horizon_times(last, spec)
   absent = [seconds for seconds in steps if seconds not in by_time]
   if absent:
+    known = [c.name for c in spec.columns_with(Role.KNOWN)]
     fix = (f'add its rows at those steps to the future file {future_file}' if future_file
-           else "give them in a future file (--future FILE of tft-pipeline or tft-predict: "
-           "the spec's columns, a row per series and step, the target and observed columns "
-           'empty)')
+           else 'give them in a future file (--future FILE of tft-pipeline or tft-predict: '
+           'the key, time and known columns, a row per series and step)')
     raise MissingFutureRowsError(
         f'the known columns {known} have no values for {len(absent)} of the {spec.horizon} '
-        f'steps after the last row ({format_time(rows[-1].seconds)}), from '
-        f'{format_time(absent[0])}: {fix}')
-  return rows + [by_time[seconds] for seconds in steps]
+        f'steps after the last row ({format_time(last)}), from {format_time(absent[0])}: '
+        f'{fix}')
+  return [by_time[seconds] for seconds in steps]
+
+
+def _horizon_times(last: int, spec: DatasetSpec) -> List[int]:
+  """Epoch seconds of the H grid steps after epoch seconds `last`."""
+  step = spec.frequency.step_of(last)
+  return [spec.frequency.seconds_of(step + offset) for offset in range(1, spec.horizon + 1)]
+
+
+def steps_behind(last: int, newest: int, spec: DatasetSpec) -> int:
+  """Grid steps from epoch seconds `last` (a series' last row) to `newest` (the newest
+  row of all): a series a horizon or more behind (`ends_early`) has its whole forecast in
+  the past of the others'."""
+  return spec.frequency.period_of(newest) - spec.frequency.period_of(last)
+
+
+def ends_early(last: int, newest: int, spec: DatasetSpec) -> bool:
+  """Whether a series whose rows end at `last` is a horizon or more behind `newest`."""
+  return steps_behind(last, newest, spec) >= spec.horizon
 
 
 def short_future_series(future: SeriesRows, spec: DatasetSpec) -> List[str]:
@@ -615,12 +642,11 @@ def early_forecasts(windows: Sequence[SeriesWindow], spec: DatasetSpec) -> Optio
     return None
   newest = max(window.forecast_start for window in windows)
   early = [(window.key, window.forecast_start) for window in windows
-           if spec.frequency.step_of(newest) - spec.frequency.step_of(window.forecast_start)
-           >= spec.horizon]
+           if ends_early(window.forecast_start, newest, spec)]
   if not early:
     return None
   key, start = early[0]
-  behind = spec.frequency.step_of(newest) - spec.frequency.step_of(start)
+  behind = steps_behind(start, newest, spec)
   if len(early) == 1:
     return (f"series '{key}' is forecast from {format_time(start)}, {behind} steps before the "
             f'newest forecasts begin ({format_time(newest)}): its rows end early, so the whole '
@@ -650,7 +676,7 @@ def _unknown_series_error(unknown: Sequence[str], known: int,
       '(--allow-unknown-series), or retrain with their history')
 
 
-def predict(model_dir: str, csv_path: Union[str, Sequence[str]],
+def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
             allow_unknown_series: bool = False,
             skip_bad_series: bool = False,
             warn: Callable[[str], None] = logging.warning,
@@ -660,11 +686,11 @@ def predict(model_dir: str, csv_path: Union[str, Sequence[str]],
 
   Args:
     model_dir: a SavedModel directory, or a serving directory (its newest version).
-    csv_path: recent history and known future values, with the spec's columns; with
-      `future_path`, the history alone (`rows_with_horizon`). Or several such files (a
-      series' rows may be spread over them, as over span files).
+    csv_paths: a CSV of recent history and known future values, with the spec's columns;
+      with `future_path`, the history alone (`rows_with_horizon`). Or several such files
+      (a series' rows may be spread over them, as over span files).
     future_path: a future file: the known columns over the H steps after each series'
-      last row of `csv_path`, as `tft-pipeline --future` reads it.
+      last row of `csv_paths`, as `tft-pipeline --future` reads it.
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
     skip_bad_series: forecast the other series when a series' rows cannot be read or
@@ -688,7 +714,7 @@ def predict(model_dir: str, csv_path: Union[str, Sequence[str]],
       of any series); the subclass says why.
   """
   model_dir = published_models.resolve_model_dir(model_dir)
-  paths = [csv_path] if isinstance(csv_path, str) else list(csv_path)
+  paths = [csv_paths] if isinstance(csv_paths, str) else list(csv_paths)
   input_name = paths[0] if len(paths) == 1 else f'the {len(paths)} input files'
   spec = export.read_dataset_spec(model_dir)
 

@@ -7,10 +7,12 @@ import pytest
 from pipeline import future_check, local_runner
 from schema import datasets
 from schema.dataset_spec import Role
+from schema.time_split import TimeSplit, parse_timestamp
 from serving import prediction
 from trainer_module.export import DATASET_SPEC_FILE
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
+SPLIT = TimeSplit(eval_start=0.5)
 HEADER = 'station,region,capacity,timestamp,load,price,temperature\n'
 
 
@@ -23,20 +25,21 @@ def _files(tmp_path, data, future):
   (tmp_path / 'data.csv').write_text(HEADER + data)
   (tmp_path / 'future.csv').write_text(HEADER + future)
   path = str(tmp_path / 'future.csv')
-  return future_check.read(path, SPEC), path, [str(tmp_path / 'data.csv')]
+  return (future_check.read(path, SPEC), path,
+          future_check.DataFiles([str(tmp_path / 'data.csv')]))
 
 
 def test_a_future_file_that_gives_every_series_its_steps_passes(tmp_path):
   future, path, files = _files(tmp_path, _rows('s1', 0, 5) + _rows('s2', 0, 5),
                                _rows('s1', 5, 2, load='') + _rows('s2', 5, 2, load=''))
-  assert future_check.check_coverage(future, path, files, SPEC) is None
+  assert future_check.check_coverage(future, path, files, SPEC, SPLIT) is None
 
 
 def test_a_future_file_written_for_an_earlier_end_of_the_data_stops_the_run(tmp_path):
   future, path, files = _files(tmp_path, _rows('s1', 0, 8) + _rows('s2', 0, 8),
                                _rows('s1', 5, 2, load='') + _rows('s2', 5, 2, load=''))
   with pytest.raises(future_check.FutureFileError) as error:
-    future_check.check_coverage(future, path, files, SPEC)
+    future_check.check_coverage(future, path, files, SPEC, SPLIT)
   assert str(error.value) == (
       f"{path} gives no series of the data the 2 steps after its last row, e.g. series 's1': "
       "the known columns ['price'] have no values for 2 of the 2 steps after the last row "
@@ -51,21 +54,41 @@ def test_a_series_the_future_file_misses_is_a_warning_and_one_ending_early_is_no
   future, path, files = _files(
       tmp_path, _rows('s1', 0, 5) + _rows('s2', 0, 5) + _rows('s3', 0, 3),
       _rows('s1', 5, 2, load=''))
-  assert future_check.check_coverage(future, path, files, SPEC) == (
+  assert future_check.check_coverage(future, path, files, SPEC, SPLIT) == (
       "1 of the 2 series of the data cannot be forecast with it, e.g. series 's2': the known "
       "columns ['price'] have no values for 2 of the 2 steps after the last row "
       f'(2024-04-10 04:00:00), from 2024-04-10 05:00:00: add its rows at those steps to the '
       f'future file {path}')
 
 
+def test_the_rows_after_the_splits_end_are_not_the_datas_end(tmp_path):
+  # Hours 0 to 9; 'end' at 0.8 of the range drops hours 8 and 9, as ExampleGen does: the
+  # forecasts start after hour 7.
+  future, path, files = _files(tmp_path, _rows('s1', 0, 10), _rows('s1', 8, 2, load=''))
+  split = TimeSplit(eval_start=0.5, end=0.8)
+  assert future_check.last_times(files, SPEC, split) == {'s1': parse_timestamp(
+      '2024-04-10 07:00:00')}
+  assert future_check.check_coverage(future, path, files, SPEC, split) is None
+  with pytest.raises(future_check.FutureFileError):  # without it, the data ends at hour 9
+    future_check.check_coverage(future, path, files, SPEC, SPLIT)
+
+
+def test_a_data_file_examplegen_would_refuse_is_left_to_it(tmp_path):
+  future, path, files = _files(tmp_path, _rows('s1', 0, 5), _rows('s1', 5, 2, load=''))
+  (tmp_path / 'data.csv').write_text('station,timestamp\ns1,2024-04-10 00:00:00\n')
+  with pytest.raises(ValueError, match=r"columns \['load'"):
+    future_check.check_coverage(future, path, files, SPEC, SPLIT)
+
+
 def test_the_files_the_run_reads_are_the_newest_spans(tmp_path):
   for span in (1, 2, 3):
     (tmp_path / f'span-{span}').mkdir()
     (tmp_path / f'span-{span}' / 'rows.csv').write_text(HEADER)
-  assert future_check.data_files(str(tmp_path), 'span-{SPAN}/*.csv', 2) == [
-      str(tmp_path / f'span-{span}' / 'rows.csv') for span in (2, 3)]
-  assert future_check.data_files(str(tmp_path), 'span-1/*.csv', 1) == [
-      str(tmp_path / 'span-1' / 'rows.csv')]
+  assert future_check.data_files(str(tmp_path), 'span-{SPAN}/*.csv', 2) == (
+      future_check.DataFiles(newest=[str(tmp_path / 'span-3' / 'rows.csv')],
+                             older=[str(tmp_path / 'span-2' / 'rows.csv')]))
+  assert future_check.data_files(str(tmp_path), 'span-1/*.csv', 1) == future_check.DataFiles(
+      [str(tmp_path / 'span-1' / 'rows.csv')])
 
 
 def test_the_run_stops_on_a_stale_future_file_before_any_component(tmp_path, capsys):

@@ -177,3 +177,13 @@ def test_a_perfect_gradient_boosted_baseline_or_one_that_failed_is_reported_with
   text = failed.format('root')
   assert 'MAE beside the naive forecasts: model 2.5 | repeat_last 9' in text
   assert 'the LightGBM baseline could not be fitted: LightGBMError: out of memory' in text
+
+
+def test_the_eval_metrics_heading_says_what_else_the_eval_windows_did():
+  summary = run_summary.RunSummary(
+      components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to=None,
+      model_uri=None)
+  heading = '  eval metrics (original units, all eval windows, which also chose the epoch kept'
+  assert f'{heading}):' in summary.format('/root').splitlines()
+  summary.calibration = {'factors': {}, 'eval_coverage_before': {}, 'eval_coverage_after': {}}
+  assert f'{heading} and calibrated the bands):' in summary.format('/root').splitlines()

@@ -51,6 +51,10 @@ def test_a_static_column_named_like_an_id_with_a_number_per_series_is_marked_too
   assert columns['timeseries'].note.startswith(
       'CHECK: a different whole number in each series (3 to 190), named like an id')
   assert not columns['floors'].check  # the same numbers under another name
+  # Id words inside other words do not make a name an id's.
+  for name in ('diameter', 'workshop_count', 'storeys', 'num_items'):
+    column = _drafted_columns(_monthly_sales(SHOPS, **{name: ids}))[name]
+    assert not column.check, name
 
 
 def test_a_few_series_numbered_one_by_one_are_not_taken_for_ids():

@@ -281,12 +281,13 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
 
   records = []
 
-  def fit(member: keras.Model, backup_dir: str, log_dir: str) -> None:
+  def fit(member: keras.Model, backup_dir: str, log_dir: str,
+          number: Optional[int] = None) -> None:
     history = member.fit(train, validation_data=evaluation, epochs=plan.epochs,
                          steps_per_epoch=plan.steps_per_epoch, verbose=2,
                          callbacks=_callbacks(backup_dir, log_dir, config, extra))
     records.append(training_record.of_fit(history.epoch, history.history.get('val_loss', []),
-                                          plan.epochs, plan.steps_per_epoch))
+                                          plan.epochs, plan.steps_per_epoch, member=number))
     _release_traced_functions(member)
 
   if len(members) == 1:
@@ -301,7 +302,7 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
       continue
     logging.info('Ensemble member %d of %d: training.', index, len(members))
     fit(member, os.path.join(backups, member.name),
-        os.path.join(fn_args.model_run_dir, member.name))
+        os.path.join(fn_args.model_run_dir, member.name), number=index)
     if cluster.is_chief():
       warm_start.weights_checkpoint(member).write(trained, options=options)
   if cluster.is_chief():

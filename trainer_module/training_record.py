@@ -16,10 +16,13 @@ RECORD_FILE = os.path.join('assets.extra', 'training_record.json')
 
 
 def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: int,
-           steps_per_epoch: int) -> Dict[str, object]:
-  """The record of one `fit`: its History's `epoch` (0-based) and `val_loss` lists."""
+           steps_per_epoch: int, member: Optional[int] = None) -> Dict[str, object]:
+  """The record of one `fit`: its History's `epoch` (0-based) and `val_loss` lists;
+  `member` numbers an ensemble's member (from 1)."""
   record = {'epochs_run': int(epochs[-1]) + 1 if epochs else 0,
             'epochs_planned': int(epochs_planned), 'steps_per_epoch': int(steps_per_epoch)}
+  if member is not None:
+    record['member'] = int(member)
   if val_losses:
     best = min(range(len(val_losses)), key=lambda index: val_losses[index])
     record.update(best_epoch=int(epochs[best]) + 1, best_val_loss=float(val_losses[best]))
@@ -27,6 +30,7 @@ def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: i
 
 
 def write(model_dir: str, records: List[Dict[str, object]]) -> None:
+  """Records `records` (`of_fit`'s, one per TFT trained) in an exported model's directory."""
   path = os.path.join(model_dir, RECORD_FILE)
   tf.io.gfile.makedirs(os.path.dirname(path))
   with tf.io.gfile.GFile(path, 'w') as f:
@@ -43,11 +47,11 @@ def read(model_dir: str) -> Optional[List[Dict[str, object]]]:
 
 
 def describe(records: Sequence[Dict[str, object]]) -> str:
-  """'stopped early after 4 of 20 epochs of 50 steps; the weights of epoch 1 kept (the
-  lowest eval loss)', an ensemble's members one after the other; '' with no record."""
-  return '; '.join(
-      (f'member {index}: ' if len(records) > 1 else '') + _describe_one(record)
-      for index, record in enumerate(records, start=1))
+  """'stopped early after 4 of 20 epochs of 50 steps, the weights of epoch 1 kept (the
+  lowest eval loss)', an ensemble's members trained in the run one after the other; ''
+  with no record."""
+  return '; '.join((f"member {record['member']}: " if 'member' in record else '')
+                   + _describe_one(record) for record in records)
 
 
 def _describe_one(record: Dict[str, object]) -> str:

@@ -237,8 +237,9 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
   out, err = capsys.readouterr()
   assert '  data:       gs://test-bucket/tft/data, files \'*\'\n  future:     none\n' in out
   assert "  precision:  float32 (the model's precision 'auto')\n" in out  # trained in the step
-  assert out.endswith(f'Next: tft-cloud submit --config {deployment_file} --pipeline {path} '
-                      "(one run), or schedule --cron '0 3 * * *' (retraining)\n")
+  flags = f'--config {deployment_file} --pipeline {path}'
+  assert out.endswith(f'Next: tft-cloud submit {flags} for one run, or tft-cloud schedule '
+                      f"{flags} --cron '0 3 * * *' for retraining\n")
   # As tft-pipeline warns before a local run: without the known 'promo' ahead, no forecasts.
   assert err == ("warning: the spec declares known columns ['promo'] and no future_file gives "
                  'their values over the horizon: each run trains, judges and publishes a '
@@ -260,9 +261,10 @@ def test_compile_says_a_tpu_trainer_computes_in_bfloat16(tmp_path, capsys):
                    '--output', str(tmp_path / 'tpu.json')]) == 0
   out = capsys.readouterr().out
   assert "  precision:  mixed_bfloat16 (the model's precision 'auto' on a TPU)\n" in out
-  assert out.endswith(f"Next: tft-cloud submit --pipeline {tmp_path / 'tpu.json'} (one run), "
-                      "or schedule --cron '0 3 * * *' (retraining), with the same deployment "
-                      'flags\n')
+  flags = f"--pipeline {tmp_path / 'tpu.json'}"
+  assert out.endswith(f'Next: tft-cloud submit {flags} for one run, or tft-cloud schedule '
+                      f"{flags} --cron '0 3 * * *' for retraining (with the same deployment "
+                      'flags)\n')
 
 
 def test_compile_warns_of_a_future_file_the_spec_does_not_read():

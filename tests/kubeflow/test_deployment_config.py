@@ -272,9 +272,9 @@ def test_the_rules_across_fields_are_reported_together():
     deployment.from_dict({**BASE, 'data_root': '/local/data', 'trainer_image': 'img',
                           'training_options': {'steps_per_executon': 32}})
   problems = str(error.value).split('; ')
-  assert problems[0] == ('the deployment config: trainer_image is the image of the training CustomJob: set training '
-                         '(the machine) too, or leave trainer_image out to train in the '
-                         'pipeline step')
+  assert problems[0] == ('the deployment config: trainer_image is the image of the training '
+                         'CustomJob: set training (the machine) too, or leave trainer_image '
+                         'out to train in the pipeline step')
   assert problems[1].startswith("training_options in the deployment config: unknown keys "
                                 "['steps_per_executon'] in Trainer custom_config['training'] "
                                 "('steps_per_executon': did you mean 'steps_per_execution'?)")

@@ -8,6 +8,7 @@ leaves both: the bucket-ownership check asks Cloud Resource Manager for the proj
 number over gRPC, so the test answers that one function instead.
 """
 
+import os
 import re
 
 import google.auth.exceptions
@@ -158,12 +159,16 @@ def test_cli_submit_prints_the_job_and_refuses_undeclared_parameters(api, compil
   assert "parameter 'train_steps' must be INT, got 'many'" in capsys.readouterr().err
   assert api.requests == []  # refused before anything was sent
 
+  compiled_at = os.path.getmtime(path)
+  os.utime(deploy_file, (compiled_at + 60, compiled_at + 60))  # edited after the compile
   assert cli.main(base + ['--enable-caching']) == 0
   create, = api.find('POST', '/pipelineJobs')
   out, err = capsys.readouterr()
-  # The deployment file was written after the session's compile.
   assert (f'warning: {deploy_file} changed after {path} was compiled; this uses the compiled '
           "pipeline: run 'tft-cloud compile' again for the changes") in err
+  os.utime(deploy_file, (compiled_at - 60, compiled_at - 60))  # unchanged since
+  assert cli.main(base) == 0
+  assert 'changed after' not in capsys.readouterr().err
   assert f'{PARENT}/pipelineJobs/{create.query["pipelineJobId"]}' in out
   assert 'caching:    on' in out
   assert create.body['serviceAccount'] == SERVICE_ACCOUNT

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module import export, train, warm_start, window_inputs
+from trainer_module import export, train, training_record, warm_start, window_inputs
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
 
@@ -78,6 +78,10 @@ def test_a_resumed_ensemble_keeps_its_trained_members_and_resumes_the_interrupte
   assert not os.path.exists(os.path.join(run_dir, train.BACKUP_DIR))
   for name in MEMBERS:
     assert os.listdir(os.path.join(run_dir, name, 'validation'))
+  # The record names the member the resumed attempt trained, its epochs counted from 1.
+  [record] = training_record.read(ensemble_run.fn_args.serving_model_dir)
+  assert (record['member'], record['epochs_run'], record['epochs_planned']) == (2, EPOCHS,
+                                                                                EPOCHS)
 
 
 def test_the_exported_ensemble_serves_the_mean_of_its_members(tiny, ensemble_run):

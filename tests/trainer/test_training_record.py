@@ -16,10 +16,11 @@ def test_a_fit_that_stopped_early_is_described_with_the_epoch_kept(tmp_path):
 
 
 def test_a_resumed_fit_counts_its_epochs_from_the_start_and_an_ensemble_each_member():
-  resumed = training_record.of_fit([5, 6, 7], [0.3, 0.2, 0.25], 8, 10)  # epochs 6 to 8
+  # Member 1 trained before an interruption: members 2 (resumed at epoch 6) and 3 here.
+  resumed = training_record.of_fit([5, 6, 7], [0.3, 0.2, 0.25], 8, 10, member=2)
   assert (resumed['epochs_run'], resumed['best_epoch']) == (8, 7)
-  without_validation = training_record.of_fit([0, 1], [], 2, 10)
+  without_validation = training_record.of_fit([0, 1], [], 2, 10, member=3)
   assert training_record.describe([resumed, without_validation]) == (
-      'member 1: all 8 epochs of 10 steps, the weights of epoch 7 kept (the lowest eval '
-      'loss); member 2: all 2 epochs of 10 steps')
+      'member 2: all 8 epochs of 10 steps, the weights of epoch 7 kept (the lowest eval '
+      'loss); member 3: all 2 epochs of 10 steps')
   assert training_record.read('/nonexistent') is None

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 
@@ -48,9 +49,13 @@ print(json.dumps({'version': tf.__version__, 'signatures': sorted(signatures),
 def serving_python():
   """The Python of a venv with the serving image's TensorFlow."""
   python = os.path.join(VENV, 'bin', 'python')
-  if not os.path.exists(python):
+  ready = os.path.join(VENV, 'installed')  # written once the install has finished
+  if not os.path.exists(ready):
+    shutil.rmtree(VENV, ignore_errors=True)  # an install that stopped part-way
     subprocess.run([sys.executable, '-m', 'venv', VENV], check=True)
     subprocess.run([python, '-m', 'pip', 'install', '--quiet', SERVING_TENSORFLOW], check=True)
+    with open(ready, 'w') as f:
+      f.write(SERVING_TENSORFLOW)
   return python
 
 
