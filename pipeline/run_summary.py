@@ -87,9 +87,8 @@ class RunSummary:
                    'them out: declare them (docs/data.md) to train on them')
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
-    chose = ('chose the epoch kept and calibrated the bands' if self.calibration
-             else 'chose the epoch kept')
-    lines.append(f'  eval metrics (original units, all eval windows, which also {chose}):')
+    chose = 'the epoch and the bands' if self.calibration else 'the epoch'
+    lines.append(f'  eval metrics (original units; the eval windows also chose {chose}):')
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
     lines += [f'    {name:<28} {values[0]:.4f} (step 1) ... {values[-1]:.4f} '
               f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]

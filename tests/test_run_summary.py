@@ -183,7 +183,7 @@ def test_the_eval_metrics_heading_says_what_else_the_eval_windows_did():
   summary = run_summary.RunSummary(
       components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to=None,
       model_uri=None)
-  heading = '  eval metrics (original units, all eval windows, which also chose the epoch kept'
+  heading = '  eval metrics (original units; the eval windows also chose the epoch'
   assert f'{heading}):' in summary.format('/root').splitlines()
   summary.calibration = {'factors': {}, 'eval_coverage_before': {}, 'eval_coverage_after': {}}
-  assert f'{heading} and calibrated the bands):' in summary.format('/root').splitlines()
+  assert f'{heading} and the bands):' in summary.format('/root').splitlines()
