@@ -68,7 +68,7 @@ def ForecastGen(  # pylint: disable=invalid-name
   files = []
   for split in artifact_utils.decode_split_names(examples.split_names):
     files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
-  series = forecasting.series_from_examples(files, spec)
+  series = forecasting.series_from_examples(files, spec, keep=spec.encoder_steps)
   # The future file's rows give the times when there are known columns, a time zone names
   # the clock; else the data's own offsets do.
   if not spec.columns_with(Role.KNOWN) and spec.time_zone is None:

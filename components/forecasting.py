@@ -24,12 +24,13 @@ import json
 import logging
 import os
 import tempfile
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.time_split import parse_timestamp
 from components import artifact_json
@@ -39,6 +40,7 @@ FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
+_PARSE_BATCH = 8192  # records parsed at once
 SeriesRows = prediction.SeriesRows
 NotForecast = prediction.NotForecast
 
@@ -52,29 +54,69 @@ class Forecasts:
   columns: List[str]  # of the rows; the header of a file without rows too
 
 
-def series_from_examples(files: Sequence[str], spec: DatasetSpec) -> SeriesRows:
-  """Every series' rows from ExampleGen's tf.Examples, ordered by time."""
+def series_from_examples(files: Sequence[str], spec: DatasetSpec,
+                         keep: Optional[int] = None) -> SeriesRows:
+  """Every series' rows from ExampleGen's tf.Examples, ordered by time: its last `keep`
+  rows (every row with None; a window reads the last E). Records are parsed in batches
+  and rows built for the rows kept only, so that the cost of the history is a parse."""
+  columns = _parsed_columns(files, spec)
+  times = columns[spec.time_column][0].astype(np.int64)
+  key_texts = [[_text(value, held, column) for value, held in zip(*columns[column.name])]
+               for column in spec.columns_with(Role.SERIES_KEY)]
+  # Data of one series has no key column: every row is the series ().
+  keys = zip(*key_texts) if key_texts else [()] * len(times)
+  rows_of: Dict[Tuple[str, ...], List[int]] = {}
+  for index, key in enumerate(keys):
+    rows_of.setdefault(key, []).append(index)
   series: SeriesRows = {}
-  for record in tf.data.TFRecordDataset(list(files), compression_type='GZIP'):
-    feature = tf.train.Example.FromString(record.numpy()).features.feature
-    seconds = int(feature[spec.time_column].int64_list.value[0])
-    values = {spec.time_column: prediction.format_time(seconds)}
-    for column in spec.columns:
-      if column.role == Role.TIME:
-        continue
-      kind = feature[column.name].WhichOneof('kind') if column.name in feature else None
-      found = list(getattr(feature[column.name], kind).value) if kind else []
-      if not found:
-        values[column.name] = ''
-      elif column.dtype == DType.CATEGORICAL:
-        values[column.name] = found[0].decode()
-      else:
-        values[column.name] = repr(float(found[0]))
-    key = tuple(values[name] for name in spec.series_key_columns)
-    series.setdefault(key, []).append(prediction.InputRow(None, seconds, values))
-  for rows in series.values():
-    rows.sort(key=lambda row: row.seconds)
+  for key, indices in rows_of.items():
+    indices = np.asarray(indices)
+    in_order = indices[np.argsort(times[indices], kind='stable')]
+    series[key] = [_input_row(int(index), columns, spec)
+                   for index in (in_order if keep is None else in_order[-keep:])]
   return series
+
+
+def _parsed_columns(files: Sequence[str], spec: DatasetSpec
+                    ) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+  """Each column's (values, present) over every record of `files`: one value per record
+  (its first), and whether the record holds one (missing values are left out)."""
+  features = {c.name: tf.io.VarLenFeature(
+      tf.int64 if c.role == Role.TIME else
+      tf.string if c.dtype == DType.CATEGORICAL else tf.float32) for c in spec.columns}
+  parts: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {name: [] for name in features}
+  dataset = tf.data.TFRecordDataset(list(files), compression_type='GZIP').batch(_PARSE_BATCH)
+  for batch in dataset:
+    size = int(tf.shape(batch)[0])
+    for name, sparse in tf.io.parse_example(batch, features).items():
+      rows, values = sparse.indices.numpy()[:, 0], sparse.values.numpy()
+      first = np.unique(rows, return_index=True)[1]  # a record's first value
+      dense = np.empty(size, dtype=values.dtype)
+      present = np.zeros(size, dtype=bool)
+      dense[rows[first]], present[rows[first]] = values[first], True
+      parts[name].append((dense, present))
+  return {name: (np.concatenate([d for d, _ in chunks]) if chunks else np.empty(0),
+                 np.concatenate([p for _, p in chunks]) if chunks else np.empty(0, bool))
+          for name, chunks in parts.items()}
+
+
+def _text(value, held: bool, column: Column) -> str:
+  """A parsed value as the data's text: '' where missing, a real as its repr."""
+  if not held:
+    return ''
+  return value.decode() if column.dtype == DType.CATEGORICAL else repr(float(value))
+
+
+def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],
+               spec: DatasetSpec) -> prediction.InputRow:
+  """Record `index` as a row of the data: its columns' text, '' where missing."""
+  seconds = int(columns[spec.time_column][0][index])
+  values = {spec.time_column: prediction.format_time(seconds)}
+  for column in spec.columns:
+    if column.role != Role.TIME:
+      values[column.name] = _text(columns[column.name][0][index],
+                                  columns[column.name][1][index], column)
+  return prediction.InputRow(None, seconds, values)
 
 
 def last_instants(series: SeriesRows, spec: DatasetSpec) -> Dict[str, int]:

@@ -34,6 +34,12 @@ def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
   assert [r.values['timestamp'] for r in s1] == ['2024-01-01 02:00:00', '2024-01-01 03:00:00']
   assert (s1[0].values['temperature'], s1[1].values['temperature']) == ('', '20.0')
   assert float(s1[0].values['load']) == 1.5 and s1[0].values['region'] == 'north'
+  # The last rows only, when a window needs no more; data of one series has no key.
+  assert forecasting.series_from_examples([path], SPEC, keep=1)[('s1',)] == s1[1:]
+  keyless = dataclasses.replace(SPEC, columns=tuple(
+      c for c in SPEC.columns if c.role != Role.SERIES_KEY))
+  assert [row.seconds for row in forecasting.series_from_examples([path], keyless)[()]] == [
+      1704067200 + 3600 * hour for hour in (1, 2, 3)]
 
 
 def _input_rows(spec, hours, station='s1', line=None):
