@@ -87,7 +87,8 @@ def main(argv: Optional[List[str]] = None) -> int:
   os.makedirs(os.path.dirname(spec_path), exist_ok=True)
   with open(spec_path, 'w', encoding='utf-8') as f:
     f.write(text)
-  print(f'[init] read {drafted.rows} rows of {drafted.series} series from {csv_path}')
+  print(f'[init] read {drafted.rows} rows of {drafted.series} series from {csv_path}; '
+        'inferring the schema of the rows as the pipeline reads them', flush=True)
   try:
     dataset = dataset_file.load(spec_path)  # the spec as the pipeline will read it
     write_schema(dataset, csv_path, schema_path)
@@ -177,14 +178,15 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
   import tensorflow_data_validation as tfdv
   from google.protobuf import text_format
 
-  from components.time_series_example_gen import read_csv_examples
+  from components.time_series_example_gen import read_csv_chunks
 
   spec = dataset.spec
   with tempfile.TemporaryDirectory() as scratch:
     records = os.path.join(scratch, 'rows.tfrecord')
     with tf.io.TFRecordWriter(records) as writer:
-      for example in read_csv_examples(csv_path, spec):
-        writer.write(example.SerializeToString())
+      for _, serialized in read_csv_chunks(csv_path, spec):  # as ExampleGen encodes them
+        for example in serialized:
+          writer.write(example)
     # Its own output path: by default TFDV leaves the statistics in a temporary directory.
     statistics = tfdv.generate_statistics_from_tfrecord(
         data_location=records, output_path=os.path.join(scratch, 'statistics.tfrecord'))
