@@ -112,6 +112,13 @@ def _quoted(text: str) -> str:
   return json.dumps(text, ensure_ascii=False)
 
 
+def _shown(path: str, start: str = os.curdir) -> str:
+  """`path` relative to `start` when it lies under it, else absolute: a file elsewhere
+  reads better as /data/sales.csv than as ../../data/sales.csv."""
+  relative = os.path.relpath(path, start)
+  return path if relative.startswith(os.pardir) else relative
+
+
 def _name_from(path: str) -> str:
   stem = os.path.splitext(os.path.basename(path))[0].lower()
   return re.sub(r'[^a-z0-9]+', '_', stem).strip('_') or 'my_data'
@@ -126,7 +133,7 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'# Dataset spec drafted by `tft-pipeline init` from {os.path.basename(csv_path)}: '
       f'{drafted.rows} rows, {drafted.series} series.',
       f'# {checks} lines are marked CHECK: confirm or change them, then run',
-      f'#   tft-pipeline --spec {os.path.relpath(spec_path)}',
+      f'#   tft-pipeline --spec {_shown(spec_path)}',
       f'name: {_quoted(drafted.name)}',
       f'frequency: {drafted.frequency.value}  # {drafted.frequency.description}',
       f'encoder_steps: {drafted.encoder_steps}  # history length E, in steps',
@@ -151,12 +158,13 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
   lines += [
       f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
       f'data\'s last {drafted.eval_steps} steps (from {drafted.eval_start}'
-      f'{" UTC" if _timed(drafted) else ""} in this data), moving with the data as rows are '
-      'added; a timestamp instead fixes it',
+      f'{" UTC" if _timed(drafted) else ""} in this data; about a fifth of the longest '
+      'series, at least a horizon), moving with the data as rows are added; fewer steps '
+      'train on more rows, and a timestamp instead fixes it',
       f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
       f'best naive forecast\'s; here: {maes}',
       f'schema: {_quoted(os.path.relpath(schema_path, base))}',
-      f'data: {_quoted(os.path.relpath(csv_path, base))}',
+      f'data: {_quoted(_shown(csv_path, base))}',
   ]
   if drafted.batch_size:
     from pipeline.spec_draft import DEFAULT_BATCH_SIZE  # loaded already, by the draft
@@ -230,8 +238,7 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
   known = [column.name for column in drafted.columns if column.role == Role.KNOWN]
   lines += [f'[init] wrote {spec_path}', f'[init] wrote {schema_path}', '',
             'Next: check the spec, then run the pipeline on your data:',
-            f'  tft-pipeline --spec {os.path.relpath(spec_path)} --data '
-            f'{os.path.relpath(csv_path)}'
+            f'  tft-pipeline --spec {_shown(spec_path)} --data {_shown(csv_path)}'
             + (' --future FUTURE.csv' if known else '')]
   if known:
     keys = [column.name for column in drafted.columns

@@ -736,7 +736,7 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
       return ColumnDraft(name, Role.STATIC, dtype, check=True, note=(
           f'CHECK: {numbered}, like an id: remove the line unless the number means something '
           '(a size, a rank)')), None
-    return ColumnDraft(name, Role.STATIC, dtype, note='one value in every series'), None
+    return ColumnDraft(name, Role.STATIC, dtype, note='constant within each series'), None
   if dtype == DType.CATEGORICAL:
     return ColumnDraft(name, Role.KNOWN, dtype, check=True, note=(
         'CHECK: text that changes over time can only be known (observed inputs are '

@@ -40,7 +40,7 @@ def test_a_static_column_that_numbers_the_series_is_marked_as_a_likely_id():
       'CHECK: numbers the series -1 to 10, a different value in each, like an id')
   # Real statics that differ by series but do not count them off are left unmarked.
   assert not columns['area'].check and not columns['floors'].check
-  assert columns['area'].note == columns['floors'].note == 'one value in every series'
+  assert columns['area'].note == columns['floors'].note == 'constant within each series'
 
 
 def test_a_static_column_named_like_an_id_with_a_number_per_series_is_marked_too():
@@ -584,10 +584,14 @@ def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
   assert f'eval from {drafted.eval_start} UTC' in summary
   assert (f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
           f"data's last {drafted.eval_steps} steps (from {drafted.eval_start} UTC in this "
-          'data), moving with the data as rows are added') in (
+          'data; about a fifth of the longest series, at least a horizon), moving with the '
+          'data as rows are added') in (
       init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt'))
   daily = spec_draft.draft(_read(tmp_path, _daily()), 'sales', 'sales')
   assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
+  # A file outside the working directory is named by its absolute path, not ../../d/s.csv.
+  assert 'tft-pipeline --spec /d/s.yaml --data /d/s.csv' in init_spec.summary(
+      daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
 
 
 def _zoned_hours(tmp_path, *zones):
