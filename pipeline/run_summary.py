@@ -5,7 +5,7 @@ Used by the local runner's closing summary and by the end-to-end test.
 
 import dataclasses
 import os
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import tensorflow_model_analysis as tfma
 from google.protobuf import text_format
@@ -27,6 +27,7 @@ from trainer_module import interval_calibration, training_record, warm_start
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
+_STEPS_SHOWN = 12  # a horizon this short has each step's value shown
 _REASONS_SHOWN = 3  # kinds of reason a series was not forecast, commonest first
 
 
@@ -90,8 +91,8 @@ class RunSummary:
     chose = 'the epoch and the bands' if self.calibration else 'the epoch'
     lines.append(f'  eval metrics (original units; the eval windows also chose {chose}):')
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
-    lines += [f'    {name:<28} {values[0]:.4f} (step 1) ... {values[-1]:.4f} '
-              f'(step {len(values)})' for name, values in sorted(self.metrics_by_step.items())]
+    lines += [f'    {name:<28} {_by_step(values)}'
+              for name, values in sorted(self.metrics_by_step.items())]
     comparison = self.naive_comparison()
     if comparison:
       beside = ('a global LightGBM and the naive forecasts' if self._gbm_mae() is not None
@@ -186,6 +187,16 @@ class RunSummary:
     above = f'{100 * (model / gbm - 1):.1f}%' if gbm > 0 else f'{model - gbm:.4g}'
     return (f"the model's eval MAE is {above} above LightGBM's on the same windows "
             '(docs/pipeline.md: the gradient-boosted baseline)')
+
+
+def _by_step(values: Sequence[float]) -> str:
+  """Every step's value of a short horizon; of a longer one the first, the last and the
+  highest, which the ends alone can hide."""
+  if len(values) <= _STEPS_SHOWN:
+    return ' '.join(f'{value:.4f}' for value in values)
+  worst = max(range(len(values)), key=lambda step: values[step])
+  return (f'{values[0]:.4f} (step 1) ... {values[-1]:.4f} (step {len(values)}); highest '
+          f'{values[worst]:.4f} (step {worst + 1})')
 
 
 def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,

@@ -187,3 +187,15 @@ def test_the_eval_metrics_heading_says_what_else_the_eval_windows_did():
   assert f'{heading}):' in summary.format('/root').splitlines()
   summary.calibration = {'factors': {}, 'eval_coverage_before': {}, 'eval_coverage_after': {}}
   assert f'{heading} and the bands):' in summary.format('/root').splitlines()
+
+
+def test_the_mae_by_step_shows_every_step_of_a_short_horizon_and_the_highest_of_a_long_one():
+  summary = run_summary.RunSummary(
+      components=[], metrics={}, metrics_by_step={
+          'mean_absolute_error_by_step': [10.96, 13.54, 17.21, 14.89, 10.88, 10.40, 10.75]},
+      blessed=True, pushed_to=None, model_uri=None)
+  assert ('    mean_absolute_error_by_step  10.9600 13.5400 17.2100 14.8900 10.8800 10.4000 '
+          '10.7500') in summary.format('/root').splitlines()
+  summary.metrics_by_step['mean_absolute_error_by_step'] = [1.0] * 10 + [3.0] + [2.0] * 13
+  assert ('    mean_absolute_error_by_step  1.0000 (step 1) ... 2.0000 (step 24); highest '
+          '3.0000 (step 11)') in summary.format('/root').splitlines()
