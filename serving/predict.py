@@ -1,8 +1,8 @@
 """The `tft-predict` command: forecasts from a published model for a CSV of recent rows.
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
-units) as CSV and writes them to `--output` if given (whole or not at all: a file beside
-it, renamed into place). A categorical value the model was not trained on is named on
+units) as CSV, or with `--output` writes them there (whole or not at all: a file beside
+it, renamed into place) and prints a line saying so. A categorical value the model was not trained on is named on
 stderr as a warning; so is each series left out with `--skip-bad-series`, and then the
 command exits with `PARTIAL` (3) instead of 0 and, with `--output`, lists them (key columns
 and reason, as the pipeline's `not_forecast.csv`) in `<output>.not_forecast.csv`.
@@ -76,8 +76,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
     return 2
-  prediction.write_forecasts(rows, sys.stdout)
-  if args.output:
+  if not args.output:
+    prediction.write_forecasts(rows, sys.stdout)
+  else:
     written = [(args.output, rows)]
     if not_forecast:
       written.append((not_forecast_path(args.output), not_forecast))
@@ -90,6 +91,8 @@ def main(argv: Optional[List[str]] = None) -> int:
       except OSError as error:
         print(f'tft-predict: error: --output {path}: {error.strerror}', file=sys.stderr)
         return 2
+    series = sum(row[prediction.HORIZON_STEP] == 1 for row in rows)
+    print(f'tft-predict: wrote {len(rows)} forecast rows ({series} series) to {args.output}')
   if not_forecast:
     listed = f', listed in {not_forecast_path(args.output)}' if args.output else ''
     print(f'tft-predict: {len(not_forecast)} series not forecast{listed}', file=sys.stderr)

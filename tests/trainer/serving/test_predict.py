@@ -138,8 +138,8 @@ def test_the_forecast_columns_are_known_without_forecasting(exported, predicted,
   assert prediction.forecast_columns(model_dir, tiny.spec) == list(predicted[0])
 
 
-def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, tmp_path,
-                                                 capsys):
+def test_command_prints_or_writes_the_forecasts(exported, good_csv, predicted, tmp_path,
+                                               capsys):
   output = tmp_path / 'forecasts.csv'
 
   code = predict.main(['--model-dir', exported.serving_dir, '--input', good_csv,
@@ -148,7 +148,10 @@ def test_command_prints_and_writes_the_forecasts(exported, good_csv, predicted, 
   assert code == 0
   captured = capsys.readouterr()
   assert 'tft-predict:' not in captured.err  # nothing to warn of
-  printed = captured.out
+  assert captured.out == (f'tft-predict: wrote {len(predicted)} forecast rows (2 series) to '
+                          f'{output}\n')
+  assert predict.main(['--model-dir', exported.serving_dir, '--input', good_csv]) == 0
+  printed = capsys.readouterr().out  # without --output, the CSV itself
   assert output.read_text() == printed
   written = list(csv.DictReader(io.StringIO(printed)))
   assert [row['timestamp'] for row in written] == [row['timestamp'] for row in predicted]
