@@ -155,7 +155,8 @@ def _compile(args, deployment) -> int:
   from kubeflow import runner
 
   output = args.output or _default_pipeline_path(deployment)
-  job = runner.compile_pipeline(deployment, output)
+  config = runner.make_pipeline_config(deployment)
+  job = runner.compile_pipeline(deployment, output, config)
   spec = job['pipelineSpec']
   tasks = sorted(spec['root']['dag']['tasks'])
   print(f'[compile] {deployment.name} -> {output}')
@@ -170,7 +171,7 @@ def _compile(args, deployment) -> int:
   print('  trainer:    ' + (
       f'Vertex AI CustomJob {json.dumps(training.machine_spec())}, distribution '
       f'{training.hardware}' if training else 'in the pipeline step'))
-  model = runner.make_pipeline_config(deployment).model_config
+  model = config.model_config
   on_tpu = bool(training) and training.hardware == 'tpu'
   print(f"  precision:  {model.dtype_policy(on_tpu)} (the model's precision "
         f"{model.precision!r}{' on a TPU' if on_tpu else ''})")

@@ -45,12 +45,14 @@ def make_pipeline_config(deployment: DeploymentConfig):
           machine_type=endpoint.machine_type, keep_deployed=endpoint.keep_deployed))
 
 
-def compile_pipeline(deployment: DeploymentConfig, output_path: str) -> Dict[str, Any]:
-  """Writes the PipelineJob JSON for `deployment` to `output_path` and returns it."""
+def compile_pipeline(deployment: DeploymentConfig, output_path: str,
+                     config=None) -> Dict[str, Any]:
+  """Writes the PipelineJob JSON for `deployment` (its `make_pipeline_config`, unless
+  `config` gives it) to `output_path` and returns it."""
   from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
   from pipeline.pipeline import RUNTIME_PARAMETERS, create_pipeline
 
-  config = make_pipeline_config(deployment)
+  config = config or make_pipeline_config(deployment)
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
           default_image=deployment.image))

@@ -13,8 +13,8 @@ import time
 from typing import List, Optional
 
 from pipeline import cli_logs
-from pipeline.run_layout import (DEFAULT_OUTPUT, GENERATED_DATASET, RUN_SUMMARY_FILE,
-                                 SERVING_MODEL_DIR)
+from pipeline.run_layout import (DEFAULT_OUTPUT, GENERATED_DATASET, METADATA_FILE,
+                                 RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
 from schema import curated_schema, dataset_file
 from schema.dataset_spec import Role
 from schema.datasets import DATASETS, get_dataset
@@ -180,11 +180,11 @@ def _first_run_note(output_root: str, name: str) -> Optional[str]:
   """A note when data set `name` has no run under `output_root` and other data sets do:
   a renamed spec (init names a data set after its file) starts a new pipeline, without
   the last blessed model to start from and compare with."""
-  if os.path.isfile(os.path.join(output_root, name, 'metadata.sqlite')):
+  if os.path.isfile(os.path.join(output_root, name, METADATA_FILE)):
     return None
   others = sorted(entry for entry in (os.listdir(output_root) if os.path.isdir(output_root)
                                       else [])
-                  if os.path.isfile(os.path.join(output_root, entry, 'metadata.sqlite')))
+                  if os.path.isfile(os.path.join(output_root, entry, METADATA_FILE)))
   if not others:
     return None
   return (f"[pipeline] '{name}' has no earlier run in {output_root}, which holds "
@@ -292,7 +292,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   if os.path.exists(saved):  # the last run's: it would read as this one's if this one fails
     os.remove(saved)
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
-      os.path.join(output_dir, 'metadata.sqlite'))
+      os.path.join(output_dir, METADATA_FILE))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
   started = time.monotonic()
   try:

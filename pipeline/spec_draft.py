@@ -473,7 +473,12 @@ def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
 
 def _id_words(key: Tuple[str, ...]) -> int:
   """How many of `key`'s columns are named like ids (`store_id`, `SKU`, `site`)."""
-  return sum(bool(_ID_WORDS & set(re.split(r'[^a-z0-9]+', column.lower()))) for column in key)
+  return sum(bool(_ID_WORDS & set(_name_words(column))) for column in key)
+
+
+def _name_words(name: str) -> List[str]:
+  """The words of a column's name, lowercased ('Store_ID' gives store, id)."""
+  return re.split(r'[^a-z0-9]+', name.lower())
 
 
 def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, ...],
@@ -787,8 +792,7 @@ def _series_numbering(name: str, numbers: pd.Series, series: pd.Series) -> Optio
 def _named_like_id(name: str) -> bool:
   """Whether a column's name reads like an id's: an id word as one of its words, or a
   word ending in one that names ids only ('timeseries', 'zipcode')."""
-  words = re.split(r'[^a-z0-9]+', name.lower())
-  return any(word in _ID_WORDS or word.endswith(_ID_SUFFIXES) for word in words)
+  return any(word in _ID_WORDS or word.endswith(_ID_SUFFIXES) for word in _name_words(name))
 
 
 def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],

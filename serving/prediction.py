@@ -736,9 +736,9 @@ def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
   series = read_inputs(paths, spec, on_bad_series)
   future = read_series(future_path, spec, on_bad_series, future=True) if future_path else None
   vocabulary = published_models.series_vocabulary(model_dir)
-  unknown = [key_values for key_values in series
-             if series_key(key_values, spec) not in vocabulary]
-  unknown_keys = [series_key(key_values, spec) for key_values in unknown]
+  keys = {key_values: series_key(key_values, spec) for key_values in series}
+  unknown = [key_values for key_values, key in keys.items() if key not in vocabulary]
+  unknown_keys = [keys[key_values] for key_values in unknown]
   if unknown and allow_unknown_series:
     warn(f'{input_name}: {_series_list(unknown_keys)} not among the {len(vocabulary)} series '
          "the model was trained on: forecast with the model's out-of-vocabulary series "
