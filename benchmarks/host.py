@@ -41,6 +41,13 @@ def cpu_model() -> str:
   return _cpuinfo_field('model name') or platform.processor() or 'unknown'
 
 
+def cpu_generation() -> str:
+  """'family 26, model 2' from /proc/cpuinfo, or '': a virtual machine's model name
+  ('AMD EPYC') hides which generation of that line the host is."""
+  family, model = _cpuinfo_field('cpu family'), _cpuinfo_field('model')
+  return f'family {family}, model {model}' if family and model else ''
+
+
 def cpu_kernel_flags() -> List[str]:
   """Which of `KERNEL_FLAGS` the CPU has."""
   flags = set(_cpuinfo_field('flags').split())
@@ -48,9 +55,10 @@ def cpu_kernel_flags() -> List[str]:
 
 
 def description() -> Dict[str, Union[str, int, List[str]]]:
-  """{'cpu_model', 'cpu_count', 'cpu_kernel_flags'}, as the results files record the host."""
-  return {'cpu_model': cpu_model(), 'cpu_count': os.cpu_count(),
-          'cpu_kernel_flags': cpu_kernel_flags()}
+  """{'cpu_model', 'cpu_generation', 'cpu_count', 'cpu_kernel_flags'}, as the results
+  files record the host."""
+  return {'cpu_model': cpu_model(), 'cpu_generation': cpu_generation(),
+          'cpu_count': os.cpu_count(), 'cpu_kernel_flags': cpu_kernel_flags()}
 
 
 def commit(checkout: str = PROJECT_ROOT) -> str:

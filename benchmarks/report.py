@@ -355,10 +355,12 @@ def _matmul_rates(result: Dict[str, Any]) -> str:
 
 
 def _host(description: Dict[str, Any]) -> str:
-  """'AMD EPYC, 2 CPUs, with avx2, fma' (`benchmarks.host.description`; runs measured
-  before the flags were recorded name none)."""
-  flags = description.get('cpu_kernel_flags')
-  return (f'{description["cpu_model"]}, {description["cpu_count"]} CPUs'
+  """'AMD EPYC (family 26, model 2), 2 CPUs, with avx2, fma'
+  (`benchmarks.host.description`; runs measured before the generation or the flags were
+  recorded name neither)."""
+  flags, generation = description.get('cpu_kernel_flags'), description.get('cpu_generation')
+  return (description['cpu_model'] + (f' ({generation})' if generation else '')
+          + f', {description["cpu_count"]} CPUs'
           + (f', with {", ".join(flags)}' if flags else ''))
 
 
@@ -554,6 +556,8 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'peer_avx2': functools.partial(peer_table, key='peer_throughput_avx2'),
     'peer_avx512_second_host': functools.partial(
         peer_table, key='peer_throughput_avx512_second_host'),
+    'peer_avx512_third_host': functools.partial(
+        peer_table, key='peer_throughput_avx512_third_host'),
     'headline': headline_table, 'dev_loop': dev_loop_table,
     'step_profile': step_profile_table,
     'step_profile_avx2': functools.partial(step_profile_table, key='step_profile_avx2'),

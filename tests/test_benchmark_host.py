@@ -22,6 +22,14 @@ def test_host_names_the_cpu_flags_that_decide_the_kernels(monkeypatch):
   assert host.description()['cpu_kernel_flags'] == host.cpu_kernel_flags()
 
 
+def test_host_names_the_cpu_generation_that_a_vm_model_name_hides(monkeypatch):
+  fields = {'model name': 'AMD EPYC', 'cpu family': '26', 'model': '2'}
+  monkeypatch.setattr(host, '_cpuinfo_field', lambda name: fields.get(name, ''))
+  assert host.description()['cpu_generation'] == 'family 26, model 2'
+  fields.pop('cpu family')
+  assert host.cpu_generation() == ''
+
+
 def test_a_missing_data_file_names_the_option_that_sets_it(tmp_path):
   present = tmp_path / 'stallion.csv'
   present.write_text('agency,sku\n')

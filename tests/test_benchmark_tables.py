@@ -325,6 +325,9 @@ def test_peer_table_pairs_each_peer_run_with_the_project_at_its_precision():
   # The run of another host is the same table, from its own results file.
   other_host = {'peer_throughput_avx2': _peer_results(with_bfloat16=True)['peer_throughput']}
   assert report.TABLES['peer_avx2'](other_host)[:-2] == table
+  other_host['peer_throughput_avx2']['host']['cpu_generation'] = 'family 26, model 2'
+  assert report.TABLES['peer_avx2'](other_host)[-1] == (
+      'Host: AMD EPYC (family 26, model 2), 2 CPUs, with avx2, fma.')
   assert report.peer_ratio_key({'hidden_continuous_size': 8}) == 'hidden_continuous_size_8'
 
 
