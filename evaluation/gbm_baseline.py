@@ -29,7 +29,6 @@ The label is the target step's value on the history's scale.
 """
 
 import dataclasses
-import logging
 import math
 import os
 import time
@@ -39,6 +38,7 @@ import lightgbm
 import numpy as np
 import tensorflow as tf
 
+from components import progress_log
 from schema.dataset_spec import DatasetSpec
 from schema.features import Group, features_in
 from schema.window_layout import TARGET_HISTORY
@@ -55,6 +55,7 @@ PARAMS = {'objective': 'quantile', 'learning_rate': 0.05, 'num_leaves': 31,
           # deterministic option needs force_col_wise or force_row_wise.
           'deterministic': True, 'force_col_wise': True}
 _MIN_SCALE = 1e-3  # relative to max(1, |mean|), as the TFT's WindowTargetScaler
+_PROGRESS = progress_log.logger('GbmBaseline')
 
 
 @dataclasses.dataclass
@@ -157,6 +158,11 @@ def fit(train: Table, evaluation: Table, quantile: float = 0.5, seed: int = 1,
                                                            verbose=False)])
 
 
+def _rounds(model: lightgbm.Booster) -> int:
+  """The rounds kept: the best one's, or all when early stopping did not stop it."""
+  return model.best_iteration or model.current_iteration()
+
+
 def forecast(models: Sequence[lightgbm.Booster], rows: Table, horizon: int) -> np.ndarray:
   """The models' forecasts [N, H, Q] in original units, as they come."""
   return np.stack([
@@ -219,8 +225,15 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
                      f'windows; got {len(train)}, {len(evaluation)} and {len(scored)}')
   started = time.monotonic()
   train_rows, eval_rows = table(train, spec), table(evaluation, spec)
-  models = [fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads)
-            for q in quantiles]
+  _PROGRESS.info('fitting a model per quantile on %s rows (%s windows x %d steps), each '
+                 'stopped early on the %s eval windows', f'{len(train_rows.label):,}',
+                 f'{len(train):,}', spec.horizon, f'{len(evaluation):,}')
+  models = []
+  for q in quantiles:
+    fitted = time.monotonic()
+    models.append(fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads))
+    _PROGRESS.info('%s: %d rounds, %.1f s', export.quantile_key(q).upper(),
+                   _rounds(models[-1]), time.monotonic() - fitted)
   eval_forecasts = forecast(models, eval_rows, spec.horizon)
   factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
              if calibrate else {})
@@ -248,8 +261,7 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
       'scored_windows': len(scored),
       'training_windows': len(train),
       'training_rows': len(train_rows.label),
-      'rounds': {export.quantile_key(q): model.best_iteration or model.current_iteration()
-                 for q, model in zip(quantiles, models)},
+      'rounds': {export.quantile_key(q): _rounds(model) for q, model in zip(quantiles, models)},
       'params': {**PARAMS, 'seed': seed, 'max_rounds': MAX_ROUNDS,
                  'early_stopping_rounds': EARLY_STOPPING_ROUNDS},
       'top_features': [name for name, gain in ranked[:10] if gain > 0],
@@ -266,7 +278,8 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
   calibrated if `calibrate`) on 'eval', scored on `scored_split`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   k = one_in(available, spec.horizon, max_training_rows)
-  logging.info('gradient-boosted baseline: %d training windows, one in %d used', available, k)
+  _PROGRESS.info('reading %s of the %s training windows, and the eval windows',
+                 'all' if k == 1 else f'one in {k}', f'{available:,}')
   read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
       pattern(split), spec, **kwargs))
   evaluation = read('eval', segments=False)

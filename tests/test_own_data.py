@@ -126,6 +126,16 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
   assert run.returncode == 0, run.stderr[-3000:]
   assert 'MAE beside a global LightGBM and the naive forecasts: model' in run.stdout
   assert 'no --future file' not in run.stderr
+  # The long components say what they do, each between its start and its end.
+  lines = run.stdout.splitlines()
+  first = lambda prefix: next(i for i, line in enumerate(lines) if line.startswith(prefix))
+  assert (first('[pipeline] GbmBaseline ...') < first('[GbmBaseline] ')
+          < first('[GbmBaseline] P50: ') < first('[GbmBaseline] eval MAE ')
+          < first('[pipeline] GbmBaseline done'))
+  assert (first('[pipeline] Trainer ...') < first('[Trainer] ') < first('[Trainer] epoch 1/')
+          < first('[Trainer] model trained: ') < first('[Trainer] calibrating the intervals')
+          < first('[Trainer] exported in ') < first('[pipeline] Trainer done'))
+  assert not [line for line in lines if line.startswith('Epoch ')]  # Keras' own lines
   # The summary printed is kept beside the runs.
   saved = root / 'runs' / 'shop_sales' / 'run_summary.txt'
   assert run.stdout.endswith(f"{saved.read_text()}  saved:       {saved} (the last run's "

@@ -29,6 +29,7 @@ import gc
 import logging
 import math
 import os
+import time
 import zlib
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -38,17 +39,18 @@ import tensorflow_transform as tft
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from components import windowing
+from components import progress_log, windowing
 from schema.dataset_spec import DatasetSpec
-from trainer_module import (cluster, distribution, export, hparams, interval_calibration,
-                            training_period, training_record, vocabularies, warm_start,
-                            window_inputs)
+from trainer_module import (cluster, distribution, epoch_progress, export, hparams,
+                            interval_calibration, training_period, training_record,
+                            vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
 from trainer_module.training_config import TrainingConfig
 
 BACKUP_DIR = 'backup'  # under fn_args.model_run_dir
+_PROGRESS = progress_log.logger('Trainer')
 
 
 def model_config_from(custom: Dict[str, Any]) -> hparams.TFTConfig:
@@ -283,11 +285,14 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
 
   def fit(member: keras.Model, backup_dir: str, log_dir: str,
           number: Optional[int] = None) -> None:
+    label = f'member {number} of {len(members)}' if number else None
+    progress = epoch_progress.EpochProgress(_PROGRESS, plan.epochs, label)
     history = member.fit(train, validation_data=evaluation, epochs=plan.epochs,
-                         steps_per_epoch=plan.steps_per_epoch, verbose=2,
-                         callbacks=_callbacks(backup_dir, log_dir, config, extra))
+                         steps_per_epoch=plan.steps_per_epoch, verbose=0,
+                         callbacks=[progress, *_callbacks(backup_dir, log_dir, config, extra)])
     records.append(training_record.of_fit(history.epoch, history.history.get('val_loss', []),
                                           plan.epochs, plan.steps_per_epoch, member=number))
+    _PROGRESS.info('%s trained: %s', label or 'model', training_record.describe_one(records[-1]))
     _release_traced_functions(member)
 
   if len(members) == 1:
@@ -297,10 +302,9 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
     trained = os.path.join(backups, f'{member.name}-trained')
     if tf.io.gfile.exists(trained + '.index'):
       warm_start.weights_checkpoint(member).read(trained, options=options).assert_consumed()
-      logging.info('Ensemble member %d of %d: trained before the interruption, loaded '
-                   'from %s.', index, len(members), trained)
+      _PROGRESS.info('member %d of %d: trained before the interruption, loaded from %s',
+                     index, len(members), trained)
       continue
-    logging.info('Ensemble member %d of %d: training.', index, len(members))
     fit(member, os.path.join(backups, member.name),
         os.path.join(fn_args.model_run_dir, member.name), number=index)
     if cluster.is_chief():
@@ -326,6 +330,7 @@ def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.dat
   order (served in order).
   `evaluation` holds the `eval_windows` windows once, then the first again to fill its
   last batch; those are left out."""
+  _PROGRESS.info('calibrating the intervals on the %s eval windows', f'{eval_windows:,}')
   # One pass, so that forecasts and actuals pair up whatever order the files are read in;
   # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
   batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
@@ -359,6 +364,8 @@ def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
   and the period it was trained on, if known (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
+  _PROGRESS.info('exporting the model with its Transform graph')
+  started_export = time.monotonic()
   export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
                     calibration)
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
@@ -372,6 +379,7 @@ def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
     logging.info('Exported the model to %s (signatures %r over raw windows, %r over '
                  'transformed windows).', path, export.SERVING_SIGNATURE,
                  export.EVAL_SIGNATURE)
+    _PROGRESS.info('exported in %.1f s', time.monotonic() - started_export)
 
 
 def _artifact_dir(file_patterns: Sequence[str]) -> str:
@@ -425,6 +433,12 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                plan.global_batch, plan.epochs, plan.steps_per_epoch,
                plan.peak_learning_rate, layout, config, training)
 
+  _PROGRESS.info('%d epochs of %d steps (global batch %d%s) on %s training windows, '
+                 'each epoch checked on the %s eval windows', plan.epochs,
+                 plan.steps_per_epoch, plan.global_batch,
+                 f' over {strategy.num_replicas_in_sync} replicas'
+                 if strategy.num_replicas_in_sync > 1 else '', f'{train_windows:,}',
+                 f'{eval_windows:,}')
   if training.seed is not None:
     keras.utils.set_random_seed(training.seed)
   workers = cluster.worker_count()

@@ -51,10 +51,11 @@ def describe(records: Sequence[Dict[str, object]]) -> str:
   lowest eval loss)', an ensemble's members trained in the run one after the other; ''
   with no record."""
   return '; '.join((f"member {record['member']}: " if 'member' in record else '')
-                   + _describe_one(record) for record in records)
+                   + describe_one(record) for record in records)
 
 
-def _describe_one(record: Dict[str, object]) -> str:
+def describe_one(record: Dict[str, object]) -> str:
+  """'all 20 epochs of 50 steps, the weights of epoch 20 kept (the lowest eval loss)'."""
   run, planned = record['epochs_run'], record['epochs_planned']
   course = (f'stopped early after {run} of {planned} epochs' if run < planned
             else f'all {planned} epochs')

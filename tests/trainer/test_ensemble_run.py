@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
+from components import progress_log
 from trainer_module import export, train, training_record, warm_start, window_inputs
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
@@ -64,8 +65,28 @@ def ensemble_run(tiny, kit, tmp_path_factory):
   first, second = _MemberRecorder(), _MemberRecorder()
   with pytest.raises(_Interrupted):
     train.run_fn(fn_args, callbacks=[first, _InterruptMember(MEMBERS[1], 0)])
-  train.run_fn(fn_args, callbacks=[second])
-  return types.SimpleNamespace(fn_args=fn_args, first=first, second=second)
+  progress, logger = _ProgressMessages(), logging.getLogger(progress_log.ROOT)
+  level = logger.level
+  logger.addHandler(progress)
+  logger.setLevel(logging.INFO)
+  try:
+    train.run_fn(fn_args, callbacks=[second])
+  finally:
+    logger.removeHandler(progress)
+    logger.setLevel(level)
+  return types.SimpleNamespace(fn_args=fn_args, first=first, second=second,
+                               progress=progress.messages)
+
+
+class _ProgressMessages(logging.Handler):
+  """The messages of the Trainer's progress records."""
+
+  def __init__(self):
+    super().__init__()
+    self.messages: List[str] = []
+
+  def emit(self, record):
+    self.messages.append(record.getMessage())
 
 
 def test_a_resumed_ensemble_keeps_its_trained_members_and_resumes_the_interrupted_one(
@@ -82,6 +103,12 @@ def test_a_resumed_ensemble_keeps_its_trained_members_and_resumes_the_interrupte
   [record] = training_record.read(ensemble_run.fn_args.serving_model_dir)
   assert (record['member'], record['epochs_run'], record['epochs_planned']) == (2, EPOCHS,
                                                                                 EPOCHS)
+  # What the resumed attempt said of its members, in order.
+  said = [m for m in ensemble_run.progress if m.startswith('member')]
+  assert said[0].startswith('member 1 of 2: trained before the interruption, loaded from ')
+  assert said[1].startswith(f'member 2 of 2, epoch 2/{EPOCHS}: loss ')
+  assert said[2] == (f'member 2 of 2 trained: all {EPOCHS} epochs of 2 steps, the weights '
+                     f'of epoch {record["best_epoch"]} kept (the lowest eval loss)')
 
 
 def test_the_exported_ensemble_serves_the_mean_of_its_members(tiny, ensemble_run):
