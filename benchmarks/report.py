@@ -483,24 +483,36 @@ def _share(ms: float, total: float) -> str:
   return f'{ms:.0f} ({100 * ms / total:.0f}%)'
 
 
+# What `benchmarks.scale` measures. The components whose cost grows with the rows: seconds,
+# rows per second and artifact bytes.
+SCALE_DATA_COMPONENTS = ('TimeSeriesExampleGen', 'StatisticsGen', 'Transform', 'Windowing')
+# The others, timed: the Trainer's steps are fixed, the baseline's training rows capped
+# (`evaluation.gbm_baseline.DEFAULT_MAX_TRAINING_ROWS`), ForecastGen grows with the series.
+SCALE_MODEL_COMPONENTS = ('Trainer', 'GbmBaseline', 'ForecastGen')
+
+
 def scale_table(results: Results) -> List[str]:
   """Per scale of the default data (`benchmarks.scale`): each data component's seconds and
-  rows per second, the run's peak memory, the artifacts' bytes against the CSV's."""
+  rows per second, the other components' seconds ('-' in runs measured before they were
+  timed), the run's peak memory, the artifacts' bytes against the CSV's."""
   rows = []
   for run in results['scale']['runs']:
     components = run['components']
-    cells = [f'{figures["seconds"]:.0f} s ({figures["rows_per_second"] or 0:,}/s)'
-             for name, figures in components.items() if name != 'Trainer']
+    cells = [f'{components[name]["seconds"]:.0f} s '
+             f'({components[name]["rows_per_second"] or 0:,}/s)'
+             for name in SCALE_DATA_COMPONENTS]
+    timed = [f'{components[name]["seconds"]:.0f} s' if name in components else '-'
+             for name in SCALE_MODEL_COMPONENTS]
     artifacts = {name: figures['artifact_bytes'] / run['csv_bytes']
                  for name, figures in components.items()}
     rows.append([f'{run["scale"]}x: {run["series"]} x {run["days"]} days',
-                 f'{run["rows"]:,}'] + cells + [
-                     f'{components["Trainer"]["seconds"]:.0f} s', _gib(run['peak_rss_mib']),
-                     f'{run["csv_bytes"] / 2**20:.1f} MiB',
+                 f'{run["rows"]:,}'] + cells + timed + [
+                     _gib(run['peak_rss_mib']), f'{run["csv_bytes"] / 2**20:.1f} MiB',
                      f'{artifacts["TimeSeriesExampleGen"]:.1f} / {artifacts["Windowing"]:.1f}'])
   return _table(['data', 'rows', 'ExampleGen', 'StatisticsGen', 'Transform', 'Windowing',
                  f'Trainer ({results["scale"]["runs"][0]["train_steps"]} steps)',
-                 'peak RSS', 'CSV', 'examples / windows, x CSV'], rows)
+                 'GbmBaseline', 'ForecastGen', 'peak RSS', 'CSV', 'examples / windows, x CSV'],
+                rows)
 
 
 def stallion_calibration_table(results: Results) -> List[str]:

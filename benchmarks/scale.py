@@ -17,13 +17,11 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
-from benchmarks import host, pipeline_run, readme_tables, speed
+from benchmarks import host, pipeline_run, readme_tables, report, speed
 
 RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'scale.json')
 # Multiples of the default rows (12 series x 100 days of hours): (series, days).
 SCALES = {1: (12, 100), 10: (60, 200), 30: (120, 300)}
-# The components whose cost grows with the rows, and whose artifacts are measured.
-DATA_COMPONENTS = ('TimeSeriesExampleGen', 'StatisticsGen', 'Transform', 'Windowing')
 TRAIN_STEPS = 20
 
 
@@ -44,7 +42,7 @@ def run_scale(scale: int, train_steps: int, work_dir: str,
   components = {name: {'seconds': round(result.components.get(name, 0.0), 1),
                        'artifact_bytes': directory_bytes(
                            os.path.join(config.pipeline_root, name))}
-                for name in DATA_COMPONENTS + ('Trainer',)}
+                for name in report.SCALE_DATA_COMPONENTS + report.SCALE_MODEL_COMPONENTS}
   for figures in components.values():
     figures['rows_per_second'] = round(rows / figures['seconds']) if figures['seconds'] else None
   print(f'  {scale}x ({rows:,} rows): {result.seconds:.0f} s, peak RSS '

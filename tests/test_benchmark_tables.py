@@ -247,8 +247,12 @@ def test_scale_table_gives_rows_per_second_and_bytes_against_the_csv():
 
   [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
   assert row == ('| 10x: 60 x 200 days | 288,000 | 61 s (4,721/s) | 10 s (28,800/s) | '
-                 '26 s (11,077/s) | 111 s (2,595/s) | 40 s | 5.0 GiB | 2.0 MiB | '
-                 '3.0 / 15.0 |')
+                 '26 s (11,077/s) | 111 s (2,595/s) | 40 s | - | - | 5.0 GiB | 2.0 MiB | '
+                 '3.0 / 15.0 |')  # measured before GbmBaseline and ForecastGen were timed
+  run['components'].update(GbmBaseline=component(35.0, None, 100),
+                           ForecastGen=component(2.4, None, 200))
+  [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
+  assert '| 111 s (2,595/s) | 40 s | 35 s | 2 s | 5.0 GiB |' in row
 
 
 def test_directory_bytes_counts_every_file_below(tmp_path):
