@@ -8,6 +8,8 @@ raw columns as Windowing writes them. Built once per session.
 """
 
 import collections
+import contextlib
+import logging
 import math
 import os
 import types
@@ -248,11 +250,33 @@ def resumed_run(tiny, tmp_path_factory):
                                epochs=RESUME_EPOCHS, interrupted_after=INTERRUPTED_AFTER)
 
 
+@contextlib.contextmanager
+def logged_messages(logger_name: str = ''):
+  """Yields the list of the INFO and higher messages `logger_name` (the root logger by
+  default) and its children log inside the block."""
+  messages = []
+
+  class _Handler(logging.Handler):
+    def emit(self, record):
+      messages.append(record.getMessage())
+
+  logger, handler = logging.getLogger(logger_name or None), _Handler(logging.INFO)
+  level = logger.level
+  logger.addHandler(handler)
+  logger.setLevel(logging.INFO)
+  try:
+    yield messages
+  finally:
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
 @pytest.fixture(scope='session')
 def kit():
   """Helpers for tests that run run_fn in their own fixtures."""
   return types.SimpleNamespace(make_fn_args=make_fn_args, Recorder=Recorder,
-                               warm_start_base=warm_start_base)
+                               warm_start_base=warm_start_base,
+                               logged_messages=logged_messages)
 
 
 @pytest.fixture

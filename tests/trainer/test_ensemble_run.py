@@ -65,28 +65,10 @@ def ensemble_run(tiny, kit, tmp_path_factory):
   first, second = _MemberRecorder(), _MemberRecorder()
   with pytest.raises(_Interrupted):
     train.run_fn(fn_args, callbacks=[first, _InterruptMember(MEMBERS[1], 0)])
-  progress, logger = _ProgressMessages(), logging.getLogger(progress_log.ROOT)
-  level = logger.level
-  logger.addHandler(progress)
-  logger.setLevel(logging.INFO)
-  try:
+  with kit.logged_messages(progress_log.ROOT) as progress:
     train.run_fn(fn_args, callbacks=[second])
-  finally:
-    logger.removeHandler(progress)
-    logger.setLevel(level)
   return types.SimpleNamespace(fn_args=fn_args, first=first, second=second,
-                               progress=progress.messages)
-
-
-class _ProgressMessages(logging.Handler):
-  """The messages of the Trainer's progress records."""
-
-  def __init__(self):
-    super().__init__()
-    self.messages: List[str] = []
-
-  def emit(self, record):
-    self.messages.append(record.getMessage())
+                               progress=progress)
 
 
 def test_a_resumed_ensemble_keeps_its_trained_members_and_resumes_the_interrupted_one(

@@ -25,16 +25,6 @@ STEPS_PER_EXECUTION = 2
 EPOCHS = 2
 
 
-class _Messages(logging.Handler):
-
-  def __init__(self):
-    super().__init__(logging.INFO)
-    self.messages = []
-
-  def emit(self, record):
-    self.messages.append(record.getMessage())
-
-
 @pytest.fixture(scope='module')
 def xla_run(tiny, resumed_run, kit, tmp_path_factory):
   """A jit-compiled run with 2 steps per execution, warm-started from `resumed_run`."""
@@ -43,17 +33,10 @@ def xla_run(tiny, resumed_run, kit, tmp_path_factory):
       overrides={'jit_compile': True, 'max_epochs': EPOCHS},
       training={'steps_per_execution': STEPS_PER_EXECUTION},
       base_model=resumed_run.fn_args.serving_model_dir)
-  recorder, messages = kit.Recorder(), _Messages()
-  root = logging.getLogger()
-  level = root.level
-  root.addHandler(messages)
-  root.setLevel(logging.INFO)
-  try:
+  recorder = kit.Recorder()
+  with kit.logged_messages() as messages:
     train.run_fn(fn_args, callbacks=[recorder])
-  finally:
-    root.removeHandler(messages)
-    root.setLevel(level)
-  return types.SimpleNamespace(fn_args=fn_args, recorder=recorder, messages=messages.messages)
+  return types.SimpleNamespace(fn_args=fn_args, recorder=recorder, messages=messages)
 
 
 def test_xla_run_trains_and_exports(xla_run):
