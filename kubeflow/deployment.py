@@ -272,6 +272,12 @@ class DeploymentConfig:
         if value is not None and not value.startswith('gs://'):
           yield (f"{name} '{value}' must be a gs:// URI on Vertex AI: components run in "
                  "containers that cannot see this machine's files")
+      if self.schema_file and not self.schema_file.startswith(('gs://',
+                                                               f'{IMAGE_PROJECT_DIR}/')):
+        yield (f"schema_file '{self.schema_file}' must be a gs:// URI, or a path in the image "
+               f"(under {IMAGE_PROJECT_DIR}/), on Vertex AI: components run in containers "
+               "that cannot see this machine's files; copy it to Cloud Storage (gsutil cp "
+               f"{self.schema_file} gs://BUCKET/...) and name that")
     if self.spec is not None and self.dataset is None:
       try:
         _ = self.schema_path  # a bad spec file or an unreachable schema fails here

@@ -72,6 +72,9 @@ def test_tpu_v5e_machine_spec_carries_the_topology():
     ({**BASE, 'pipeline_root': '/tmp/root'}, 'pipeline_root \'/tmp/root\' must be a gs:// URI'),
     ({**BASE, 'data_root': 's3://b/data'}, "data_root 's3://b/data' must be a gs:// URI"),
     ({**BASE, 'serving_model_dir': 'models/'}, 'serving_model_dir'),
+    ({**BASE, 'schema_file': 'my.schema.pbtxt'},
+     "schema_file 'my.schema.pbtxt' must be a gs:// URI, or a path in the image (under "
+     "/pipeline/), on Vertex AI"),
     ({**BASE, 'platform': 'kubeflow'}, 'needs kfp_host'),
     ({**BASE, 'platform': 'airflow'}, "platform: Input should be 'vertex' or 'kubeflow', got 'airflow'"),
     ({**BASE, 'dataset': 'weather'}, "dataset 'weather' is unknown"),
