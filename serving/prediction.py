@@ -28,6 +28,7 @@ from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.frequency import off_grid_hint
 from schema.features import SERIES_VOCABULARY, model_features, series_key
 from schema.time_split import format_time, format_time_as_given, parse_timestamp
 from schema.window_layout import raw_value_count
@@ -195,6 +196,8 @@ def read_series(path: str, spec: DatasetSpec,
     key = tuple(values[name] for name in spec.series_key_columns)
     try:
       row = _read_row(line, values, spec, f'{path}, line {line}')
+      if future:
+        _check_future_time(row, spec, f'{path}, line {line}')
       if future or named:
         row = dataclasses.replace(row, source=path)
     except PredictionInputError as error:
@@ -245,6 +248,20 @@ def _read_row(line: int, values: Dict[str, str], spec: DatasetSpec, where: str) 
   except ValueError as error:
     raise PredictionInputError(str(error)) from None
   return InputRow(line, seconds, values)
+
+
+def _check_future_time(row: InputRow, spec: DatasetSpec, where: str) -> None:
+  """Raises PredictionInputError when a future row's time is off the model's grid: it
+  would match none of the horizon's steps, which would then be reported missing."""
+  try:
+    spec.frequency.step_of(row.seconds)
+  except ValueError:
+    text = row.values[spec.time_column]
+    raise PredictionInputError(
+        f"{where}: column '{spec.time_column}' holds {text!r}, which is not on the model's "
+        f'{spec.frequency.value} time grid ({spec.frequency.description}); the future rows '
+        "must be at the grid's steps after each series' last row: "
+        f'{off_grid_hint(spec.frequency, text)}') from None
 
 
 def _checked_value(text: str, column: Column, where: str) -> str:

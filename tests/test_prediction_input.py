@@ -241,6 +241,22 @@ def test_a_future_file_needs_only_the_key_time_and_known_columns(tmp_path):
   assert list(feature['region'].bytes_list.value) == [b'north']  # from the history
 
 
+def test_a_future_row_off_the_grid_is_named_not_reported_missing(tmp_path):
+  future_path = tmp_path / 'future.csv'
+  future_path.write_text('timestamp,station,price\n2024-01-01 03:00:00,s1,1.3\n'
+                         '2024-01-01 04:30:00,s1,1.4\n')
+  with pytest.raises(prediction.PredictionInputError, match=(
+      f"{future_path}, line 3: column 'timestamp' holds '2024-01-01 04:30:00', which is not "
+      r"on the model's hourly time grid \(every hour from 00:00 UTC\); the future rows must "
+      "be at the grid's steps after each series' last row: align the times")):
+    prediction.read_series(str(future_path), SPEC, future=True)
+  # With --skip-bad-series, that series is left out, named with the reason.
+  skipped = []
+  assert prediction.read_series(str(future_path), SPEC, future=True,
+                                on_bad_series=lambda key, why: skipped.append(key)) == {}
+  assert skipped == [('s1',)]
+
+
 def test_a_csv_of_another_data_set_is_not_taken_for_misspellings(tmp_path):
   path = _write(tmp_path, [['N', '1', '2024-01-01', '3']], ['region', 'store', 'day', 'sales'])
   with pytest.raises(prediction.MissingColumnsError) as error:
