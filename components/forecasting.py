@@ -35,6 +35,7 @@ from schema.features import series_key
 from schema.time_split import parse_timestamp
 from components import artifact_json
 from serving import prediction, published_models
+from trainer_module import training_period
 
 FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
@@ -141,22 +142,29 @@ def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
   return result
 
 
-class StaleSeriesError(prediction.PredictionInputError):
-  """The series' rows end a horizon or more before the newest rows of the data."""
+def unknown_series_error(key: str, trained_before: Optional[str]
+                         ) -> prediction.UnknownSeriesError:
+  """The reason a series the forecasting model was not trained on is not forecast;
+  `trained_before` the model's eval start (`training_period`), if recorded."""
+  period = (f'which ended where its eval period began, {trained_before}' if trained_before
+            else 'which ended where its eval period began')
+  return prediction.UnknownSeriesError(
+      f"series '{key}' is not among the series the forecasting model was trained on: its "
+      f"rows start after that model's training period ({period}); it is forecast once a "
+      "run's eval period begins after its first rows and that run's model is blessed")
 
 
-def stale_series_error(key: str, rows: Sequence[prediction.InputRow], newest: int,
-                       spec: DatasetSpec) -> Optional[StaleSeriesError]:
-  """The error for a series whose whole forecast would lie before `newest` (epoch
-  seconds of the data's newest row), or None."""
-  if not prediction.ends_early(rows[-1].seconds, newest, spec):
-    return None
-  behind = prediction.steps_behind(rows[-1].seconds, newest, spec)
-  last, now = prediction.format_time(rows[-1].seconds), prediction.format_time(newest)
-  return StaleSeriesError(
-      f"series '{key}' ends at {last}, {behind} steps before the newest rows ({now}), so its "
-      f'{spec.horizon}-step forecast would lie wholly in the past: give its rows up to {now}, '
-      'or leave it out of the data')
+def short_history_error(key: str, rows: Sequence[prediction.InputRow], spec: DatasetSpec,
+                        unknown: Optional[prediction.UnknownSeriesError]
+                        ) -> prediction.TooLittleHistoryError:
+  """The reason a series with fewer than E target values is not forecast, and when it will
+  be (ForecastGen keeps a series' last E rows: so these are all its rows)."""
+  values = sum(1 for row in rows if row.values[spec.target_column])
+  then = (f'once it has {spec.encoder_steps} and a model trained on its rows is blessed'
+          if unknown else f'once it has {spec.encoder_steps}')
+  return prediction.TooLittleHistoryError(
+      f"series '{key}' has {values} rows with a '{spec.target_column}' value, fewer than the "
+      f"model's history length E ({spec.encoder_steps}): it is forecast {then}")
 
 
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
@@ -164,26 +172,31 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   """Forecasts of every series that can be forecast, and the others with the reason;
   `future` holds the rows of `future_file` ('' if none was given)."""
   vocabulary = published_models.series_vocabulary(model_dir)
+  trained_before = training_period.trained_before(model_dir)
   newest = max((rows[-1].seconds for rows in series.values()), default=0)
   windows, not_forecast = [], []
   for key_values, rows in series.items():
     key = series_key(key_values, spec)
-    stale = stale_series_error(key, rows, newest, spec)
+    stale = prediction.stale_series_error(key, rows, newest, spec)
     if stale:
       not_forecast.append((key_values, stale))
       continue
-    if key not in vocabulary:
-      not_forecast.append((key_values, prediction.UnknownSeriesError(
-          f"series '{key}' is not among the series the forecasting model was trained on "
-          "(its rows start after that model's training period); a model blessed after "
-          'training on its rows forecasts it')))
-      continue
+    unknown = (None if key in vocabulary else
+               unknown_series_error(key, trained_before))
     try:
-      windows.append(prediction.build_window(
+      window = prediction.build_window(
           key_values, prediction.with_horizon(rows, future.get(key_values, []), spec,
-                                              future_file), spec))
+                                              future_file), spec)
+    except prediction.TooLittleHistoryError:
+      not_forecast.append((key_values, short_history_error(key, rows, spec, unknown)))
+      continue
     except prediction.PredictionInputError as error:
-      not_forecast.append((key_values, error))
+      not_forecast.append((key_values, unknown or error))
+      continue
+    if unknown:
+      not_forecast.append((key_values, unknown))
+    else:
+      windows.append(window)
   not_forecast += prediction.future_only_series(series, future, spec)
   for note in prediction.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
@@ -219,10 +232,12 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
 
 
 def reasons_by_kind(not_forecast: Sequence[NotForecast]) -> List[Dict[str, object]]:
-  """Per kind of reason (the error's class), commonest first: how many series it stopped
-  and the first of their messages; [] if every series was forecast."""
+  """Per kind of reason (the error's class), commonest first: how many series it stopped,
+  the kind in words (its `summary`, read after the count) and the first of their
+  messages; [] if every series was forecast."""
   kinds = collections.Counter(type(error) for _, error in not_forecast)
   return [{'kind': kind.__name__, 'series': count,
+           'summary': getattr(kind, 'summary', 'for one reason'),
            'example': str(next(error for _, error in not_forecast if type(error) is kind))}
           for kind, count in kinds.most_common()]
 

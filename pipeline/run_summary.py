@@ -130,7 +130,9 @@ class RunSummary:
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
-        lines += [f'    {kind["series"]} for one reason, e.g. {kind["example"]}'
+        # Reports written before the kinds were put in words say 'for one reason'.
+        lines += [f'    {kind["series"]} {kind.get("summary", "for one reason")}, e.g. '
+                  f'{kind["example"]}'
                   for kind in report.get('reasons_not_forecast', [])[:_REASONS_SHOWN]]
         more = report.get('reasons_not_forecast', [])[_REASONS_SHOWN:]
         if more:

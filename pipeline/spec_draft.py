@@ -226,6 +226,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   ended = _ended_series_finding(table, key, series, steps, frequency, horizon)
   if ended:
     findings.append(ended)
+  late = _late_series_finding(table, key, series, steps, frequency, eval_start_step)
+  if late:
+    findings.append(late)
   constant = _constant_series_finding(table, numbers[target], target, key, series)
   if constant:
     findings.append(constant)
@@ -588,6 +591,24 @@ def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
           f'{line}) at {_format_time(frequency.seconds_of(int(ended.iloc[0])))}: the '
           "pipeline's forecasts start after the newest rows and list them as not forecast; "
           "tft-predict forecasts each series from its own last row")
+
+
+def _late_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
+                         steps: np.ndarray, frequency: Frequency,
+                         eval_start_step: int) -> Optional[str]:
+  """Names the series whose rows start in the eval period, or None: the model trains on
+  none of their rows (the series vocabulary comes from the training rows), so the run's
+  forecasts leave them out until a later eval period starts after their first rows."""
+  first = pd.Series(steps).groupby(series.to_numpy()).min()
+  late = first[first >= eval_start_step]
+  if late.empty:
+    return None
+  line, name = _first_row_of(table, key, series, late.index[0])
+  return (f"{_series_count(len(late), 'starts', 'start')} in the eval period (from "
+          f'{_format_time(frequency.seconds_of(eval_start_step))}), e.g. {name} (from line '
+          f'{line}): no model trains on them, so the run does not forecast them, until the '
+          'eval period of a later run starts after their first rows (docs/pipeline.md: new '
+          'series)')
 
 
 def _first_row_of(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,

@@ -42,31 +42,39 @@ _SERIES_NAMED = 10  # series a message lists by name
 
 
 class PredictionInputError(ValueError):
-  """The input CSV cannot make windows for the model."""
+  """The input CSV cannot make windows for the model. `summary`, of each kind of error:
+  the kind in words, read after a count of series ('3 with too little history')."""
+  summary = 'whose rows cannot make a window'
 
 
 class MissingColumnsError(PredictionInputError):
   """Columns of the dataset spec are not in the CSV."""
+  summary = 'with columns missing'
 
 
 class TooLittleHistoryError(PredictionInputError):
   """A series has fewer than E rows with a target value."""
+  summary = 'with too little history'
 
 
 class MissingFutureRowsError(PredictionInputError):
   """A series has fewer than H rows after its last target value."""
+  summary = 'without known values over the horizon'
 
 
 class RowsAfterHorizonError(PredictionInputError):
   """A series has more than H rows after its last target value."""
+  summary = 'with rows after the horizon'
 
 
 class TimeGridError(PredictionInputError):
   """Timestamps off the spec's time grid, duplicated, or not consecutive."""
+  summary = 'with gaps or times off the grid'
 
 
 class UnknownSeriesError(PredictionInputError):
   """A series the model was not trained on."""
+  summary = 'the model was not trained on'
 
 
 def line_place(line: Optional[int], source: str = '') -> str:
@@ -412,7 +420,9 @@ def _check_consecutive(rows: Sequence[InputRow], steps: np.ndarray, spec: Datase
         f'{format_time(after.seconds)}{after.named()} are not consecutive '
         f'{spec.frequency.value} steps; the last {spec.encoder_steps} history rows and the '
         f'{spec.horizon} horizon rows must have no gaps: add the missing rows, with empty '
-        'values where the spec allows them')
+        f"values where the spec allows them; the target '{spec.target_column}' needs a value "
+        'in every history row (0 for a step with nothing sold or measured, if 0 is what it '
+        'was)')
 
 
 def _feature(column: Column, rows: Sequence[InputRow], spec: DatasetSpec,
@@ -558,6 +568,7 @@ def rows_with_horizon(key_values: Tuple[str, ...], rows: List[InputRow],
 
 class NoDataRowsError(PredictionInputError):
   """The series has rows in the future file only."""
+  summary = 'in the future file only'
 
 
 def future_only_series(series: SeriesRows, future: SeriesRows,
@@ -651,6 +662,26 @@ def unseen_categories(windows: Sequence[SeriesWindow], model_dir: str,
   return notes
 
 
+class StaleSeriesError(PredictionInputError):
+  """The series' rows end a horizon or more before the newest rows of the data."""
+  summary = 'that ended a horizon or more before the others'
+
+
+def stale_series_error(key: str, rows: Sequence[InputRow], newest: int,
+                       spec: DatasetSpec, source: str = 'the data'
+                       ) -> Optional[StaleSeriesError]:
+  """The error for a series whose whole forecast would lie before `newest` (epoch
+  seconds of the newest row of `source`), or None."""
+  if not ends_early(rows[-1].seconds, newest, spec):
+    return None
+  behind = steps_behind(rows[-1].seconds, newest, spec)
+  last, now = format_time(rows[-1].seconds), format_time(newest)
+  return StaleSeriesError(
+      f"series '{key}' ends at {last}, {behind} steps before the newest rows ({now}), so its "
+      f'{spec.horizon}-step forecast would lie wholly in the past: give its rows up to {now}, '
+      f'or leave it out of {source}')
+
+
 def early_forecasts(windows: Sequence[SeriesWindow], spec: DatasetSpec) -> Optional[str]:
   """A note naming the series whose forecast ends before the newest window's begins: their
   rows end a horizon or more before the others', so they are forecast into the others'
@@ -707,7 +738,10 @@ def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
       with `future_path`, the history alone (`rows_with_horizon`). Or several such files
       (a series' rows may be spread over them, as over span files).
     future_path: a future file: the known columns over the H steps after each series'
-      last row of `csv_paths`, as `tft-pipeline --future` reads it.
+      last row of `csv_paths`, as `tft-pipeline --future` reads it. Its series without
+      rows in `csv_paths` are named through `warn`, not forecast. A series that ends a
+      horizon or more before the others and has no future rows after its end is not
+      forecast for that reason (`stale_series_error`).
     allow_unknown_series: forecast series the model was not trained on instead of
       raising UnknownSeriesError.
     skip_bad_series: forecast the other series when a series' rows cannot be read or
@@ -769,21 +803,26 @@ def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
       left_out(key_values, f"series '{key}' is not among the {len(vocabulary)} series the "
                'model was trained on', warned=True)
   windows = []
+  newest = max(rows[-1].seconds for rows in series.values())
   for key_values, rows in series.items():
     if key_values in gone:  # its future rows could not be read, or it is unknown
       continue
     try:
-      rows = rows_with_horizon(key_values, rows, None if future is None else future.get(
-          key_values, []), spec, future_path or '')
+      try:
+        rows = rows_with_horizon(key_values, rows, None if future is None else future.get(
+            key_values, []), spec, future_path or '')
+      except MissingFutureRowsError as missing:  # after a stale series' end: it is stale
+        stale = stale_series_error(keys[key_values], rows, newest, spec, 'the input')
+        raise (stale or missing) from None
       windows.append(build_window(key_values, rows, spec))
     except PredictionInputError as error:
       if not skip_bad_series:
         raise type(error)(f'{input_name}: {error}') from None
       left_out(key_values, str(error))  # it names the series
-  for key_values, error in future_only_series(series, future or {}, spec):
-    if not skip_bad_series:
-      raise type(error)(f'{future_path}: {error}')
-    left_out(key_values, str(error))
+  future_only = [key for key, _ in future_only_series(series, future or {}, spec)]
+  if future_only:
+    warn(f'{future_path}: {_series_list([series_key(k, spec) for k in future_only])} in the '
+         f'future file only, not in {input_name}: not forecast')
   if not windows:
     raise PredictionInputError(f'{input_name}: no series could be forecast; the warnings '
                                'above say why for each')

@@ -10,7 +10,8 @@ from components import forecasting
 from components import time_series_example_gen as gen
 from schema import datasets
 from schema.dataset_spec import Role
-from serving import prediction
+from serving import prediction, published_models
+from trainer_module import training_period
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
 NO_KNOWN = dataclasses.replace(
@@ -136,14 +137,42 @@ def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data
 def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
   rows = _input_rows(SPEC, range(4))  # the last row at 03:00, the horizon 2 steps
   newest = rows[-1].seconds
-  assert forecasting.stale_series_error('s1', rows, newest, SPEC) is None
-  assert forecasting.stale_series_error('s1', rows, newest + 3600, SPEC) is None
-  error = forecasting.stale_series_error('s1', rows, newest + 2 * 3600, SPEC)
+  assert prediction.stale_series_error('s1', rows, newest, SPEC) is None
+  assert prediction.stale_series_error('s1', rows, newest + 3600, SPEC) is None
+  error = prediction.stale_series_error('s1', rows, newest + 2 * 3600, SPEC)
   assert isinstance(error, prediction.PredictionInputError)
   assert str(error) == ("series 's1' ends at 2024-01-01 03:00:00, 2 steps before the newest "
                         'rows (2024-01-01 05:00:00), so its 2-step forecast would lie wholly in '
                         'the past: give its rows up to 2024-01-01 05:00:00, or leave it out of '
                         'the data')
+
+
+def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_be(
+    monkeypatch):
+  monkeypatch.setattr(published_models, 'series_vocabulary', lambda _: {'known', 'short'})
+  monkeypatch.setattr(training_period, 'trained_before', lambda _: '2024-01-01 02:00:00')
+  monkeypatch.setattr(prediction, 'forecast_rows', lambda _, windows, spec: [
+      {'station': w.key} for w in windows])
+  monkeypatch.setattr(prediction, 'unseen_categories', lambda *args, **kwargs: [])
+  series = {(station,): _input_rows(NO_KNOWN, hours, station) for station, hours in [
+      ('known', range(4)), ('short', range(2, 4)), ('new', range(4)),
+      ('new_short', range(3, 4))]}
+
+  result = forecasting.make_forecasts('model', series, {}, NO_KNOWN)
+
+  assert result.rows == [{'station': 'known'}]
+  reasons = {key[0]: (type(error), str(error)) for key, error in result.not_forecast}
+  assert reasons['short'] == (prediction.TooLittleHistoryError, (
+      "series 'short' has 2 rows with a 'load' value, fewer than the model's history length "
+      'E (3): it is forecast once it has 3'))
+  # A new series that is also short: the length first, then what else it takes.
+  assert reasons['new_short'][1].endswith(
+      'it is forecast once it has 3 and a model trained on its rows is blessed')
+  assert reasons['new'] == (prediction.UnknownSeriesError, (
+      "series 'new' is not among the series the forecasting model was trained on: its rows "
+      "start after that model's training period (which ended where its eval period began, "
+      "2024-01-01 02:00:00); it is forecast once a run's eval period begins after its first "
+      "rows and that run's model is blessed"))
 
 
 def test_a_series_only_in_the_future_file_is_listed_not_dropped():

@@ -146,7 +146,9 @@ def test_a_gap_in_too_short_a_history_is_named_rather_than_the_count(tmp_path):
   rows = _rows(history=4)
   del rows[1]  # 3 history rows, one hour missing among them
   with pytest.raises(prediction.TimeGridError, match=r'rows at 2024-01-01 00:00:00 \(line 2\) '
-                     r'and 2024-01-01 02:00:00 \(line 3\) are not consecutive'):
+                     r'and 2024-01-01 02:00:00 \(line 3\) are not consecutive.*; the '
+                     r"target 'load' needs a value in every history row \(0 for a step with "
+                     'nothing sold or measured'):
     _window(tmp_path, rows)
 
 

@@ -1,5 +1,7 @@
 """The run summary says which blessing rule a model broke, in the rule's own words."""
 
+import json
+
 import pytest
 from google.protobuf import text_format
 from tensorflow_model_analysis.proto import validation_result_pb2
@@ -87,8 +89,9 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 3 series, reasons in {tmp_path}/not_forecast.csv')
   # Messages name their series; the kinds are counted, the commonest first.
-  assert lines[at + 1] == "    2 for one reason, e.g. series 'station_08' is new"
-  assert lines[at + 2] == f'    1 for one reason, e.g. {no_future}'
+  assert lines[at + 1] == ("    2 the model was not trained on, e.g. series 'station_08' is "
+                           'new')
+  assert lines[at + 2] == (f'    1 without known values over the horizon, e.g. {no_future}')
   assert lines[at - 1] == (f'  forecasts:   {tmp_path}/forecasts.csv (no series forecast: '
                            'the header only)')
   with open(tmp_path / forecasting.FORECASTS_CSV) as f:
@@ -105,10 +108,18 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 6 series, reasons in {tmp_path}/not_forecast.csv')
   assert lines[at + 1:at + 5] == [
-      "    2 for one reason, e.g. series 'station_08' is new",
-      '    2 for one reason, e.g. too little history',
-      f'    1 for one reason, e.g. {no_future}',
+      "    2 the model was not trained on, e.g. series 'station_08' is new",
+      '    2 with too little history, e.g. too little history',
+      f'    1 without known values over the horizon, e.g. {no_future}',
       '    1 more for 1 other reason']
+  # A report written before the kinds were put in words.
+  report_path = tmp_path / forecasting.REPORT_JSON
+  report = json.loads(report_path.read_text())
+  for kind in report['reasons_not_forecast']:
+    del kind['summary']
+  report_path.write_text(json.dumps(report))
+  assert summary.format('/root').splitlines()[at + 1] == (
+      "    2 for one reason, e.g. series 'station_08' is new")
 
 
 def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():

@@ -201,6 +201,27 @@ def test_series_that_end_a_horizon_before_the_newest_rows_are_named(tmp_path):
                             'forecasts start after the newest rows')
 
 
+def test_series_that_start_in_the_eval_period_are_named(tmp_path):
+  starts = {'A': 0, 'B': 0, 'C': 85}  # from day 0 or 85 to day 99
+  lines = ['shop,day,sales'] + [
+      f'{shop},{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},{day % 7 + 1}'
+      for shop, first in starts.items() for day in range(first, 100)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert drafted.eval_start <= '2024-03-26'  # day 85
+  [finding] = [f for f in drafted.findings if 'in the eval period' in f]
+  assert finding == (f"1 series starts in the eval period (from {drafted.eval_start}), e.g. "
+                     "shop 'C' (from line 202): no model trains on them, so the run does not "
+                     'forecast them, until the eval period of a later run starts after their '
+                     'first rows (docs/pipeline.md: new series)')
+  # Starting before it, as every series of the other tests, is not named.
+  starts['C'] = 10
+  lines = ['shop,day,sales'] + [
+      f'{shop},{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},{day % 7 + 1}'
+      for shop, first in starts.items() for day in range(first, 100)]
+  drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  assert not [f for f in drafted.findings if 'in the eval period' in f]
+
+
 def test_numbers_with_thousands_separators_are_drafted_as_text_with_the_fix(tmp_path):
   lines = ['shop,day,visitors,sales'] + [
       f'{shop},2024-01-{day:02d},"{900 + 50 * day:,}",{day + len(shop)}'

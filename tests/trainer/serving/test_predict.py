@@ -197,10 +197,14 @@ def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_
   first = good_rows[0]['station']
   only_first = _write_csv([row for row in good_rows if row['load'] and row['station'] == first],
                           tmp_path / 'first.csv')
-  with pytest.raises(prediction.NoDataRowsError,
-                     match=rf"{re.escape(future)}: series 'station_01' has rows in the future "
-                     'file but none in the data'):
-    prediction.predict(exported.serving_dir, only_first, future_path=future)
+  # A future file of more series than the history's (one for the whole company): the
+  # others are named once, not an error.
+  notes = []
+  rows = prediction.predict(exported.serving_dir, only_first, future_path=future,
+                            warn=notes.append)
+  assert {row['station'] for row in rows} == {first}
+  assert notes == [f"{future}: series ['station_01'] is in the future file only, not in "
+                   f'{only_first}: not forecast']
   # With --skip-bad-series, a series whose future rows cannot be read is left out once.
   bad_future = [dict(row, price='x') if row['station'] == 'station_01' else row
                 for row in good_rows if not row['load']]
@@ -334,6 +338,29 @@ def test_a_series_forecast_into_the_others_past_is_named(tiny, exported, first_e
                     'so the whole forecast lies in the past of the others; give its recent '
                     'rows for a forecast from now, or ignore this for a backtest']
                    if warned else [])
+
+
+def test_a_series_that_ended_early_without_future_rows_is_named_as_ended(
+    tiny, exported, first_eval_windows, tmp_path):
+  spec = tiny.spec
+  start, _ = first_eval_windows['station_00']
+  ended = start - HOUR * spec.horizon  # its rows end a horizon before the other's
+  history = (_csv_rows(tiny, 'station_00', start, spec.encoder_steps, 0)
+             + _csv_rows(tiny, 'station_01', ended, spec.encoder_steps, 0))
+  future = _csv_rows(tiny, 'station_00', start, 0, spec.horizon)  # the current series only
+  paths = (_write_csv(history, tmp_path / 'history.csv'),
+           _write_csv(future, tmp_path / 'future.csv'))
+  expected = (f"series 'station_01' ends at {_time(ended - HOUR)}, 4 steps before the newest "
+              f'rows ({_time(start - HOUR)}), so its 4-step forecast would lie wholly in the '
+              f'past: give its rows up to {_time(start - HOUR)}, or leave it out of the input')
+  with pytest.raises(prediction.StaleSeriesError, match=re.escape(f'{paths[0]}: {expected}')):
+    prediction.predict(exported.serving_dir, paths[0], future_path=paths[1])
+  not_forecast = []
+  rows = prediction.predict(exported.serving_dir, paths[0], future_path=paths[1],
+                            skip_bad_series=True, warn=lambda note: None,
+                            not_forecast=not_forecast)
+  assert {row['station'] for row in rows} == {'station_00'}
+  assert not_forecast == [{'station': 'station_01', prediction.REASON: expected}]
 
 
 def test_a_category_the_model_never_saw_is_forecast_with_a_warning(exported, good_rows,
