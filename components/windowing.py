@@ -178,10 +178,11 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
     json.dump(report, f, indent=2)
   window = (f'{spec.encoder_steps} history + {spec.horizon} forecast steps of the '
             f'{spec.frequency.value} grid')
+  # No "see <path>": a failed run's outputs are removed.
   if counts.get('series_too_short', 0) == counts.get('series', 0):
     raise ValueError(f'every series is shorter than one window: the longest spans '
                      f'{counts.get(window_builder.LONGEST_SERIES, 0)} steps, a window '
-                     f'{window}; see {path}. Use a shorter encoder or horizon, or more history')
+                     f'{window}. Use a shorter encoder or horizon, or more history')
   empty = [split for split in splits if report['windows'][split] == 0]
   if empty:
     # A training window lies in its split; another split needs only the forecast steps.
@@ -194,8 +195,7 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
     gaps = counts.get('windows_skipped_gap', 0)
     gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
                 "check that the spec's frequency is the data's time step." if gaps else '')
-    raise ValueError(f'no windows in splits {empty} ({spans}); see '
-                     f'{path}. A window needs its history '
+    raise ValueError(f'no windows in splits {empty} ({spans}). A window needs its history '
                      'and horizon (E + H steps) without gaps; a training window lies before '
                      'eval_start, an eval or test window has its horizon inside its split '
                      '(its history may lie before it), starting on a step divisible by H: '

@@ -16,8 +16,9 @@ from pipeline import cli_logs
 from pipeline.run_layout import (DEFAULT_OUTPUT, GENERATED_DATASET, METADATA_FILE,
                                  RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
 from schema import curated_schema, dataset_file
-from schema.dataset_spec import Role
+from schema.dataset_spec import DatasetSpec, Role
 from schema.datasets import DATASETS, get_dataset
+from schema.time_split import TimeSplit
 from trainer_module.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_TRAIN_STEPS
 
@@ -151,11 +152,14 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
   os.symlink(input_path, os.path.join(data_dir, os.path.basename(input_path)))
 
 
-def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
-  """Stops on an input pattern that matches no file in `data_dir`, naming what is there;
-  says when the data holds fewer spans than --train-spans asks for."""
+def _check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpec,
+                       split: TimeSplit) -> None:
+  """Stops on an input pattern that matches no file in `data_dir`, naming what is there,
+  and on a newest span too short for an eval window (`span_check`); says when the data
+  holds fewer spans than --train-spans asks for."""
   import tensorflow as tf
   from components import span_files
+  from pipeline import future_check, span_check
 
   pattern = args.input_pattern
   if not tf.io.gfile.glob(os.path.join(data_dir, span_files.as_glob(pattern))):
@@ -164,12 +168,19 @@ def _check_input_files(args: argparse.Namespace, data_dir: str) -> None:
     raise SystemExit(f"error: no file in {data_dir} matches --input-pattern '{pattern}'"
                      f"{' ({SPAN} is a span number)' if '{SPAN' in pattern else ''}; it holds: "
                      f"{shown or 'nothing'}")
-  if args.train_spans == 1:
+  if '{SPAN' not in pattern:
     return
   try:
     spans = span_files.spans_in(data_dir, pattern)
   except ValueError as error:
+    if args.train_spans == 1:  # a pattern ExampleGen resolves itself ({VERSION}, dates)
+      return
     raise SystemExit(f'error: --train-spans {args.train_spans}: {error}') from None
+  short = span_check.eval_period_error(
+      future_check.data_files(data_dir, pattern, 1), spec, split,
+      f'span {spans[-1]} ({span_files.with_span(pattern, spans[-1])})')
+  if short:
+    raise SystemExit(f'error: {short}')
   if args.train_spans > len(spans):
     print(f'[pipeline] --train-spans {args.train_spans}: {data_dir} holds {len(spans)} '
           f'span{"s" if len(spans) > 1 else ""} ({", ".join(map(str, spans))}); the run '
@@ -274,7 +285,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           'their values over the horizon: the run trains, judges and publishes a model, but '
           'forecasts no series (each is listed in not_forecast.csv)', file=sys.stderr)
   _prepare_data(args, input_path, data_root, config)
-  _check_input_files(args, data_root)
+  _check_input_files(args, data_root, spec, config.time_split)
   if future is not None:
     try:
       uncovered = future_check.check_coverage(

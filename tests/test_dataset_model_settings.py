@@ -12,6 +12,9 @@ from tests.kubeflow.conftest import make_deployment
 from trainer_module import hparams
 from trainer_module.training_config import TrainingConfig
 
+# What `_check_input_files` checks the newest span against.
+_SPEC_AND_SPLIT = (datasets.SYNTHETIC, datasets.get_dataset('synthetic').split)
+
 
 @pytest.mark.parametrize('name', sorted(datasets.DATASETS))
 def test_dataset_model_settings_are_tft_config_fields(name):
@@ -163,21 +166,50 @@ def test_fewer_spans_than_train_spans_asks_for_are_said(tmp_path, capsys):
     (tmp_path / f'span-{span}' / 'rows.csv').write_text('x\n')
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv',
                                   '--train-spans', '3'])
-  local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+  local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
   assert capsys.readouterr().out == (f'[pipeline] --train-spans 3: {tmp_path} holds 2 spans '
                                      '(1, 2); the run reads them all\n')
+
+
+def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_path):
+  spec = datasets.SYNTHETIC.with_window(encoder_steps=6, horizon=4)
+  header = 'station,timestamp,load,region,capacity,price,temperature'
+
+  def write_span(span, hours):
+    (tmp_path / f'span-{span}').mkdir()
+    (tmp_path / f'span-{span}' / 'rows.csv').write_text('\n'.join(
+        [header] + [f's1,2024-01-{1 + hour // 24:02d} {hour % 24:02d}:00:00,1.0,north,50,1.1,'
+                    '20.0' for hour in hours]) + '\n')
+
+  write_span(1, range(0, 48))
+  write_span(2, range(48, 51))  # three new hours, a horizon of four
+  args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv', '--train-spans', '2'])
+  split = dataclasses.replace(_SPEC_AND_SPLIT[1], eval_start='last 8 steps')
+  with pytest.raises(SystemExit) as stopped:
+    local_runner._check_input_files(args, str(tmp_path), spec, split)  # pylint: disable=protected-access
+  assert str(stopped.value) == (
+      'error: the newest span, span 2 (span-2/*.csv), holds 3 steps of the hourly grid '
+      '(2024-01-03 00:00:00 to 2024-01-03 02:00:00), and its own split gives the eval windows '
+      "(the older spans' rows are all training data): eval_start 'last 8 steps' leaves it an "
+      'eval period of 3 steps, fewer than the 4 of the horizon, so no eval window fits. Make '
+      'each span hold an eval period of new rows, or append the new rows to one growing file '
+      'instead of adding spans (docs/pipeline.md: retraining as new data arrives)')
+  (tmp_path / 'span-2' / 'rows.csv').unlink()
+  (tmp_path / 'span-2').rmdir()
+  write_span(2, range(48, 60))  # twelve hours: an eval period of 8
+  local_runner._check_input_files(args, str(tmp_path), spec, split)  # pylint: disable=protected-access
 
 
 def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(tmp_path):
   (tmp_path / 'span-1' / 'ver-2').mkdir(parents=True)
   (tmp_path / 'span-1' / 'ver-2' / 'rows.csv').write_text('x\n')
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv'])
-  local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+  local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv',
                                   '--train-spans', '2'])
   with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
                      r'reads patterns with \{SPAN\} only'):
-    local_runner._check_input_files(args, str(tmp_path))  # pylint: disable=protected-access
+    local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
 
 
 def test_a_first_run_beside_other_pipelines_says_it_starts_a_new_one(tmp_path):
