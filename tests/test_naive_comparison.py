@@ -19,6 +19,7 @@ def test_repeat_last_and_seasonal_naive_by_hand():
                for name, values in naive_forecasts(HISTORY, 5, [2, 4]).items()}
   assert forecasts == {
       'repeat_last': [[6.] * 5, [0.] * 5],
+      'history_mean': [[3.5] * 5, [5.] * 5],
       'seasonal_2': [[5., 6., 5., 6., 5.], [10., 0., 10., 0., 10.]],
       'seasonal_4': [[3., 4., 5., 6., 3.], [10., 0., 10., 0., 10.]],
   }
@@ -27,9 +28,10 @@ def test_repeat_last_and_seasonal_naive_by_hand():
 def test_seasons_that_fit_in_the_history_give_the_naive_forecasts_of_a_spec():
   assert periods_for((24, 168), 168) == [24, 168]
   assert periods_for((24, 168), 100) == [24]
-  assert naive_forecast_names(datasets.SYNTHETIC) == ['repeat_last', 'seasonal_24',
-                                                      'seasonal_168']
-  assert naive_forecast_names(datasets.STALLION) == ['repeat_last', 'seasonal_12']
+  assert naive_forecast_names(datasets.SYNTHETIC) == ['repeat_last', 'history_mean',
+                                                      'seasonal_24', 'seasonal_168']
+  assert naive_forecast_names(datasets.STALLION) == ['repeat_last', 'history_mean',
+                                                     'seasonal_12']
 
 
 def _window(label, p50, naive):

@@ -96,11 +96,14 @@ def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run):
   histories = np.array([tf.train.Example.FromString(r.numpy()).features.feature[
       TARGET_HISTORY].float_list.value for r in tf.data.TFRecordDataset(eval_files, 'GZIP')])
   repeat_last = np.abs(actuals - histories[:, -1:]).mean()
+  history_mean = np.abs(actuals - histories.mean(axis=1, keepdims=True)).mean()
   seasonal_24 = np.abs(actuals - histories[:, -24:][:, :actuals.shape[1]]).mean()
   assert summary.metrics['naive_mae_repeat_last'] == pytest.approx(repeat_last, rel=1e-5)
+  assert summary.metrics['naive_mae_history_mean'] == pytest.approx(history_mean, rel=1e-5)
   assert summary.metrics['naive_mae_seasonal_24'] == pytest.approx(seasonal_24, rel=1e-5)
   assert summary.metrics['mae_vs_best_naive'] == pytest.approx(
-      np.abs(actuals - forecasts[1]).mean() / min(repeat_last, seasonal_24), rel=1e-4)
+      np.abs(actuals - forecasts[1]).mean() / min(repeat_last, history_mean, seasonal_24),
+      rel=1e-4)
 
 
 def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finished_run):

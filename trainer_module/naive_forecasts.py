@@ -1,7 +1,8 @@
 """The naive forecasts a model must beat, from each window's own target history.
 
-Repeat-last-value repeats the last history value; seasonal naive with period p repeats
-the last p history values. The exported model's Evaluator signature returns them beside
+Repeat-last-value repeats the last history value; the history mean repeats the mean of
+the E history values (on noisy series it beats repeating the last one by far); seasonal
+naive with period p repeats the last p history values. The exported model's Evaluator signature returns them beside
 the model's forecasts, so the Evaluator scores both on the same windows
 (`evaluation.metrics.NaiveComparison`), and `tft-pipeline init` computes the same
 forecasts from a CSV.
@@ -12,6 +13,7 @@ from typing import Dict, List, Sequence
 import tensorflow as tf
 
 REPEAT_LAST = 'repeat_last'
+HISTORY_MEAN = 'history_mean'
 OUTPUT_PREFIX = 'naive_'
 
 
@@ -26,7 +28,7 @@ def periods_for(seasons: Sequence[int], encoder_steps: int) -> Sequence[int]:
 
 def forecast_names(periods: Sequence[int]) -> List[str]:
   """The names of the forecasts `naive_forecasts` returns for `periods`, in its order."""
-  return [REPEAT_LAST] + [seasonal_name(period) for period in periods]
+  return [REPEAT_LAST, HISTORY_MEAN] + [seasonal_name(period) for period in periods]
 
 
 def naive_forecasts(history: tf.Tensor, horizon: int,
@@ -34,7 +36,9 @@ def naive_forecasts(history: tf.Tensor, horizon: int,
   """Naive point forecasts [B, H] by name, from target histories [B, E]."""
   history = tf.convert_to_tensor(history)
   encoder = history.shape[1]
-  forecasts = {REPEAT_LAST: tf.repeat(history[:, -1:], horizon, axis=1)}
+  forecasts = {REPEAT_LAST: tf.repeat(history[:, -1:], horizon, axis=1),
+               HISTORY_MEAN: tf.repeat(tf.reduce_mean(history, axis=1, keepdims=True),
+                                       horizon, axis=1)}
   for period in periods:
     steps = [encoder - period + step % period for step in range(horizon)]
     forecasts[seasonal_name(period)] = tf.gather(history, steps, axis=1)
