@@ -103,6 +103,18 @@ def _daily(days=60, duplicate_day=None, **columns):
   return '\n'.join(lines) + '\n'
 
 
+def test_a_name_that_reads_as_planned_is_drafted_known_unless_it_reads_as_measured(tmp_path):
+  price = lambda day: f'{10 + day % 3}.5'
+  columns = {column.name: column for column in spec_draft.draft(_read(tmp_path, _daily(
+      unit_price=price, competitor_price=price, price_actual=price, footfall=price)),
+                                                               'sales', 'sales').columns}
+  assert columns['unit_price'].role == Role.KNOWN
+  assert 'its name suggests a value known ahead' in columns['unit_price'].note
+  assert {name: columns[name].role for name in ('competitor_price', 'price_actual',
+                                                'footfall')} == dict.fromkeys(
+      ('competitor_price', 'price_actual', 'footfall'), Role.OBSERVED)
+
+
 def test_rows_are_indexed_by_their_line_in_the_file_as_the_pipeline_counts_them(tmp_path):
   table = _read(tmp_path, '\ufeffday,sales\n2024-01-01,1\n\n2024-01-02,2\n')
   assert list(table.columns) == ['day', 'sales']  # no byte-order mark in the name
