@@ -237,7 +237,7 @@ def reasons_by_kind(not_forecast: Sequence[NotForecast]) -> List[Dict[str, objec
   messages; [] if every series was forecast."""
   kinds = collections.Counter(type(error) for _, error in not_forecast)
   return [{'kind': kind.__name__, 'series': count,
-           'summary': getattr(kind, 'summary', 'for one reason'),
+           'summary': kind.summary,
            'example': str(next(error for _, error in not_forecast if type(error) is kind))}
           for kind, count in kinds.most_common()]
 

@@ -17,12 +17,11 @@ from tfx import types
 from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 
-from components import artifact_json, progress_log, windowing
+from components import artifact_json, windowing
 from evaluation import gbm_baseline
 from schema.dataset_spec import DatasetSpec
 
 RESULT_FILE = 'gbm_baseline.json'
-_PROGRESS = progress_log.logger('GbmBaseline')
 
 
 class BaselineEvaluation(types.Artifact):
@@ -74,7 +73,8 @@ def GbmBaseline(  # pylint: disable=invalid-name
   try:
     result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
                               calibrate_intervals, max_training_rows, seed)
-    _PROGRESS.info('eval MAE %.4g (the median\'s), %.0f s', result['mae'], result['seconds'])
+    gbm_baseline.PROGRESS.info("eval MAE %.4g (the median's), %.0f s", result['mae'],
+                               result['seconds'])
   except Exception as error:  # pylint: disable=broad-except
     # A figure for the reader: the model is trained, judged and published without it.
     logging.exception('GbmBaseline: the gradient-boosted baseline could not be fitted')

@@ -31,7 +31,10 @@ class _Handler(logging.StreamHandler):
 
   def emit(self, record: logging.LogRecord) -> None:
     if self._before_each is not None:
-      self._before_each()
+      try:  # the hook's failure must not fail the component that logs
+        self._before_each()
+      except Exception:  # pylint: disable=broad-except
+        self.handleError(record)
     super().emit(record)
 
 

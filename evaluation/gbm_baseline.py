@@ -55,7 +55,7 @@ PARAMS = {'objective': 'quantile', 'learning_rate': 0.05, 'num_leaves': 31,
           # deterministic option needs force_col_wise or force_row_wise.
           'deterministic': True, 'force_col_wise': True}
 _MIN_SCALE = 1e-3  # relative to max(1, |mean|), as the TFT's WindowTargetScaler
-_PROGRESS = progress_log.logger('GbmBaseline')
+PROGRESS = progress_log.logger('GbmBaseline')  # the component's, too
 
 
 @dataclasses.dataclass
@@ -225,14 +225,14 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
                      f'windows; got {len(train)}, {len(evaluation)} and {len(scored)}')
   started = time.monotonic()
   train_rows, eval_rows = table(train, spec), table(evaluation, spec)
-  _PROGRESS.info('fitting a model per quantile on %s rows (%s windows x %d steps), each '
+  PROGRESS.info('fitting a model per quantile on %s rows (%s windows x %d steps), each '
                  'stopped early on the %s eval windows', f'{len(train_rows.label):,}',
                  f'{len(train):,}', spec.horizon, f'{len(evaluation):,}')
   models = []
   for q in quantiles:
     fitted = time.monotonic()
     models.append(fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads))
-    _PROGRESS.info('%s: %d rounds, %.1f s', export.quantile_key(q).upper(),
+    PROGRESS.info('%s: %d rounds, %.1f s', export.quantile_key(q).upper(),
                    _rounds(models[-1]), time.monotonic() - fitted)
   eval_forecasts = forecast(models, eval_rows, spec.horizon)
   factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
@@ -278,7 +278,7 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
   calibrated if `calibrate`) on 'eval', scored on `scored_split`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   k = one_in(available, spec.horizon, max_training_rows)
-  _PROGRESS.info('reading %s of the %s training windows, and the eval windows',
+  PROGRESS.info('reading %s of the %s training windows, and the eval windows',
                  'all' if k == 1 else f'one in {k}', f'{available:,}')
   read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
       pattern(split), spec, **kwargs))

@@ -78,4 +78,6 @@ class ComponentProgress:
         self._print(f'[pipeline] {name} {_DONE[execution.last_known_state]} in {seconds:.1f} s')
 
   def _print(self, line: str) -> None:
-    print(line, file=self._stream, flush=True)
+    # One write: a component's progress line, written from its own thread, cannot split it.
+    self._stream.write(line + '\n')
+    self._stream.flush()

@@ -51,8 +51,8 @@ _TIME_OF_DAY = re.compile(r'\d{1,2}:\d{2}(:\d{2})?')
 # Time-varying reals with these in their name are usually known ahead (prices, calendars).
 _KNOWN_HINTS = ('price', 'promo', 'discount', 'holiday', 'event', 'weekday', 'weekend',
                 'planned', 'schedule', 'tariff', 'forecast')
-# Words that make a name read as measured, not planned, whatever else it says
-# ('competitor_price', 'price_actual').
+# Words of a name that make it read as measured, not planned, whatever else it says
+# ('competitor_price', 'price_actual'; not 'contractual_price').
 _OBSERVED_HINTS = ('competitor', 'actual', 'measured', 'observed', 'realised', 'realized')
 _MAX_KEY_COLUMNS = 3
 # Instants either side of an offset change that one clock can have in the data (two
@@ -773,7 +773,7 @@ def _other_column(name: str, values: pd.Series, numbers: Optional[pd.Series],
   allow_missing = bool(numbers.isna().any())
   filled_ahead = bool((target_missing & numbers.notna()).any())
   named_known = (any(hint in name.lower() for hint in _KNOWN_HINTS)
-                 and not any(hint in name.lower() for hint in _OBSERVED_HINTS))
+                 and not set(_OBSERVED_HINTS) & set(_name_words(name)))
   flag = _calendar_flag(numbers, series, seconds)
   known = filled_ahead or named_known or flag
   reason = ('filled where the target is not yet' if filled_ahead else

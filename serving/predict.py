@@ -2,11 +2,11 @@
 
 Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in original
 units) as CSV, or with `--output` writes them there (whole or not at all: a file beside
-it, renamed into place) and prints a line saying so. A categorical value the model was not trained on is named on
-stderr as a warning; so is each series left out with `--skip-bad-series`, and then the
-command exits with `PARTIAL` (3) instead of 0 and, with `--output`, lists them (key columns
-and reason, as the pipeline's `not_forecast.csv`) in `<output>.not_forecast.csv`.
-The input format and its checks are in `serving.prediction`.
+it, renamed into place) and prints a line saying so. A categorical value the model was not
+trained on is named on stderr as a warning; so is each series left out with
+`--skip-bad-series`, and then the command exits with `PARTIAL` (3) instead of 0 and, with
+`--output`, lists them (key columns and reason, as the pipeline's `not_forecast.csv`) in
+`<output>.not_forecast.csv`. The input format and its checks are in `serving.prediction`.
 """
 
 import argparse

@@ -259,13 +259,13 @@ def _read_row(line: int, values: Dict[str, str], spec: DatasetSpec, where: str) 
 
 
 def _check_future_time(row: InputRow, spec: DatasetSpec, where: str) -> None:
-  """Raises PredictionInputError when a future row's time is off the model's grid: it
-  would match none of the horizon's steps, which would then be reported missing."""
+  """Raises TimeGridError when a future row's time is off the model's grid: it would match
+  none of the horizon's steps, which would then be reported missing."""
   try:
     spec.frequency.step_of(row.seconds)
   except ValueError:
     text = row.values[spec.time_column]
-    raise PredictionInputError(
+    raise TimeGridError(
         f"{where}: column '{spec.time_column}' holds {text!r}, which is not on the model's "
         f'{spec.frequency.value} time grid ({spec.frequency.description}); the future rows '
         "must be at the grid's steps after each series' last row: "
@@ -803,7 +803,7 @@ def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
       left_out(key_values, f"series '{key}' is not among the {len(vocabulary)} series the "
                'model was trained on', warned=True)
   windows = []
-  newest = max(rows[-1].seconds for rows in series.values())
+  newest = max((rows[-1].seconds for rows in series.values()), default=0)
   for key_values, rows in series.items():
     if key_values in gone:  # its future rows could not be read, or it is unknown
       continue

@@ -14,6 +14,7 @@ from trainer_module.training_config import TrainingConfig
 
 # What `_check_input_files` checks the newest span against.
 _SPEC_AND_SPLIT = (datasets.SYNTHETIC, datasets.get_dataset('synthetic').split)
+check_input_files = local_runner._check_input_files  # pylint: disable=protected-access
 
 
 @pytest.mark.parametrize('name', sorted(datasets.DATASETS))
@@ -166,9 +167,15 @@ def test_fewer_spans_than_train_spans_asks_for_are_said(tmp_path, capsys):
     (tmp_path / f'span-{span}' / 'rows.csv').write_text('x\n')
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv',
                                   '--train-spans', '3'])
-  local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
+  check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)
   assert capsys.readouterr().out == (f'[pipeline] --train-spans 3: {tmp_path} holds 2 spans '
                                      '(1, 2); the run reads them all\n')
+
+
+def _hour(hour) -> str:
+  """'2024-01-03 01:00:00' for hour 49 of the data; '48:30' for half past hour 48."""
+  hour, minute = (int(part) for part in hour.split(':')) if isinstance(hour, str) else (hour, 0)
+  return f'2024-01-{1 + hour // 24:02d} {hour % 24:02d}:{minute:02d}:00'
 
 
 def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_path):
@@ -176,40 +183,44 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   header = 'station,timestamp,load,region,capacity,price,temperature'
 
   def write_span(span, hours):
-    (tmp_path / f'span-{span}').mkdir()
+    (tmp_path / f'span-{span}').mkdir(exist_ok=True)
     (tmp_path / f'span-{span}' / 'rows.csv').write_text('\n'.join(
-        [header] + [f's1,2024-01-{1 + hour // 24:02d} {hour % 24:02d}:00:00,1.0,north,50,1.1,'
-                    '20.0' for hour in hours]) + '\n')
+        [header] + [f's1,{_hour(hour)},1.0,north,50,1.1,20.0' for hour in hours]) + '\n')
 
   write_span(1, range(0, 48))
   write_span(2, range(48, 51))  # three new hours, a horizon of four
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv', '--train-spans', '2'])
   split = dataclasses.replace(_SPEC_AND_SPLIT[1], eval_start='last 8 steps')
   with pytest.raises(SystemExit) as stopped:
-    local_runner._check_input_files(args, str(tmp_path), spec, split)  # pylint: disable=protected-access
+    check_input_files(args, str(tmp_path), spec, split)
   assert str(stopped.value) == (
       'error: the newest span, span 2 (span-2/*.csv), holds 3 steps of the hourly grid '
       '(2024-01-03 00:00:00 to 2024-01-03 02:00:00), and its own split gives the eval windows '
       "(the older spans' rows are all training data): eval_start 'last 8 steps' leaves it an "
-      'eval period of 3 steps, fewer than the 4 of the horizon, so no eval window fits. Make '
-      'each span hold an eval period of new rows, or append the new rows to one growing file '
-      'instead of adding spans (docs/pipeline.md: retraining as new data arrives)')
-  (tmp_path / 'span-2' / 'rows.csv').unlink()
-  (tmp_path / 'span-2').rmdir()
+      "eval period of 3 steps, in which no eval window's 4 forecast steps fit (they start on "
+      'a multiple of 4). Make each span hold an eval period of new rows, or append the new '
+      'rows to one growing file instead of adding spans (docs/pipeline.md: retraining as new '
+      'data arrives)')
+  # Four steps, but from hour 49: the first eval forecast starts at hour 52, after them.
+  write_span(2, range(49, 53))
+  with pytest.raises(SystemExit, match='an eval period of 4 steps, in which no eval window'):
+    check_input_files(args, str(tmp_path), spec, dataclasses.replace(split, eval_start='last 4 steps'))
   write_span(2, range(48, 60))  # twelve hours: an eval period of 8
-  local_runner._check_input_files(args, str(tmp_path), spec, split)  # pylint: disable=protected-access
+  check_input_files(args, str(tmp_path), spec, split)
+  write_span(2, ['48:30'])  # a time off the grid: ExampleGen names its file and line
+  check_input_files(args, str(tmp_path), spec, split)
 
 
 def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(tmp_path):
   (tmp_path / 'span-1' / 'ver-2').mkdir(parents=True)
   (tmp_path / 'span-1' / 'ver-2' / 'rows.csv').write_text('x\n')
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv'])
-  local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
+  check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv',
                                   '--train-spans', '2'])
   with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
                      r'reads patterns with \{SPAN\} only'):
-    local_runner._check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)  # pylint: disable=protected-access
+    check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)
 
 
 def test_a_first_run_beside_other_pipelines_says_it_starts_a_new_one(tmp_path):

@@ -106,9 +106,10 @@ def _daily(days=60, duplicate_day=None, **columns):
 def test_a_name_that_reads_as_planned_is_drafted_known_unless_it_reads_as_measured(tmp_path):
   price = lambda day: f'{10 + day % 3}.5'
   columns = {column.name: column for column in spec_draft.draft(_read(tmp_path, _daily(
-      unit_price=price, competitor_price=price, price_actual=price, footfall=price)),
+      unit_price=price, competitor_price=price, price_actual=price, footfall=price,
+      contractual_price=price)),
                                                                'sales', 'sales').columns}
-  assert columns['unit_price'].role == Role.KNOWN
+  assert columns['unit_price'].role == columns['contractual_price'].role == Role.KNOWN
   assert 'its name suggests a value known ahead' in columns['unit_price'].note
   assert {name: columns[name].role for name in ('competitor_price', 'price_actual',
                                                 'footfall')} == dict.fromkeys(

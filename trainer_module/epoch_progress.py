@@ -1,6 +1,7 @@
 """One line per epoch of training, in place of Keras' own (which repeats the loss under
 each output's name and every metric for both splits): the epoch, the training and eval
-losses, the lowest eval loss so far when this one is not, and the epoch's time."""
+losses, the lowest eval loss so far when this one is not (since the resumption, in a run
+resumed from its backup), and the epoch's time."""
 
 import logging
 import time

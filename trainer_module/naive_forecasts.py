@@ -1,10 +1,10 @@
 """The naive forecasts a model must beat, from each window's own target history.
 
-Repeat-last-value repeats the last history value; the history mean repeats the mean of
-the E history values (on noisy series it beats repeating the last one by far); seasonal
-naive with period p repeats the last p history values. The exported model's Evaluator signature returns them beside
-the model's forecasts, so the Evaluator scores both on the same windows
-(`evaluation.metrics.NaiveComparison`), and `tft-pipeline init` computes the same
+Repeat-last-value repeats the last history value; the history mean repeats the mean of the
+E history values (on noisy series it beats repeating the last one by far); seasonal naive
+with period p repeats the last p history values. The exported model's Evaluator signature
+returns them beside the model's forecasts, so the Evaluator scores both on the same
+windows (`evaluation.metrics.NaiveComparison`), and `tft-pipeline init` computes the same
 forecasts from a CSV.
 """
 

@@ -364,7 +364,8 @@ def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
   and the period it was trained on, if known (scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
-  _PROGRESS.info('exporting the model with its Transform graph')
+  if cluster.is_chief():
+    _PROGRESS.info('exporting the model with its Transform graph')
   started_export = time.monotonic()
   export.save_model(model, layout, spec, config.quantiles, transform_output, path, options,
                     calibration)

@@ -39,7 +39,7 @@ def test_each_epoch_is_one_line_naming_the_lowest_eval_loss_when_it_rose():
   assert printed[1].endswith(' s') and 'first epoch' not in printed[1]
 
 
-def test_an_ensemble_member_is_named_and_a_resumed_run_counts_from_its_epoch():
+def test_an_ensemble_member_is_named_and_a_later_epoch_is_numbered_from_one():
   stream = io.StringIO()
   progress_log.print_to(stream)
   callback = epoch_progress.EpochProgress(progress_log.logger('Trainer'), epochs=5,
@@ -65,3 +65,15 @@ def test_progress_records_are_printed_once_after_the_hook_and_not_passed_to_root
   progress_log.logger('Trainer').info('once')
   assert (_printed(other), len(calls)) == (['[Trainer] once'], 2)
   assert _printed(stream)[-1] == '[GbmBaseline] second'
+
+
+def test_a_failing_hook_does_not_fail_the_component_that_logs(capsys):
+  stream = io.StringIO()
+
+  def broken():
+    raise BrokenPipeError('the run\'s output was closed')
+
+  progress_log.print_to(stream, before_each=broken)
+  progress_log.logger('Trainer').info('epoch 1/2')  # raises nothing
+  assert _printed(stream) == ['[Trainer] epoch 1/2']
+  assert 'BrokenPipeError' in capsys.readouterr().err  # logging's own report of it

@@ -438,6 +438,11 @@ def test_with_skip_bad_series_no_series_left_is_an_error(exported, good_rows, tm
 
   with pytest.raises(prediction.PredictionInputError, match='no series could be forecast'):
     prediction.predict(exported.serving_dir, path, skip_bad_series=True, warn=lambda _: None)
+  # Nor when no series could even be read.
+  unreadable = _write_csv([{**row, 'capacity': 'x'} for row in good_rows], tmp_path / 'bad.csv')
+  with pytest.raises(prediction.PredictionInputError, match='no series could be forecast'):
+    prediction.predict(exported.serving_dir, unreadable, skip_bad_series=True,
+                       warn=lambda _: None)
 
 
 def _fake_model(directory):
