@@ -31,6 +31,7 @@ import pandas as pd
 import tensorflow as tf
 
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.frequency import DAY
 from schema.features import series_key
 from schema.time_split import parse_timestamp
 from components import artifact_json
@@ -108,11 +109,19 @@ def _text(value, held: bool, column: Column) -> str:
   return value.decode() if column.dtype == DType.CATEGORICAL else repr(float(value))
 
 
+def _time_text(seconds: int, spec: DatasetSpec) -> str:
+  """Epoch seconds as UTC text: a date on a grid of days, weeks, months or quarters (its
+  times are UTC midnights), so that the forecasts' times read as the data's dates do."""
+  step = spec.frequency.step_seconds
+  text = prediction.format_time(seconds)
+  return text[:10] if step is None or step % DAY == 0 else text
+
+
 def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],
                spec: DatasetSpec) -> prediction.InputRow:
   """Record `index` as a row of the data: its columns' text, '' where missing."""
   seconds = int(columns[spec.time_column][0][index])
-  values = {spec.time_column: prediction.format_time(seconds)}
+  values = {spec.time_column: _time_text(seconds, spec)}
   for column in spec.columns:
     if column.role != Role.TIME:
       values[column.name] = _text(columns[column.name][0][index],

@@ -104,11 +104,13 @@ def format_time(seconds: int) -> str:
 
 def format_time_as_given(seconds: int, text: str) -> str:
   """The instant `seconds` in the UTC offset that timestamp `text` names
-  ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'), or as `format_time` if it names
-  none."""
+  ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'); as a date if `text` is a date
+  and the instant a UTC midnight ('2025-01-06'); else as `format_time`."""
   offset = _moment(text).tzinfo
   if offset is None:
-    return format_time(seconds)
+    written = format_time(seconds)
+    is_date = len(text.strip()) == len('2025-01-06')
+    return written[:10] if is_date and written.endswith(' 00:00:00') else written
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
 

@@ -10,6 +10,7 @@ from components import forecasting
 from components import time_series_example_gen as gen
 from schema import datasets
 from schema.dataset_spec import Role
+from schema.frequency import Frequency
 from serving import prediction, published_models
 from trainer_module import training_period
 
@@ -41,6 +42,23 @@ def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
       c for c in SPEC.columns if c.role != Role.SERIES_KEY))
   assert [row.seconds for row in forecasting.series_from_examples([path], keyless)[()]] == [
       1704067200 + 3600 * hour for hour in (1, 2, 3)]
+
+
+def test_on_a_grid_of_days_the_times_read_back_and_forecast_are_dates(tmp_path):
+  daily = dataclasses.replace(NO_KNOWN, frequency=Frequency('daily'),
+                              calendar_features=('day_of_week',))
+  path = str(tmp_path / 'rows.gz')
+  with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions('GZIP')) as writer:
+    for day in range(1, 5):
+      row = {**_row('s1', 0), 'timestamp': f'2024-01-0{day}'}
+      writer.write(gen.parse_row(row, daily, 'x').SerializeToString())
+  rows = forecasting.series_from_examples([path], daily)[('s1',)]
+  assert [row.values['timestamp'] for row in rows] == [f'2024-01-0{day}' for day in range(1, 5)]
+  window = prediction.build_window(('s1',), prediction.with_horizon(rows, [], daily), daily)
+  assert window.horizon_times == ('2024-01-05', '2024-01-06')
+  # Sub-daily grids keep the time of day.
+  assert forecasting.series_from_examples([path], NO_KNOWN)[('s1',)][0].values[
+      'timestamp'] == '2024-01-01 00:00:00'
 
 
 def _input_rows(spec, hours, station='s1', line=None):
