@@ -223,6 +223,11 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
       frequency, int(lengths.max()), int(steps.max()), horizon, encoder_steps)
   if note:
     findings.append(note)
+  season = _season_beyond_history_finding(
+      frequency, encoder_steps, horizon,
+      int(lengths.max()) - (int(steps.max()) + 1 - eval_start_step))
+  if season:
+    findings.append(season)
   short = _short_series_finding(table, key, series, lengths, encoder_steps + horizon)
   if short:
     findings.append(short)
@@ -594,6 +599,23 @@ def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
           f'{line}) at {_format_time(frequency.seconds_of(int(ended.iloc[0])))}: the '
           "pipeline's forecasts start after the newest rows and list them as not forecast; "
           "tft-predict forecasts each series from its own last row")
+
+
+def _season_beyond_history_finding(frequency: Frequency, encoder_steps: int, horizon: int,
+                                   train_steps: int) -> Optional[str]:
+  """A suggestion when the grid's season (a year of weeks) is longer than the history
+  and the training period of the longest series holds windows that long (two thirds of it
+  in one, as `_window` leaves), or None."""
+  longer = [p for p in frequency.seasons if p > encoder_steps and p >= horizon
+            and p + horizon <= 2 * train_steps // 3]
+  if not longer:
+    return None
+  period = longer[0]
+  return (f'the grid\'s season of {period} steps is longer than the {encoder_steps}-step '
+          'history, so neither the model nor the naive forecasts see the value a season '
+          f'before; the series are long enough to try --encoder-steps {period} with model: '
+          f'{{seasonal_lag: {period}}} (the target {period} steps before each forecast step '
+          f'as an input, and seasonal_{period} among the naive forecasts)')
 
 
 def _late_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,

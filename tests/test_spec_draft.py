@@ -235,6 +235,29 @@ def test_series_that_start_in_the_eval_period_are_named(tmp_path):
   assert not [f for f in drafted.findings if 'in the eval period' in f]
 
 
+def test_a_yearly_season_beyond_the_history_is_suggested_when_the_series_allow_it(tmp_path):
+  def weekly(weeks):
+    lines = ['shop,week,sales'] + [
+        f'{shop},{(pd.Timestamp("2022-01-03") + pd.Timedelta(weeks=week)).date()},'
+        f'{100 + week % 52}' for shop in 'AB' for week in range(weeks)]
+    return _read(tmp_path, '\n'.join(lines) + '\n')
+
+  drafted = spec_draft.draft(weekly(156), 'sales', 'sales')  # three years of Mondays
+  assert drafted.frequency.value == 'W-MON' and drafted.encoder_steps < 52
+  [finding] = [f for f in drafted.findings if 'season' in f]
+  assert finding == (
+      f"the grid's season of 52 steps is longer than the {drafted.encoder_steps}-step "
+      'history, so neither the model nor the naive forecasts see the value a season before; '
+      'the series are long enough to try --encoder-steps 52 with model: {seasonal_lag: 52} '
+      '(the target 52 steps before each forecast step as an input, and seasonal_52 among the '
+      'naive forecasts)')
+  # A year and a half of weeks is too short for such windows; a history of 52 needs no hint.
+  assert not [f for f in spec_draft.draft(weekly(78), 'sales', 'sales').findings
+              if 'season of' in f]
+  assert not [f for f in spec_draft.draft(weekly(156), 'sales', 'sales',
+                                          encoder_steps=52).findings if 'season of' in f]
+
+
 def test_numbers_with_thousands_separators_are_drafted_as_text_with_the_fix(tmp_path):
   lines = ['shop,day,visitors,sales'] + [
       f'{shop},2024-01-{day:02d},"{900 + 50 * day:,}",{day + len(shop)}'
