@@ -1,7 +1,8 @@
 """What a component says of its progress on long work: records of one logger family,
-`tft.progress.<component>`, which the commands print as `[<component>] message` while they
-keep the rest of TFX's, Beam's and TensorFlow's INFO logs out (`pipeline.cli_logs`). On
-Vertex AI, where the component's container logs at INFO, they are ordinary log lines."""
+`tft.progress.<component>`, which a local run prints as `[<component>] message`
+(`pipeline.progress`) while the commands keep the rest of TFX's, Beam's and TensorFlow's
+INFO logs out (`pipeline.cli_logs`). On Vertex AI, where the component's container logs at
+INFO, they are ordinary log lines."""
 
 import logging
 import sys

@@ -1,7 +1,7 @@
 """The log settings of every command (`tft-pipeline`, `tft-predict`, `tft-report`,
-`tft-cloud`): what the command prints itself, the components' progress on long work
-(`components.progress_log`), warnings and errors, and with `verbose` everything TFX, Beam
-and TensorFlow log. Call before TensorFlow is imported."""
+`tft-cloud`): what the command prints itself, warnings and errors, and with `verbose`
+everything TFX, Beam and TensorFlow log (a run's progress lines are printed by
+`pipeline.progress`). Call before TensorFlow is imported."""
 
 import logging
 import os
@@ -9,8 +9,6 @@ import re
 import sys
 import tempfile
 import warnings
-
-from components import progress_log
 
 # What TFX logs when a component fails, before the command prints the error itself.
 _EXECUTION_FAILED = 'Execution %d failed.'
@@ -26,7 +24,6 @@ def configure(verbose: bool = False) -> None:
   for category in (FutureWarning, DeprecationWarning, UserWarning):
     warnings.filterwarnings('ignore', category=category)
   logging.getLogger().setLevel(logging.WARNING)
-  progress_log.print_to(sys.stdout)
   # Beam logs a failing step's traceback at ERROR (its modules log as children); the
   # command prints that error once, cleanly, when the run stops.
   logging.getLogger('apache_beam').setLevel(logging.CRITICAL)

@@ -40,12 +40,14 @@ def _error(times, spec: DatasetSpec, split: TimeSplit, span_name: str) -> Option
   stop = next((example_gen.resolve_boundary(boundary, time_range, spec)
                for boundary in (split.test_start, split.end) if boundary is not None), None)
   eval_steps = sorted({step_of(t) for t in times if t >= start and (stop is None or t < stop)})
-  steps = eval_steps[-1] - eval_steps[0] + 1 if eval_steps else 0
-  first_forecast = forecast_starts.first_start_from(
-      eval_steps[0] if eval_steps else 0, forecast_starts.default_stride(EVAL_SPLIT,
-                                                                         spec.horizon))
-  if eval_steps and first_forecast + spec.horizon - 1 <= eval_steps[-1]:
-    return None
+  if not eval_steps:
+    steps = 0
+  else:
+    first_forecast = forecast_starts.first_start_from(
+        eval_steps[0], forecast_starts.default_stride(EVAL_SPLIT, spec.horizon))
+    if first_forecast + spec.horizon - 1 <= eval_steps[-1]:
+      return None
+    steps = eval_steps[-1] - eval_steps[0] + 1
   held = step_of(time_range[1]) - step_of(time_range[0]) + 1
   return (f'the newest span, {span_name}, holds {held} step{"s" if held > 1 else ""} of the '
           f'{spec.frequency.value} grid ({format_time(time_range[0])} to '

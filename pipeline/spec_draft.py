@@ -604,10 +604,10 @@ def _ended_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.
 def _season_beyond_history_finding(frequency: Frequency, encoder_steps: int, horizon: int,
                                    train_steps: int) -> Optional[str]:
   """A suggestion when the grid's season (a year of weeks) is longer than the history
-  and the training period of the longest series holds windows that long (two thirds of it
-  in one, as `_window` leaves), or None."""
+  and the training period of the longest series has room for windows that long
+  (`_longest_window`), or None."""
   longer = [p for p in frequency.seasons if p > encoder_steps and p >= horizon
-            and p + horizon <= 2 * train_steps // 3]
+            and p + horizon <= _longest_window(train_steps)]
   if not longer:
     return None
   period = longer[0]
@@ -842,6 +842,12 @@ def _named_like_id(name: str) -> bool:
   return any(word in _ID_WORDS or word.endswith(_ID_SUFFIXES) for word in _name_words(name))
 
 
+def _longest_window(train_steps: int) -> int:
+  """The longest window a drafted spec gives a training period of `train_steps`: two
+  thirds of it, so that it holds several windows."""
+  return 2 * train_steps // 3
+
+
 def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],
             encoder_steps: Optional[int]) -> Tuple[int, int, int, Optional[str]]:
   """(horizon, history, the eval period's first step, a note if the history was
@@ -862,9 +868,8 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
   note = None
   if encoder_steps is None:
     encoder_steps = default_history
-    # Leave the training period room for windows: at most two thirds of it in one.
-    if encoder_steps + horizon > 2 * train_steps // 3:
-      shortened = max(horizon, 2 * train_steps // 3 - horizon)
+    if encoder_steps + horizon > _longest_window(train_steps):
+      shortened = max(horizon, _longest_window(train_steps) - horizon)
       note = (f'history shortened from {encoder_steps} to {shortened} steps so that the '
               f'training period ({train_steps} steps) holds windows')
       encoder_steps = shortened

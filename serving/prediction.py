@@ -819,7 +819,7 @@ def predict(model_dir: str, csv_paths: Union[str, Sequence[str]],
       if not skip_bad_series:
         raise type(error)(f'{input_name}: {error}') from None
       left_out(key_values, str(error))  # it names the series
-  future_only = [key for key, _ in future_only_series(series, future or {}, spec)]
+  future_only = sorted(set(future or {}) - set(series))
   if future_only:
     warn(f'{future_path}: {_series_list([series_key(k, spec) for k in future_only])} in the '
          f'future file only, not in {input_name}: not forecast')
