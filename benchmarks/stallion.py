@@ -155,7 +155,7 @@ def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dic
   its naive MAE must be `naive_mae`, the benchmark's, or the windows are not the same."""
   windows = pipeline_run.only_path(pipeline_root, 'Windowing', 'windows', '*')
   result = gbm_baseline.run(windows, spec, windowing.training_window_count(windows),
-                            scored_split='test')
+                            scored_splits=['test'], judged='test')
   if not np.isclose(result['naive_mae']['repeat_last'], naive_mae, rtol=1e-5):
     raise RuntimeError(f"the gradient-boosted baseline's last-value MAE "
                        f"{result['naive_mae']['repeat_last']} is not the benchmark's "

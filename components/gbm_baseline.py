@@ -1,6 +1,7 @@
 """A TFX component that fits a global gradient-boosted model on the run's windows and scores
-it on the eval windows (`evaluation.gbm_baseline`): the strongest simple model, beside which
-the run summary reports the TFT, its median and its bands.
+it on the eval windows and, when the run holds a test period out, on the test windows
+(`evaluation.gbm_baseline`): the strongest simple model, beside which the run summary
+reports the TFT, its median and its bands.
 
 It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
 `BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader, and a
@@ -20,6 +21,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from components import artifact_json, windowing
 from evaluation import gbm_baseline
 from schema.dataset_spec import DatasetSpec
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT
 
 RESULT_FILE = 'gbm_baseline.json'
 
@@ -47,7 +49,8 @@ def GbmBaseline(  # pylint: disable=invalid-name
         gbm_baseline.DEFAULT_MAX_TRAINING_ROWS),
     seed: tfx.dsl.components.Parameter[int] = 1,
 ) -> None:
-  """Fits a model per quantile on the 'train' windows and scores them on the 'eval' windows.
+  """Fits a model per quantile on the 'train' windows, stopped early on the 'eval' windows,
+  and scores them on the 'eval' and (if the artifact has it) the 'test' windows.
 
   Args:
     windows: the Windowing output.
@@ -71,10 +74,14 @@ def GbmBaseline(  # pylint: disable=invalid-name
                      'gradient-boosted baseline trains on train and scores eval')
   available = windowing.training_window_count(windows.uri)
   try:
+    scored = [split for split in (EVAL_SPLIT, TEST_SPLIT) if split in splits]
     result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
-                              calibrate_intervals, max_training_rows, seed)
-    gbm_baseline.PROGRESS.info("eval MAE %.4g (the median's), %.0f s", result['mae'],
-                               result['seconds'])
+                              calibrate_intervals, max_training_rows, seed,
+                              scored_splits=scored, judged=scored[-1])
+    gbm_baseline.PROGRESS.info(
+        "%s (the median's), %.0f s", ', '.join(
+            f"{split} MAE {result['by_split'][split]['mae']:.4g}" for split in scored),
+        result['seconds'])
   except Exception as error:  # pylint: disable=broad-except
     # A figure for the reader: the model is trained, judged and published without it.
     logging.exception('GbmBaseline: the gradient-boosted baseline could not be fitted')

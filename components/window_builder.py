@@ -32,7 +32,7 @@ from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
-                                  feature_length, raw_value_count, segment_length,
+                                  WINDOW_SPLIT, feature_length, raw_value_count, segment_length,
                                   step_value_names)
 
 Counts = Dict[str, int]
@@ -220,8 +220,8 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
       if split in segment_splits:
         segment_starts[split].append(start)
       else:
-        example = _window_example(series_key, columns, start, int(seconds_at[forecast]),
-                                  spec)
+        example = _window_example(series_key, split, columns, start,
+                                  int(seconds_at[forecast]), spec)
         if raw_columns:
           _add_raw_columns(example, raw_columns, seconds_at, start, spec)
         windows.append((split, example.SerializeToString()))
@@ -273,12 +273,13 @@ def _check_static_columns(series_key: str, rows: RowChunk, spec: DatasetSpec) ->
           '(or observed) if it changes over time', [rows.seconds[0], rows.seconds[changed[0]]])
 
 
-def _window_example(series_key: str, columns: Mapping[str, np.ndarray], start: int,
-                    forecast_seconds: int, spec: DatasetSpec) -> tf.train.Example:
+def _window_example(series_key: str, split: str, columns: Mapping[str, np.ndarray],
+                    start: int, forecast_seconds: int, spec: DatasetSpec) -> tf.train.Example:
   encoder_end = start + spec.encoder_steps
   target = columns[transformed_name(spec.target_column)]
   features = {
       SERIES_KEY: _bytes([series_key.encode()]),
+      WINDOW_SPLIT: _bytes([split.encode()]),
       FORECAST_START: _ints([forecast_seconds]),
       TARGET_HISTORY: _floats(target[start:encoder_end]),
       TARGET_FUTURE: _floats(target[encoder_end:start + spec.window_length]),

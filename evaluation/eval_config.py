@@ -1,8 +1,10 @@
 """The Evaluator's config: what it scores and when it blesses a model.
 
 MAE and MSE of the median forecast, the quantile metrics and the naive forecasts' MAEs of
-`evaluation.metrics`, overall and per series, in original units; blessing by the data
-set's rule (`schema.dataset_file.Blessing`) on the overall slice.
+`evaluation.metrics`, per split (eval, and test when the spec holds one out) and per
+split and series, in original units; blessing by the data set's rule
+(`schema.dataset_file.Blessing`) on the judged split (`judged_split`): the test windows,
+which nothing chose on, when there are any, else the eval windows.
 
 The candidate reads the windows through its Evaluator signature, already transformed by
 this run's Transform. The last blessed model (the baseline), whose Transform may have
@@ -13,7 +15,7 @@ TFX's Evaluator drops its model spec.
 """
 
 import json
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import tensorflow_model_analysis as tfma
 
@@ -21,7 +23,8 @@ from evaluation import metrics
 from schema.dataset_file import Blessing
 from schema.dataset_spec import DatasetSpec
 from schema.features import SERIES_KEY
-from schema.window_layout import TARGET_FUTURE
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT, TimeSplit
+from schema.window_layout import TARGET_FUTURE, WINDOW_SPLIT
 from trainer_module import naive_forecasts
 from trainer_module.export import EVAL_SIGNATURE, SERVING_SIGNATURE, quantile_key
 
@@ -30,21 +33,37 @@ CANDIDATE = tfma.CANDIDATE_KEY  # the model specs' names
 BASELINE = tfma.BASELINE_KEY
 
 
+def judged_split(split: TimeSplit) -> str:
+  """The split the blessing is decided on: test when `split` holds one out, else eval."""
+  return TEST_SPLIT if TEST_SPLIT in split.split_names else EVAL_SPLIT
+
+
+def scored_splits(split: TimeSplit) -> List[str]:
+  """The splits the Evaluator scores: every one but train."""
+  return [name for name in split.split_names if name in (EVAL_SPLIT, TEST_SPLIT)]
+
+
+def split_slice(split_name: str) -> Tuple[Tuple[str, str]]:
+  """The slice key of one split's windows, as `tfma.load_metrics` names it."""
+  return ((WINDOW_SPLIT, split_name),)
+
+
 def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
-                     naive_names: Sequence[str]) -> tfma.EvalConfig:
-  """Scores the forecasts over every eval window, overall and per series.
+                     naive_names: Sequence[str], judged: str) -> tfma.EvalConfig:
+  """Scores the forecasts over the windows of each split, and of each split and series.
 
   MAE and MSE of the median forecast, the quantile metrics of
   `evaluation.metrics` (pinball loss, q-risk, coverage, MAE per horizon step) and
   the naive forecasts' MAEs (`naive_names`, from the model's Evaluator signature), all
-  in original units. Blessing looks at the overall slice only: the median's MAE relative
-  to the best naive forecast's, its absolute MAE and its change from the last blessed
-  model, as `blessing` sets them. Per-series metrics are for diagnosis.
+  in original units. Blessing looks at the `judged` split's slice only: the median's MAE
+  relative to the best naive forecast's, its absolute MAE and its change from the last
+  blessed model, as `blessing` sets them. The other split's and the per-series metrics
+  are for diagnosis.
   """
-  overall = tfma.SlicingSpec()
+  judged_windows = tfma.SlicingSpec(feature_values={WINDOW_SPLIT: judged})
 
-  def on_overall(threshold: tfma.MetricThreshold) -> tfma.PerSliceMetricThreshold:
-    return tfma.PerSliceMetricThreshold(slicing_specs=[overall], threshold=threshold)
+  def on_judged(threshold: tfma.MetricThreshold) -> tfma.PerSliceMetricThreshold:
+    return tfma.PerSliceMetricThreshold(slicing_specs=[judged_windows], threshold=threshold)
 
   def at_most(value: float) -> tfma.GenericValueThreshold:
     return tfma.GenericValueThreshold(upper_bound={'value': value})
@@ -56,17 +75,18 @@ def make_eval_config(blessing: Blessing, quantiles: Sequence[float],
     mae_threshold.value_threshold.CopyFrom(at_most(blessing.max_mae))
   naive_thresholds = []
   if blessing.beat_naive_by is not None:
-    naive_thresholds.append(on_overall(tfma.MetricThreshold(
+    naive_thresholds.append(on_judged(tfma.MetricThreshold(
         value_threshold=at_most(1.0 - blessing.beat_naive_by))))
   return tfma.EvalConfig(
       model_specs=[_model_spec(CANDIDATE, EVAL_SIGNATURE),
                    _model_spec(BASELINE, SERVING_SIGNATURE, is_baseline=True)],
-      slicing_specs=[overall, tfma.SlicingSpec(feature_keys=[SERIES_KEY])],
+      slicing_specs=[tfma.SlicingSpec(feature_keys=[WINDOW_SPLIT]),
+                     tfma.SlicingSpec(feature_keys=[WINDOW_SPLIT, SERIES_KEY])],
       metrics_specs=[
           tfma.MetricsSpec(metrics=[
               tfma.MetricConfig(class_name='ExampleCount'),
               tfma.MetricConfig(class_name='MeanAbsoluteError',
-                                per_slice_thresholds=[on_overall(mae_threshold)]),
+                                per_slice_thresholds=[on_judged(mae_threshold)]),
               tfma.MetricConfig(class_name='MeanSquaredError'),
           ]),
           tfma.MetricsSpec(model_names=[CANDIDATE], metrics=[

@@ -32,7 +32,7 @@ import dataclasses
 import math
 import os
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import lightgbm
 import numpy as np
@@ -41,6 +41,7 @@ import tensorflow as tf
 from components import progress_log
 from schema.dataset_spec import DatasetSpec
 from schema.features import Group, features_in
+from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT
 from schema.window_layout import TARGET_HISTORY
 from trainer_module import (export, hparams, interval_calibration, naive_forecasts,
                             window_inputs)
@@ -214,15 +215,20 @@ def one_in(available_windows: int, horizon: int,
 def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
             quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
             seed: int = 1, threads: int = 0,
-            scored: Optional[Windows] = None) -> Dict[str, object]:
+            scored: Optional[Mapping[str, Windows]] = None,
+            judged: str = EVAL_SPLIT) -> Dict[str, object]:
   """Fits a model per quantile on `train`, stopped early on `evaluation`, calibrates the
-  bands on `evaluation` if `calibrate`, and scores them and the naive forecasts on
-  `scored` (by default `evaluation`, as the Evaluator scores the TFT); a JSON-ready
-  record."""
-  scored = evaluation if scored is None else scored
-  if not len(train) or not len(evaluation) or not len(scored):
+  bands on `evaluation` if `calibrate`, and scores them and the naive forecasts on each
+  split of `scored` (by default the eval windows alone), as the Evaluator scores the TFT;
+  a JSON-ready record: the figures of every scored split under 'by_split', and those of
+  `judged` (the split the run is judged on) at the top level too."""
+  scored = {EVAL_SPLIT: evaluation} if scored is None else dict(scored)
+  empty = [name for name, windows in scored.items() if not len(windows)]
+  if not len(train) or not len(evaluation) or empty or judged not in scored:
     raise ValueError(f'the gradient-boosted baseline needs training, eval and scored '
-                     f'windows; got {len(train)}, {len(evaluation)} and {len(scored)}')
+                     f'windows; got {len(train)} training and {len(evaluation)} eval '
+                     f'windows, and scored splits {sorted(scored)} ({empty} empty; the run '
+                     f'is judged on {judged})')
   started = time.monotonic()
   train_rows, eval_rows = table(train, spec), table(evaluation, spec)
   PROGRESS.info('fitting a model per quantile on %s rows (%s windows x %d steps), each '
@@ -237,28 +243,24 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
   eval_forecasts = forecast(models, eval_rows, spec.horizon)
   factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
              if calibrate else {})
-  # Scored on the eval windows (the default), their forecasts serve twice.
-  scored_forecasts = (eval_forecasts if scored is evaluation
-                      else forecast(models, table(scored, spec), spec.horizon))
-  forecasts = served(scored_forecasts, quantiles, factors, spec.forecast_floor)
+  # The eval windows' forecasts serve twice: for the calibration and for their figures.
+  by_split = {
+      name: _figures(served(eval_forecasts if windows is evaluation
+                            else forecast(models, table(windows, spec), spec.horizon),
+                            quantiles, factors, spec.forecast_floor), windows, spec, quantiles)
+      for name, windows in scored.items()}
   median = export.median_index(quantiles)
-  point = forecasts[..., median]
   importance = models[median].feature_importance(importance_type='gain')
   ranked = sorted(zip(train_rows.names, importance), key=lambda item: -item[1])
   return {
       'model': 'LightGBM, global, one model per quantile over all series and steps',
       'lightgbm': lightgbm.__version__,
       'quantiles': list(quantiles),
-      'mae': _mae(point, scored.label),
-      'mae_by_step': [_mae(point[:, step], scored.label[:, step])
-                      for step in range(spec.horizon)],
-      'q_risk': {export.quantile_key(q): q_risk(forecasts[..., i], scored.label, q)
-                 for i, q in enumerate(quantiles)},
-      'coverage': interval_calibration.coverage(forecasts, scored.label, quantiles),
+      **by_split[judged],
+      'scored_split': judged,
+      'by_split': by_split,
       'interval_factors': factors if calibrate else None,
-      'naive_mae': naive_maes(scored, spec),
       'eval_windows': len(evaluation),
-      'scored_windows': len(scored),
       'training_windows': len(train),
       'training_rows': len(train_rows.label),
       'rounds': {export.quantile_key(q): _rounds(model) for q, model in zip(quantiles, models)},
@@ -269,24 +271,43 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
   }
 
 
+def _figures(forecasts: np.ndarray, windows: Windows, spec: DatasetSpec,
+             quantiles: Sequence[float]) -> Dict[str, object]:
+  """The scores of served `forecasts` [N, H, Q] on `windows`, and the naive forecasts'."""
+  point = forecasts[..., export.median_index(quantiles)]
+  return {
+      'mae': _mae(point, windows.label),
+      'mae_by_step': [_mae(point[:, step], windows.label[:, step])
+                      for step in range(spec.horizon)],
+      'q_risk': {export.quantile_key(q): q_risk(forecasts[..., i], windows.label, q)
+                 for i, q in enumerate(quantiles)},
+      'coverage': interval_calibration.coverage(forecasts, windows.label, quantiles),
+      'naive_mae': naive_maes(windows, spec),
+      'scored_windows': len(windows),
+  }
+
+
 def run(windows_uri: str, spec: DatasetSpec, available: int,
         quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
-        scored_split: str = 'eval') -> Dict[str, object]:
+        scored_splits: Sequence[str] = (EVAL_SPLIT,), judged: str = EVAL_SPLIT
+        ) -> Dict[str, object]:
   """`compare` on a Windowing output of `available` training windows: trained on its
   'train' windows (about one in k beyond `max_training_rows` rows), stopped early (and
-  calibrated if `calibrate`) on 'eval', scored on `scored_split`."""
+  calibrated if `calibrate`) on 'eval', scored on each of `scored_splits`."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   k = one_in(available, spec.horizon, max_training_rows)
-  PROGRESS.info('reading %s of the %s training windows, and the eval windows',
-                 'all' if k == 1 else f'one in {k}', f'{available:,}')
+  PROGRESS.info('reading %s of the %s training windows, and the %s windows',
+                 'all' if k == 1 else f'one in {k}', f'{available:,}',
+                 ' and '.join(scored_splits))
   read = lambda split, **kwargs: read_windows(window_inputs.windows_in_order(
       pattern(split), spec, **kwargs))
-  evaluation = read('eval', segments=False)
-  scored = evaluation if scored_split == 'eval' else read(scored_split, segments=False)
-  result = compare(read('train', segments=True, one_in=k), evaluation, spec, quantiles,
-                   calibrate, seed=seed, scored=scored)
-  return {**result, 'scored_split': scored_split, 'training_windows_available': available}
+  evaluation = read(EVAL_SPLIT, segments=False)
+  scored = {split: evaluation if split == EVAL_SPLIT else read(split, segments=False)
+            for split in scored_splits}
+  result = compare(read(TRAINING_SPLIT, segments=True, one_in=k), evaluation, spec,
+                   quantiles, calibrate, seed=seed, scored=scored, judged=judged)
+  return {**result, 'training_windows_available': available}
 
 
 def read_windows(batches) -> Windows:

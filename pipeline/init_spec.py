@@ -128,6 +128,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
   """The spec file's text, with comments on what was found and what to check."""
   base = os.path.dirname(spec_path)
   maes = ', '.join(f'{name} {value:.4g}' for name, value in drafted.naive_maes.items())
+  utc = ' UTC' if _timed(drafted) else ''
+  judged = 'eval' if drafted.test_start is None else 'test'
   checks = sum(column.check for column in drafted.columns)
   lines = [
       f'# Dataset spec drafted by `tft-pipeline init` from {os.path.basename(csv_path)}: '
@@ -156,12 +158,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
     note = f'  # {column.note}' if column.note else ''
     lines.append(f'  - {{{", ".join(fields)}}}{note}')
   lines += [
-      f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
-      f'data\'s last {drafted.eval_steps} steps (from {drafted.eval_start}'
-      f'{" UTC" if _timed(drafted) else ""} in this data; about a fifth of the longest '
-      'series, at least a horizon), moving with the data as rows are added; fewer steps '
-      'train on more rows, and a timestamp instead fixes it',
-      f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s eval MAE is at most the '
+      _split_line(drafted, utc),
+      f'blessing: {{beat_naive_by: 0.0}}  # a pushed model\'s {judged} MAE is at most the '
       f'best naive forecast\'s; here: {maes}',
       f'schema: {_quoted(os.path.relpath(schema_path, base))}',
       f'data: {_quoted(_shown(csv_path, base))}',
@@ -172,6 +170,27 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
                  f'training windows, fewer than the default batch of '
                  f'{DEFAULT_BATCH_SIZE}')
   return '\n'.join(lines) + '\n'
+
+
+def _split_line(drafted: 'spec_draft.Draft', utc: str) -> str:
+  """The spec's split: the data's last steps as the test period, those before them as the
+  eval period (the eval period alone when the series are too short for both)."""
+  from pipeline.spec_draft import EVAL_SHARE, TEST_SHARE  # loaded already, by the draft
+  moves = ('moves with the data as rows are added; fewer steps train on more rows, and a '
+           'timestamp instead fixes it')
+  if drafted.test_start is None:
+    return (f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: '
+            f'the data\'s last {drafted.eval_steps} steps (from {drafted.eval_start}{utc} in '
+            f'this data; about {EVAL_SHARE:.0%} of the longest series, at least a horizon); '
+            f'no test period fits (see init\'s note). It {moves}')
+  return (f'split: {{eval_start: "last {drafted.eval_steps} steps", test_start: "last '
+          f'{drafted.test_steps} steps"}}  # the data\'s last {drafted.test_steps} steps (from '
+          f'{drafted.test_start}{utc} in this data) are held out as the test period, which '
+          f'nothing chooses on and the blessing is decided on; the '
+          f'{drafted.eval_steps - drafted.test_steps} steps before them (from '
+          f'{drafted.eval_start}{utc}) are the eval period, which chooses the epoch and the '
+          f'bands. Each is about {TEST_SHARE:.0%} of the longest series, at least a horizon, '
+          f'and {moves}')
 
 
 def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str) -> None:
@@ -223,14 +242,16 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
     by_role.setdefault(column.role, []).append(column.name + mark)
   lines = [f'[init] frequency {drafted.frequency.value}; history {drafted.encoder_steps} '
            f'steps, horizon {drafted.horizon}; eval from {drafted.eval_start}'
-           f'{" UTC" if _timed(drafted) else ""}']
+           + (f', test (held out) from {drafted.test_start}' if drafted.test_start else '')
+           + f'{" UTC" if _timed(drafted) else ""}']
   lines += [f'  {role.value:<11} {", ".join(names)}' for role in Role
             for names in [by_role.get(role)] if names]
   lines += [f'  note: {finding}' for finding in drafted.findings]
   if drafted.forecast_floor is not None:
     lines.append(f'  forecast floor: {drafted.forecast_floor:g} (no target value is below it)')
   best = drafted.best_naive
-  lines.append(f'  blessing: a model must beat the best naive forecast, {best} (eval MAE '
+  judged = 'eval' if drafted.test_start is None else 'test'
+  lines.append(f'  blessing: a model must beat the best naive forecast, {best} ({judged} MAE '
                f'{drafted.naive_maes[best]:.4g} on this data)')
   if any(column.check for column in drafted.columns):
     lines.append('  * a guess the data cannot confirm (known ahead or only observed? an id?): '

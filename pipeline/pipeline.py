@@ -34,7 +34,8 @@ from components.versioned_pusher import VersionedPusher
 from components.vertex_pusher import CONFIG_KEY as VERTEX_VERSIONS_KEY
 from components.vertex_pusher import VertexPusher
 from components.windowing import Windowing
-from evaluation.eval_config import make_eval_config, naive_forecast_names
+from evaluation.eval_config import (judged_split, make_eval_config, naive_forecast_names,
+                                    scored_splits)
 from pipeline.config import PipelineConfig
 from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
 
@@ -102,9 +103,10 @@ def create_pipeline(
       examples=windowing.outputs['windows'],
       model=trainer.outputs['model'],
       baseline_model=model_resolver.outputs['model'],
-      example_splits=['eval'],
+      example_splits=scored_splits(config.time_split),
       eval_config=make_eval_config(config.blessing, config.model_config.quantiles,
-                                   naive_forecast_names(spec))).with_id('Evaluator')
+                                   naive_forecast_names(spec),
+                                   judged_split(config.time_split))).with_id('Evaluator')
   interpretation_report = InterpretationReportGen(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
   pusher = _make_pusher(config, model=trainer.outputs['model'],

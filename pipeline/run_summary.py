@@ -21,9 +21,10 @@ from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
 from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_READ,
                                                 UNDECLARED_COLUMNS, read_split_report)
-from evaluation.eval_config import BASELINE, CANDIDATE
+from evaluation.eval_config import BASELINE, CANDIDATE, split_slice
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from trainer_module import interval_calibration, training_record, warm_start
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
@@ -40,9 +41,12 @@ class ComponentRun:
 
 @dataclasses.dataclass
 class RunSummary:
+  """What a run did. `metrics` and `metrics_by_step` are the judged split's: the windows
+  the blessing was decided on, the test windows when the spec holds a test period out
+  (nothing chose on them), else the eval windows."""
   components: List[ComponentRun]
-  metrics: Dict[str, float]  # overall slice, e.g. {'mean_absolute_error': 3.2}
-  metrics_by_step: Dict[str, List[float]]  # overall slice, one value per horizon step
+  metrics: Dict[str, float]  # the judged split's, e.g. {'mean_absolute_error': 3.2}
+  metrics_by_step: Dict[str, List[float]]  # the judged split's, one value per horizon step
   blessed: Optional[bool]
   pushed_to: Optional[str]
   model_uri: Optional[str]
@@ -57,6 +61,9 @@ class RunSummary:
   baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
   split_report: Optional[Dict[str, object]] = None  # ExampleGen's split_report.json
   gbm_baseline: Optional[Dict[str, object]] = None  # GbmBaseline's gbm_baseline.json
+  judged_split: str = EVAL_SPLIT  # whose windows `metrics` are
+  eval_metrics: Dict[str, float] = dataclasses.field(default_factory=dict)  # when test is
+  # judged: the eval windows', which chose the epoch (and the bands)
 
   def rows_read(self) -> str:
     """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00; spans 3, 4: ...)' from the
@@ -89,21 +96,23 @@ class RunSummary:
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
     chose = 'the epoch and the bands' if self.calibration else 'the epoch'
-    lines.append(f'  eval metrics (original units; the eval windows also chose {chose}):')
+    if self.judged_split == TEST_SPLIT:
+      lines.append('  test metrics, held out (original units; nothing chose on the test '
+                   'windows, and the blessing was decided on them):')
+    else:
+      lines.append(f'  eval metrics (original units; the eval windows also chose {chose}):')
     lines += [f'    {name:<28} {value:.4f}' for name, value in sorted(self.metrics.items())]
     lines += [f'    {name:<28} {_by_step(values)}'
               for name, values in sorted(self.metrics_by_step.items())]
-    comparison = self.naive_comparison()
-    if comparison:
-      beside = ('a global LightGBM and the naive forecasts' if self._gbm_mae() is not None
-                else 'the naive forecasts')
-      lines.append(f'  MAE beside {beside}: {comparison}')
-    behind = self.behind_gbm()
-    if behind:
-      lines.append(f'    {behind}')
-    bands = self.bands_beside_gbm()
-    if bands:
-      lines.append(f'  {bands}')
+    lines += [f'  {line}' for line in self._beside_baselines(self.metrics, self.judged_split)]
+    if self.eval_metrics:
+      lines.append(f'  eval windows (they chose {chose}, so their figures flatter the '
+                   'model):')
+      lines += [f'    {line}' for line in self._beside_baselines(self.eval_metrics,
+                                                                 EVAL_SPLIT)]
+    elif self.metrics:
+      lines.append('    no test period is held out, so no figure here is one that nothing '
+                   "chose on: give the spec's split a test_start (docs/data.md)")
     if self.gbm_baseline and 'error' in self.gbm_baseline:
       lines.append(f'    the LightGBM baseline could not be fitted: {self.gbm_baseline["error"]}')
     for index, text in enumerate(filter(None, (self.training, self.warm_start))):
@@ -115,8 +124,8 @@ class RunSummary:
     lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
     lines += [f'    because {reason}' for reason in self.not_blessed_because]
     if self.baseline_mae is not None:
-      lines.append("    the last blessed model's eval MAE on the same windows: "
-                   f'{self.baseline_mae:.4f}')
+      lines.append(f"    the last blessed model's {self.judged_split} MAE on the same "
+                   f'windows: {self.baseline_mae:.4f}')
     if self.baseline_left_out:
       lines.append('    without comparing the last blessed model, since '
                    f'{self.baseline_left_out}')
@@ -141,54 +150,78 @@ class RunSummary:
     return '\n'.join(lines)
 
 
-  def naive_comparison(self) -> str:
-    """'model 2.17 | LightGBM 2.25 | repeat_last 3.10 | seasonal_168 2.84 (best naive)'
-    (LightGBM when the run fitted it), or ''."""
-    naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in self.metrics.items()
-             if name.startswith(NAIVE_MAE_PREFIX)}
-    if not naive or 'mean_absolute_error' not in self.metrics:
-      return ''
-    best = min(naive, key=naive.get)
-    parts = [f'model {self.metrics["mean_absolute_error"]:.4g}']
-    if self._gbm_mae() is not None:
-      parts.append(f'LightGBM {self._gbm_mae():.4g}')
-    parts += [f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
-              for name, value in naive.items()]
-    return ' | '.join(parts)
+  def _beside_baselines(self, metrics: Dict[str, float], split: str) -> List[str]:
+    """The lines that put one split's figures beside LightGBM's and the naive forecasts'."""
+    comparison = naive_comparison(metrics, self._gbm(split))
+    lines = []
+    if comparison:
+      beside = ('a global LightGBM and the naive forecasts' if self._gbm(split)
+                else 'the naive forecasts')
+      lines.append(f'MAE beside {beside}: {comparison}')
+    behind = behind_gbm(metrics, self._gbm(split), split)
+    if behind:
+      lines.append(f'  {behind}')
+    bands = bands_beside_gbm(metrics, self._gbm(split), (self.gbm_baseline or {}).get(
+        'quantiles', []))
+    if bands:
+      lines.append(bands)
+    return lines
 
-  def bands_beside_gbm(self) -> str:
-    """'q-risk P10 / P50 / P90 beside LightGBM's: model 0.021 / 0.041 / 0.019 | LightGBM
-    0.023 / 0.043 / 0.02; P10-P90 coverage 0.802 | 0.799' when both have them, or ''."""
+  def _gbm(self, split: str) -> Dict[str, object]:
+    """GbmBaseline's figures on `split`'s windows ({} if it has none): a record from
+    before it scored several splits holds those of its `scored_split` only."""
     gbm = self.gbm_baseline or {}
-    quantiles = gbm.get('quantiles', [])
-    names = [q_risk_name(q) for q in quantiles]
-    if not quantiles or any(name not in self.metrics for name in names):
-      return ''
-    keys = [quantile_key(q) for q in quantiles]
-    risks = lambda values: ' / '.join(f'{value:.4g}' for value in values)
-    text = (f"q-risk {' / '.join(key.upper() for key in keys)} beside LightGBM's: model "
-            f"{risks(self.metrics[name] for name in names)} | LightGBM "
-            f"{risks(gbm['q_risk'][key] for key in keys)}")
-    coverage = coverage_name(quantiles)
-    band = interval_calibration.band_key(quantiles, 0, -1)
-    if coverage in self.metrics and band in gbm.get('coverage', {}):
-      text += (f'; {keys[0].upper()}-{keys[-1].upper()} coverage '
-               f'{self.metrics[coverage]:.3f} | {gbm["coverage"][band]:.3f}')
-    return text
+    if 'by_split' in gbm:
+      return gbm['by_split'].get(split, {})
+    return gbm if 'mae' in gbm and gbm.get('scored_split', EVAL_SPLIT) == split else {}
 
-  def _gbm_mae(self) -> Optional[float]:
-    return (self.gbm_baseline or {}).get('mae')
 
-  def behind_gbm(self) -> str:
-    """A sentence when the model's eval MAE is above the gradient-boosted baseline's, or
-    ''."""
-    model = self.metrics.get('mean_absolute_error')
-    gbm = self._gbm_mae()
-    if gbm is None or model is None or not model > gbm:
-      return ''
-    above = f'{100 * (model / gbm - 1):.1f}%' if gbm > 0 else f'{model - gbm:.4g}'
-    return (f"the model's eval MAE is {above} above LightGBM's on the same windows "
-            '(docs/pipeline.md: the gradient-boosted baseline)')
+def naive_comparison(metrics: Dict[str, float], gbm: Dict[str, object]) -> str:
+  """'model 2.17 | LightGBM 2.25 | repeat_last 3.10 | seasonal_168 2.84 (best naive)'
+  (LightGBM when `gbm` has its figures on the same windows), or ''."""
+  naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
+           if name.startswith(NAIVE_MAE_PREFIX)}
+  if not naive or 'mean_absolute_error' not in metrics:
+    return ''
+  best = min(naive, key=naive.get)
+  parts = [f'model {metrics["mean_absolute_error"]:.4g}']
+  if gbm:
+    parts.append(f'LightGBM {gbm["mae"]:.4g}')
+  parts += [f'{name} {value:.4g}{" (best naive)" if name == best else ""}'
+            for name, value in naive.items()]
+  return ' | '.join(parts)
+
+
+def bands_beside_gbm(metrics: Dict[str, float], gbm: Dict[str, object],
+                     quantiles: Sequence[float]) -> str:
+  """'q-risk P10 / P50 / P90 beside LightGBM's: model 0.021 / 0.041 / 0.019 | LightGBM
+  0.023 / 0.043 / 0.02; P10-P90 coverage 0.802 | 0.799' when both have them, or ''."""
+  names = [q_risk_name(q) for q in quantiles]
+  if not quantiles or not gbm or any(name not in metrics for name in names):
+    return ''
+  keys = [quantile_key(q) for q in quantiles]
+  risks = lambda values: ' / '.join(f'{value:.4g}' for value in values)
+  text = (f"q-risk {' / '.join(key.upper() for key in keys)} beside LightGBM's: model "
+          f"{risks(metrics[name] for name in names)} | LightGBM "
+          f"{risks(gbm['q_risk'][key] for key in keys)}")
+  coverage = coverage_name(quantiles)
+  band = interval_calibration.band_key(quantiles, 0, -1)
+  if coverage in metrics and band in gbm.get('coverage', {}):
+    text += (f'; {keys[0].upper()}-{keys[-1].upper()} coverage '
+             f'{metrics[coverage]:.3f} | {gbm["coverage"][band]:.3f}')
+  return text
+
+
+def behind_gbm(metrics: Dict[str, float], gbm: Dict[str, object], split: str) -> str:
+  """A sentence when the model's MAE on `split` is above the gradient-boosted baseline's,
+  or ''."""
+  model = metrics.get('mean_absolute_error')
+  gbm_mae = gbm.get('mae')
+  if gbm_mae is None or model is None or not model > gbm_mae:
+    return ''
+  above = f'{100 * (model / gbm_mae - 1):.1f}%' if gbm_mae > 0 else f'{model - gbm_mae:.4g}'
+  return (f"the model's {split} MAE is {above} above LightGBM's on the same windows "
+          '(docs/pipeline.md: the gradient-boosted baseline)')
 
 
 def _by_step(values: Sequence[float]) -> str:
@@ -232,7 +265,9 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
-  metrics = overall_metrics(evaluation.uri) if evaluation else {}
+  by_split = split_metrics(evaluation.uri) if evaluation else {}
+  judged = TEST_SPLIT if by_split.get(TEST_SPLIT) else EVAL_SPLIT
+  metrics = by_split.get(judged, {})
   # Windowing's windows are Examples too, without a split report: the newest with one.
   reports = (read_split_report(a.uri) for a in sorted(artifacts, key=lambda a: a.id,
                                                         reverse=True)
@@ -252,13 +287,16 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
                    if model else None),
       warm_start=_warm_start(model.uri) if model else None,
       training=_training(model.uri) if model else None,
-      not_blessed_because=blessing_failures(evaluation.uri) if evaluation else [],
+      not_blessed_because=blessing_failures(evaluation.uri, judged) if evaluation else [],
       baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
                          if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
                          else None),
-      baseline_mae=baseline_mae(evaluation.uri) if evaluation else None,
+      baseline_mae=baseline_mae(evaluation.uri, judged) if evaluation else None,
       split_report=split_report,
-      gbm_baseline=read_result(gbm.uri) if gbm else None)
+      gbm_baseline=read_result(gbm.uri) if gbm else None,
+      judged_split=judged,
+      eval_metrics=({k: v for k, v in by_split.get(EVAL_SPLIT, {}).items()
+                     if isinstance(v, float)} if judged == TEST_SPLIT else {}))
 
 
 def _warm_start(model_uri: str) -> Optional[str]:
@@ -274,17 +312,19 @@ def _training(model_uri: str) -> Optional[str]:
   return training_record.describe(records) if records else None
 
 
-def blessing_failures(evaluation_uri: str) -> List[str]:
-  """Why the Evaluator at `evaluation_uri` did not bless the model ([] if it did)."""
-  return describe_failures(tfma.load_validation_result(evaluation_uri))
+def blessing_failures(evaluation_uri: str, judged: str) -> List[str]:
+  """Why the Evaluator at `evaluation_uri` did not bless the model on the `judged` split's
+  windows ([] if it did)."""
+  return describe_failures(tfma.load_validation_result(evaluation_uri), judged)
 
 
-def describe_failures(result: validation_result_pb2.ValidationResult) -> List[str]:
-  """One sentence per blessing rule a TFMA validation result broke, naming the rule's
-  key in the data set's `blessing`."""
+def describe_failures(result: validation_result_pb2.ValidationResult,
+                      judged: str = EVAL_SPLIT) -> List[str]:
+  """One sentence per blessing rule a TFMA validation result broke on the `judged`
+  split's windows, naming the rule's key in the data set's `blessing`."""
   if result.validation_ok:
     return []
-  reasons = [_describe_failure(failure)
+  reasons = [_describe_failure(failure, judged)
              for per_slice in result.metric_validations_per_slice
              for failure in per_slice.failures]
   # Otherwise TFMA found no slice or threshold to check; its own record says which.
@@ -292,37 +332,42 @@ def describe_failures(result: validation_result_pb2.ValidationResult) -> List[st
                      f'{text_format.MessageToString(result, as_one_line=True)}']
 
 
-def _describe_failure(failure: validation_result_pb2.ValidationFailure) -> str:
+def _describe_failure(failure: validation_result_pb2.ValidationFailure, judged: str) -> str:
   name, value = failure.metric_key.name, failure.metric_value.double_value.value
   threshold = failure.metric_threshold
   if failure.metric_key.is_diff:
     allowed = threshold.change_threshold.relative.value
-    return (f'the eval MAE is {value:.4g} above the last blessed model\'s, more than '
+    return (f'the {judged} MAE is {value:.4g} above the last blessed model\'s, more than '
             f'max_relative_regression ({allowed:g}) allows')
   bound = threshold.value_threshold.upper_bound.value
   if name == MAE_VS_BEST_NAIVE:
-    return (f'the eval MAE is {value:.4g} times the best naive forecast\'s, above '
+    return (f'the {judged} MAE is {value:.4g} times the best naive forecast\'s, above '
             f'1 - beat_naive_by ({bound:.4g})')
   if name == 'mean_absolute_error':
-    return f'the eval MAE {value:.4g} is above max_mae ({bound:g})'
+    return f'the {judged} MAE {value:.4g} is above max_mae ({bound:g})'
   return failure.message or f'{name} {value:.4g} broke its threshold: {threshold}'
 
 
-def overall_metrics(evaluation_uri: str) -> Dict[str, Union[float, List[float]]]:
-  """The candidate model's metrics on the overall slice of an Evaluator output."""
-  return candidate_metrics(evaluation_uri)[()]
+def split_metrics(evaluation_uri: str) -> Dict[str, Dict[str, Union[float, List[float]]]]:
+  """The candidate model's metrics on the windows of each split an Evaluator scored."""
+  by_slice = candidate_metrics(evaluation_uri)
+  return {split: by_slice[split_slice(split)] for split in (EVAL_SPLIT, TEST_SPLIT)
+          if split_slice(split) in by_slice}
 
 
 def candidate_metrics(evaluation_uri: str
                       ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
-  """The candidate model's metrics per slice: () is the overall slice, a slice of one
-  feature is ((name, value),). Array metrics (per horizon step) are lists."""
+  """The candidate model's metrics per slice: a split's windows are
+  (('window_split', 'test'),), a split and series ((split), (series key, value)). Array
+  metrics (per horizon step) are lists."""
   return _model_metrics(evaluation_uri, ('', CANDIDATE))
 
 
-def baseline_mae(evaluation_uri: str) -> Optional[float]:
-  """The last blessed model's MAE on the overall slice, if the Evaluator scored it."""
-  return _model_metrics(evaluation_uri, (BASELINE,)).get((), {}).get('mean_absolute_error')
+def baseline_mae(evaluation_uri: str, judged: str) -> Optional[float]:
+  """The last blessed model's MAE on the `judged` split's windows, if the Evaluator scored
+  it."""
+  return _model_metrics(evaluation_uri, (BASELINE,)).get(split_slice(judged), {}).get(
+      'mean_absolute_error')
 
 
 def _model_metrics(evaluation_uri: str, model_names: Tuple[str, ...]

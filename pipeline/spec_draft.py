@@ -37,7 +37,9 @@ from trainer_module.naive_forecasts import naive_forecasts, periods_for
 # data (at most 384 history steps, to keep training on a CPU practical), then a week,
 # a month, half a year and a year ahead.
 _MAX_DEFAULT_HISTORY = 384
-EVAL_SHARE = 0.2  # of the longest series' steps, at least one horizon
+# Of the longest series' steps, each at least one horizon: the test period at the end of
+# the data, the eval period before it.
+EVAL_SHARE = TEST_SHARE = 0.15
 _TIME_NAMES = ('timestamp', 'datetime', 'date', 'day', 'time', 'ts', 'ds', 'period', 'month',
                'week')
 # Words in the names of columns that usually identify series: among keys that tell the
@@ -102,6 +104,7 @@ class Draft:
   calendar_features: Tuple[str, ...]
   columns: List[ColumnDraft]
   eval_start: str  # where the eval period starts in this data
+  test_start: Optional[str]  # where the held-out test period starts; None: none fits
   naive_maes: Dict[str, float]
   rows: int
   series: int
@@ -109,7 +112,8 @@ class Draft:
   forecast_floor: Optional[float] = None
   time_zone: Optional[str] = None  # whose clock the times follow, when it changes
   training_windows: int = 0
-  eval_steps: int = 0  # the eval period: the data's last steps, from `eval_start`
+  eval_steps: int = 0  # the data's last steps from `eval_start` (eval and test periods)
+  test_steps: int = 0  # the data's last steps from `test_start` (the test period)
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
 
   @property
@@ -219,10 +223,9 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     else:
       columns.append(drafted)
   lengths = pd.Series(steps).groupby(series.to_numpy()).agg(lambda s: s.max() - s.min() + 1)
-  horizon, encoder_steps, eval_start_step, note = _window(
+  horizon, encoder_steps, eval_start_step, test_start_step, notes = _window(
       frequency, int(lengths.max()), int(steps.max()), horizon, encoder_steps)
-  if note:
-    findings.append(note)
+  findings += notes
   season = _season_beyond_history_finding(
       frequency, encoder_steps, horizon,
       int(lengths.max()) - (int(steps.max()) + 1 - eval_start_step))
@@ -241,14 +244,27 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   if constant:
     findings.append(constant)
   target_values = numbers[target].to_numpy()
+  # The blessing's windows: the test period's, or the eval period's without one.
+  judged_step = eval_start_step if test_start_step is None else test_start_step
   maes = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
-                    eval_start_step)
+                    judged_step)
   eval_start = _format_time(frequency.seconds_of(eval_start_step))
-  if not maes:
+  test_start = (None if test_start_step is None
+                else _format_time(frequency.seconds_of(test_start_step)))
+  judged = 'eval' if test_start is None else 'test'
+  if test_start is not None and not naive_maes(steps, series, target_values, frequency,
+                                               encoder_steps, horizon, eval_start_step,
+                                               test_start_step):
     raise DraftError(f'no series has an eval window ({encoder_steps} history and {horizon} '
                      f'forecast steps{" without gaps" if gaps else ""}, forecasting from '
-                     f'{eval_start} on); give longer series, or a shorter --horizon and '
-                     '--encoder-steps')
+                     f'{eval_start} on, before the test period from {test_start}); give '
+                     'longer series, or a shorter --horizon and --encoder-steps')
+  if not maes:
+    raise DraftError(f'no series has {"an" if test_start is None else "a"} {judged} window '
+                     f'({encoder_steps} history and {horizon} forecast steps'
+                     f'{" without gaps" if gaps else ""}, forecasting from '
+                     f'{test_start or eval_start} on); give longer series, or a shorter '
+                     '--horizon and --encoder-steps')
   windows = training_windows(steps, series, encoder_steps + horizon, eval_start_step)
   if not windows:
     raise DraftError(f'no series has a training window ({encoder_steps} history and '
@@ -262,7 +278,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                     '{batch_size: ...}); more history per series, or a shorter '
                     '--encoder-steps, gives more windows')
   if min(maes.values()) == 0:
-    findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every eval '
+    findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every {judged} '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
                     'the target column')
   offsets, zones = _changing_clock(table[time], seconds, series, frequency)
@@ -285,6 +301,8 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                calendar_features=tuple(f for f in calendar if f not in table.columns),
                columns=columns,
                eval_start=eval_start, eval_steps=int(steps.max()) + 1 - eval_start_step,
+               test_start=test_start,
+               test_steps=0 if test_start is None else int(steps.max()) + 1 - test_start_step,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings, time_zone=zones[0] if zones else None,
                training_windows=windows, batch_size=batch_size,
@@ -849,36 +867,51 @@ def _longest_window(train_steps: int) -> int:
 
 
 def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optional[int],
-            encoder_steps: Optional[int]) -> Tuple[int, int, int, Optional[str]]:
-  """(horizon, history, the eval period's first step, a note if the history was
-  shortened). The eval period ends at `last_step` and holds `EVAL_SHARE` of the longest
-  series, at least a horizon, from a step divisible by the horizon: the windowing
-  component starts forecasts there, so it holds a whole window."""
+            encoder_steps: Optional[int]
+            ) -> Tuple[int, int, int, Optional[int], List[str]]:
+  """(horizon, history, the eval period's first step, the test period's first step or
+  None, notes on what was given up). The test period ends at `last_step` and holds
+  `TEST_SHARE` of the longest series, the eval period before it `EVAL_SHARE`, each at
+  least a horizon, from a step divisible by the horizon: the windowing component starts
+  forecasts there, so each holds a whole window. Series too short to train before both
+  get no test period; the history is shortened before that, so that the training period
+  holds windows."""
   default_horizon, default_history = _default_window(frequency)
   horizon = horizon or default_horizon
-  eval_start = forecast_starts.last_start_until(
-      last_step + 1 - max(horizon, int(round(EVAL_SHARE * longest))),
-      forecast_starts.default_stride(EVAL_SPLIT, horizon))
-  eval_steps = last_step + 1 - eval_start
-  train_steps = longest - eval_steps
+  stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
+  period = lambda end, share: forecast_starts.last_start_until(
+      end - max(horizon, int(round(share * longest))), stride)
+  test_start = period(last_step + 1, TEST_SHARE)
+  eval_start = period(test_start, EVAL_SHARE)
+  # The shortest history: the one given, or as short as the horizon when drafted.
+  if longest - (last_step + 1 - eval_start) < (encoder_steps or horizon) + horizon:
+    # No window fits before both periods.
+    eval_start, test_start = period(last_step + 1, EVAL_SHARE), None
+  held_out = last_step + 1 - eval_start
+  train_steps = longest - held_out
+  periods = 'eval and test periods' if test_start is not None else 'an eval period'
   if train_steps < 1:
-    raise DraftError(f'the longest series has {longest} steps, too few for an eval period of '
-                     f'{eval_steps} steps (at least a horizon, from a step divisible by it) '
+    raise DraftError(f'the longest series has {longest} steps, too few for {periods} of '
+                     f'{held_out} steps (at least a horizon, from a step divisible by it) '
                      'and training before it; give longer series, or a shorter --horizon')
-  note = None
+  notes = [] if test_start is not None else [
+      f'the series are too short to train before a held-out test period as well as an eval '
+      f'period: none is drafted, so the run\'s figures are those of the eval windows, which '
+      'also choose the epoch and flatter the model; longer series, or a shorter --horizon, '
+      'give one']
   if encoder_steps is None:
     encoder_steps = default_history
     if encoder_steps + horizon > _longest_window(train_steps):
       shortened = max(horizon, _longest_window(train_steps) - horizon)
-      note = (f'history shortened from {encoder_steps} to {shortened} steps so that the '
-              f'training period ({train_steps} steps) holds windows')
+      notes.insert(0, f'history shortened from {encoder_steps} to {shortened} steps so that '
+                   f'the training period ({train_steps} steps) holds windows')
       encoder_steps = shortened
   if encoder_steps + horizon > train_steps:
-    raise DraftError(f'the longest series has {longest} steps: after {eval_steps} eval steps '
-                     f'its {train_steps} training steps cannot hold one window of '
+    raise DraftError(f'the longest series has {longest} steps: after {held_out} steps of '
+                     f'{periods} its {train_steps} training steps cannot hold one window of '
                      f'{encoder_steps} history and {horizon} forecast steps; give a shorter '
                      '--encoder-steps or --horizon, or longer series')
-  return horizon, encoder_steps, eval_start, note
+  return horizon, encoder_steps, eval_start, test_start, notes
 
 
 def training_windows(steps: np.ndarray, series: pd.Series, window: int,
@@ -918,12 +951,13 @@ def _default_window(frequency: Frequency) -> Tuple[int, int]:
 
 def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
                frequency: Frequency, encoder_steps: int, horizon: int,
-               eval_start_step: int) -> Dict[str, float]:
-  """MAE of each naive forecast (`trainer_module.naive_forecasts`) over the eval windows.
+               start_step: int, end_step: Optional[int] = None) -> Dict[str, float]:
+  """MAE of each naive forecast (`trainer_module.naive_forecasts`) over the windows of the
+  period from `start_step` up to `end_step` (default: the end of the data).
 
-  Eval windows are cut as the windowing component cuts them: forecasts start at grid
-  steps divisible by the horizon, at or after `eval_start_step`, with E history and H
-  forecast steps present (no gap).
+  Windows are cut as the windowing component cuts a period's: forecasts start at grid
+  steps divisible by the horizon, at or after `start_step`, with E history and H
+  forecast steps present (no gap) and inside the period.
   """
   histories, futures = [], []
   stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
@@ -932,8 +966,9 @@ def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
     first, last = int(steps[positions].min()), int(steps[positions].max())
     values = np.full(last - first + 1, np.nan)
     values[steps[positions] - first] = target[positions]
-    start = forecast_starts.first_start_from(max(eval_start_step, first + encoder_steps), stride)
-    for forecast in range(start, last - horizon + 2, stride):
+    start = forecast_starts.first_start_from(max(start_step, first + encoder_steps), stride)
+    stop = last if end_step is None else min(last, end_step - 1)
+    for forecast in range(start, stop - horizon + 2, stride):
       at = forecast - first
       history, future = values[at - encoder_steps:at], values[at:at + horizon]
       if not (np.isnan(history).any() or np.isnan(future).any()):

@@ -42,7 +42,7 @@ class Scaling(str, enum.Enum):
 # Names the pipeline gives to derived features and to the fields of a window example
 # (`schema.window_layout`), which also holds the raw columns; no column may use them.
 RESERVED_COLUMN_NAMES = ('series_key', 'series_id', 'forecast_start', 'target_history',
-                         'target_future', 'window_mask')
+                         'target_future', 'window_mask', 'window_split')
 TRANSFORMED_SUFFIX = '_xf'  # ends the name of every Transform output (`schema.features`)
 RESERVED_NAMES_RULE = (f'are reserved: {list(RESERVED_COLUMN_NAMES)} and names ending in '
                        f"'{TRANSFORMED_SUFFIX}' name what the pipeline derives from the columns")

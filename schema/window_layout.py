@@ -5,7 +5,8 @@ A window covers T = E + H consecutive steps of one series. Static features hold 
 value, known features T values, observed features E values; the target is split into its
 history (E values, model input) and its future (H values, the label). These values,
 but the target's, are Transform outputs; the target is in original units. Evaluation
-splits are stored as windows.
+splits are stored as windows, each naming its split (`WINDOW_SPLIT`), by which the
+Evaluator scores the eval and the test windows apart in one pass; no model reads it.
 
 Windows of the evaluation splits also carry the RAW columns of the dataset spec, as the
 raw serving signature reads them (`raw_window_feature_spec`, named as the columns are,
@@ -33,6 +34,7 @@ TARGET_HISTORY = 'target_history'
 TARGET_FUTURE = 'target_future'
 FORECAST_START = 'forecast_start'  # epoch seconds of the first forecast step
 WINDOW_MASK = 'window_mask'  # segments: 1 for each of its T windows that is a training window
+WINDOW_SPLIT = 'window_split'  # windows: the split they belong to, which the Evaluator slices by
 
 
 def feature_length(group: Group, spec: DatasetSpec) -> int:

@@ -190,17 +190,17 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   write_span(1, range(0, 48))
   write_span(2, range(48, 51))  # three new hours, a horizon of four
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv', '--train-spans', '2'])
-  split = dataclasses.replace(_SPEC_AND_SPLIT[1], eval_start='last 8 steps')
+  split = dataclasses.replace(_SPEC_AND_SPLIT[1], eval_start='last 8 steps', test_start=None)
   with pytest.raises(SystemExit) as stopped:
     check_input_files(args, str(tmp_path), spec, split)
   assert str(stopped.value) == (
       'error: the newest span, span 2 (span-2/*.csv), holds 3 steps of the hourly grid '
-      '(2024-01-03 00:00:00 to 2024-01-03 02:00:00), and its own split gives the eval windows '
-      "(the older spans' rows are all training data): eval_start 'last 8 steps' leaves it an "
-      "eval period of 3 steps, in which no eval window's 4 forecast steps fit (they start on "
-      'a multiple of 4). Make each span hold an eval period of new rows, or append the new '
-      'rows to one growing file instead of adding spans (docs/pipeline.md: retraining as new '
-      'data arrives)')
+      '(2024-01-03 00:00:00 to 2024-01-03 02:00:00), and its own split gives the eval and '
+      "test windows (the older spans' rows are all training data): eval_start 'last 8 steps' "
+      "leaves it an eval period of 3 steps, in which no eval window's 4 forecast steps fit "
+      '(they start on a multiple of 4). Make each span hold an eval (and test) period of new '
+      'rows, or append the new rows to one growing file instead of adding spans '
+      '(docs/pipeline.md: retraining as new data arrives)')
   # Four steps, but from hour 49: the first eval forecast starts at hour 52, after them.
   write_span(2, range(49, 53))
   with pytest.raises(SystemExit, match='an eval period of 4 steps, in which no eval window'):
@@ -209,6 +209,15 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   check_input_files(args, str(tmp_path), spec, split)
   write_span(2, ['48:30'])  # a time off the grid: ExampleGen names its file and line
   check_input_files(args, str(tmp_path), spec, split)
+  # A test period is checked as the eval period is: hours 58 and 59 hold no test window.
+  write_span(2, range(48, 60))
+  held_out = dataclasses.replace(split, eval_start='last 12 steps',
+                                 test_start='2024-01-03 10:00:00')
+  with pytest.raises(SystemExit, match="test_start '2024-01-03 10:00:00' leaves it a test "
+                     "period of 2 steps, in which no test window's 4 forecast steps fit"):
+    check_input_files(args, str(tmp_path), spec, held_out)
+  check_input_files(args, str(tmp_path), spec,
+                    dataclasses.replace(held_out, test_start='2024-01-03 08:00:00'))
 
 
 def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(tmp_path):

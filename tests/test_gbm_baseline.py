@@ -1,6 +1,8 @@
 """The gradient-boosted baseline: its rows read each window's history only, and it learns
 what the naive forecasts cannot."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -167,6 +169,25 @@ def test_rows_are_weighted_by_their_windows_scale(monkeypatch):
 
 def test_no_windows_is_an_error_that_says_so():
   empty = gbm_baseline.Windows(inputs={}, label=np.zeros([0, SPEC.horizon]))
-  with pytest.raises(ValueError, match='needs training, eval and scored windows; got 0, 5 '
-                     'and 5'):
+  with pytest.raises(ValueError, match='needs training, eval and scored windows; got 0 '
+                     'training and 5 eval windows'):
     gbm_baseline.compare(empty, _windows(5, seed=7), SPEC)
+
+
+def test_the_test_windows_are_scored_by_a_model_that_never_saw_them():
+  train, evaluation, test = _windows(300, seed=11), _windows(100, seed=12), _windows(80, seed=13)
+  alone = gbm_baseline.compare(train, evaluation, SPEC, threads=1)
+  both = gbm_baseline.compare(train, evaluation, SPEC, threads=1,
+                              scored={'eval': evaluation, 'test': test}, judged='test')
+  absurd = dataclasses.replace(test, label=test.label * 1000.0)
+  scored_absurd = gbm_baseline.compare(train, evaluation, SPEC, threads=1,
+                                       scored={'eval': evaluation, 'test': absurd},
+                                       judged='test')
+  # Nothing is chosen on the test windows: the rounds and the bands' factors stay.
+  assert both['rounds'] == alone['rounds'] == scored_absurd['rounds']
+  assert both['interval_factors'] == scored_absurd['interval_factors']
+  assert both['by_split']['eval'] == alone['by_split']['eval']
+  assert both['scored_split'] == 'test' and both['mae'] == both['by_split']['test']['mae']
+  assert scored_absurd['mae'] > 10 * both['mae']
+  assert both['by_split']['test']['scored_windows'] == 80
+  assert both['by_split']['test']['naive_mae'] == gbm_baseline.naive_maes(test, SPEC)

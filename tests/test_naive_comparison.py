@@ -65,24 +65,39 @@ def test_a_model_without_the_naive_outputs_is_an_error_naming_them():
     combiner.add_input(combiner.create_accumulator(), served)
 
 
-def _thresholds(eval_config):
+def _per_slice_thresholds(eval_config):
   by_class = {m.class_name: m for spec in eval_config.metrics_specs for m in spec.metrics}
-  [mae] = by_class['MeanAbsoluteError'].per_slice_thresholds
-  naive = by_class['NaiveComparison'].per_slice_thresholds
+  return (by_class['MeanAbsoluteError'].per_slice_thresholds,
+          by_class['NaiveComparison'].per_slice_thresholds)
+
+
+def _thresholds(eval_config):
+  [mae], naive = _per_slice_thresholds(eval_config)
   return mae.threshold, (naive[0].threshold if naive else None)
 
 
+@pytest.mark.parametrize('judged', ['eval', 'test'])
+def test_the_rule_is_judged_on_the_judged_split_windows_only(judged):
+  mae, naive = _per_slice_thresholds(make_eval_config(Blessing(), [0.1, 0.5, 0.9],
+                                                      ['repeat_last'], judged))
+  for threshold in list(mae) + list(naive):
+    [slicing] = threshold.slicing_specs
+    assert dict(slicing.feature_values) == {'window_split': judged}
+    assert not slicing.feature_keys
+
+
 def test_the_default_rule_bounds_the_ratio_to_the_best_naive_mae():
-  mae, naive = _thresholds(make_eval_config(Blessing(), [0.1, 0.5, 0.9], ['repeat_last']))
+  mae, naive = _thresholds(make_eval_config(Blessing(), [0.1, 0.5, 0.9], ['repeat_last'],
+                                            'eval'))
   assert naive.value_threshold.upper_bound.value == 1.0
   assert not mae.HasField('value_threshold')
   assert mae.change_threshold.relative.value == 0.0  # never worse than the last blessed
 
   mae, naive = _thresholds(make_eval_config(
-      Blessing(beat_naive_by=0.1, max_mae=3.0), [0.1, 0.5, 0.9], ['repeat_last']))
+      Blessing(beat_naive_by=0.1, max_mae=3.0), [0.1, 0.5, 0.9], ['repeat_last'], 'eval'))
   assert naive.value_threshold.upper_bound.value == pytest.approx(0.9)
   assert mae.value_threshold.upper_bound.value == 3.0
 
   _, naive = _thresholds(make_eval_config(Blessing(beat_naive_by=None, max_mae=3.0),
-                                          [0.1, 0.5, 0.9], ['repeat_last']))
+                                          [0.1, 0.5, 0.9], ['repeat_last'], 'eval'))
   assert naive is None

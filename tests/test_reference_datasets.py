@@ -80,17 +80,20 @@ def test_etth1_with_standard_borders(tmp_path_factory, run_pipeline):
 
 def test_stallion_with_its_350_series(tmp_path_factory, run_pipeline):
   config, summary = _run('stallion', tmp_path_factory, run_pipeline)
-  assert summary.metrics['example_count'] == 350
+  assert summary.judged_split == 'test' and summary.metrics['example_count'] == 350
+  assert summary.eval_metrics['example_count'] == 350
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
-  assert rows == {'train': 350 * 54, 'eval': 350 * 6, 'after_end': 0, 'spans': [0],
+  assert rows == {'train': 350 * 48, 'eval': 350 * 6, 'test': 350 * 6, 'after_end': 0,
+                  'spans': [0],
                   'files': [os.path.join(config.data_root, 'stallion.csv')],
                   # Left out of the spec: the actual price and discount follow from the
                   # regular price and the discount in percent; the key is agency and sku.
                   'undeclared_columns': ['price_actual', 'discount', 'timeseries'],
-                  'boundaries': {'eval_start': '2017-07-01 00:00:00'}}
+                  'boundaries': {'eval_start': '2017-01-01 00:00:00',
+                                 'test_start': '2017-07-01 00:00:00'}}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)
   assert windows['series'] == 350
-  assert windows['windows'] == {'train': 350 * (54 - 18 + 1), 'eval': 350}
+  assert windows['windows'] == {'train': 350 * (48 - 18 + 1), 'eval': 350, 'test': 350}
   keys = {w[SERIES_KEY].numpy()[0] for w in _windows(
       config, 'eval', {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string)})}
   assert len(keys) == 350 and b'Agency_01|SKU_01' in keys

@@ -175,26 +175,33 @@ def test_a_key_column_with_an_empty_value_is_named_with_its_line(tmp_path):
 
 
 def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
-  # One series of 8 years of months: 24 + 6 steps per window, the last 20% for eval.
+  # One series of 8 years of months: 24 + 6 steps per window; the last 15% (14 months, to
+  # 18 from a multiple of 6) for test, the 15% before them for eval.
   lines = ['month,revenue'] + [f'{2015 + m // 12}-{m % 12 + 1:02d}-01,{100 + m % 12 + m}'
                                for m in range(96)]
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'revenue', 'revenue')
-  assert (drafted.encoder_steps, drafted.horizon, drafted.eval_start) == (24, 6, '2021-01-01')
-  # Months 0 to 71 are before the eval period: 72 - 30 + 1 windows.
-  assert drafted.training_windows == 43 and drafted.batch_size == 32
-  assert ('43 training windows, fewer than the default batch of 64: the spec sets a batch of '
-          '32') in ' '.join(drafted.findings)
+  assert (drafted.encoder_steps, drafted.horizon, drafted.eval_start, drafted.test_start) == (
+      24, 6, '2020-01-01', '2021-07-01')
+  assert (drafted.eval_steps, drafted.test_steps) == (36, 18)
+  # Months 0 to 59 are before the eval period: 60 - 30 + 1 windows.
+  assert drafted.training_windows == 31 and drafted.batch_size == 16
+  assert ('31 training windows, fewer than the default batch of 64: the spec sets a batch of '
+          '16') in ' '.join(drafted.findings)
   text = init_spec.render(drafted, '/d/revenue.csv', '/d/revenue.yaml', '/d/revenue.schema')
-  assert 'model: {batch_size: 32}  # 43 training windows, fewer than the default batch of 64' in (
+  assert 'model: {batch_size: 16}  # 31 training windows, fewer than the default batch of 64' in (
       text.splitlines())
   dataset = dataset_file.from_dict(yaml.safe_load(text), '/d')
-  assert dataset.model_overrides == {'batch_size': 32}
-  # The eval period is the data's last steps; ExampleGen places it where init did.
-  assert dataset.split.eval_start == 'last 24 steps'
+  assert dataset.model_overrides == {'batch_size': 16}
+  # The eval and test periods are the data's last steps; ExampleGen places them where init
+  # did.
+  assert (dataset.split.eval_start, dataset.split.test_start) == ('last 36 steps',
+                                                                  'last 18 steps')
   from components import time_series_example_gen as example_gen
   time_range = (parse_timestamp('2015-01-01'), parse_timestamp('2022-12-01'))
   assert example_gen.resolve_boundary(dataset.split.eval_start, time_range,
                                       dataset.spec) == parse_timestamp(drafted.eval_start)
+  assert example_gen.resolve_boundary(dataset.split.test_start, time_range,
+                                      dataset.spec) == parse_timestamp(drafted.test_start)
   # Enough windows: the preset's batch, and no model line.
   many = spec_draft.draft(_monthly_sales(SHOPS), 'sales', 'sales')
   assert many.training_windows >= 64 and many.batch_size is None
@@ -324,12 +331,13 @@ def test_training_windows_are_counted_as_windowing_cuts_them():
 
 
 def test_no_training_window_is_an_error_that_says_why(tmp_path):
-  # A day missing every 10 days up to day 50: no 35 consecutive days before day 80.
-  days = [day for day in range(100) if day > 50 or day % 10]
+  # A day missing every 10 days up to day 30: no 35 consecutive days before the eval period
+  # (from day 59); its windows' histories, from day 31 on, have no gap.
+  days = [day for day in range(100) if day > 30 or day % 10]
   lines = ['day,sales'] + [f'{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},'
                            f'{day % 7 + 1}' for day in days]
   with pytest.raises(spec_draft.DraftError, match=r'no series has a training window \(28 '
-                     r'history and 7 forecast steps without gaps, before 2024-03-'):
+                     r'history and 7 forecast steps without gaps, before 2024-02-29\)'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
@@ -543,7 +551,7 @@ def test_a_target_the_naive_forecast_matches_on_the_eval_windows_is_flagged(tmp_
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
   assert drafted.naive_maes[drafted.best_naive] == 0
   assert any(finding.startswith(f'the naive forecast {drafted.best_naive} is exact on every '
-                                'eval window (MAE 0), so no model can beat it')
+                                'test window (MAE 0), so no model can beat it')
              for finding in drafted.findings)
 
 
@@ -596,13 +604,20 @@ def test_a_0_1_flag_shared_by_every_series_at_each_time_is_drafted_as_known():
   assert _drafted_columns(one)['christmas'].role == Role.OBSERVED
 
 
-def test_series_with_no_whole_eval_window_are_refused_with_the_eval_start(tmp_path):
+def test_series_with_no_whole_eval_or_test_window_are_refused_with_the_period_start(tmp_path):
   lines = _daily(days=100).splitlines()
-  del lines[71:97]  # days 70 to 95: every eval window crosses the gap
-  with pytest.raises(spec_draft.DraftError, match=r'no series has an eval window \(28 history '
+  del lines[71:97]  # days 70 to 95: every test window crosses the gap
+  with pytest.raises(spec_draft.DraftError, match=r'no series has a test window \(28 history '
                      r'and 7 forecast steps without gaps, forecasting from 2024-03-21 on\); '
                      r'give longer series'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
+  lines = _daily(days=100).splitlines()
+  del lines[63:68]  # days 62 to 66: the eval windows (days 59 to 79) all cross the gap
+  with pytest.raises(spec_draft.DraftError, match=r'no series has an eval window \(7 history '
+                     r'and 7 forecast steps without gaps, forecasting from 2024-02-29 on, '
+                     r'before the test period from 2024-03-21\); give longer series'):
+    spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales',
+                     encoder_steps=7)
 
 
 def test_column_names_are_written_as_they_are_spelt_and_read_back_so(tmp_path):
@@ -638,11 +653,14 @@ def test_a_time_of_day_in_the_eval_start_is_said_to_be_utc(tmp_path):
   lines = ['time,load'] + [f'{hour.isoformat()},{hour.hour + hour.day}' for hour in hours]
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
   summary = init_spec.summary(drafted, '/d/load.yaml', '/d/load.schema.pbtxt', '/d/load.csv')
-  assert f'eval from {drafted.eval_start} UTC' in summary
-  assert (f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: the '
-          f"data's last {drafted.eval_steps} steps (from {drafted.eval_start} UTC in this "
-          'data; about a fifth of the longest series, at least a horizon), moving with the '
-          'data as rows are added') in (
+  assert (f'eval from {drafted.eval_start}, test (held out) from {drafted.test_start} UTC'
+          in summary)
+  assert (f'split: {{eval_start: "last {drafted.eval_steps} steps", test_start: "last '
+          f'{drafted.test_steps} steps"}}  # the data\'s last {drafted.test_steps} steps (from '
+          f'{drafted.test_start} UTC in this data) are held out as the test period, which '
+          'nothing chooses on and the blessing is decided on; the '
+          f'{drafted.eval_steps - drafted.test_steps} steps before them (from '
+          f'{drafted.eval_start} UTC) are the eval period') in (
       init_spec.render(drafted, '/d/load.csv', '/d/load.yaml', '/d/load.schema.pbtxt'))
   daily = spec_draft.draft(_read(tmp_path, _daily()), 'sales', 'sales')
   assert 'UTC' not in init_spec.summary(daily, '/d/s.yaml', '/d/s.schema.pbtxt', '/d/s.csv')
@@ -716,3 +734,22 @@ def test_the_schema_leaves_the_values_of_columns_that_describe_series_open(tmp_p
   schema = text_format.Parse((tmp_path / 'schema.pbtxt').read_text(), schema_pb2.Schema())
   with_values = {feature.name for feature in schema.feature if feature.HasField('domain')}
   assert with_values == {'promo_type'}
+
+
+def test_series_too_short_for_a_test_period_get_an_eval_period_alone_and_a_note(tmp_path):
+  drafted = spec_draft.draft(_read(tmp_path, _daily(days=28)), 'sales', 'sales')
+  assert drafted.test_start is None and drafted.test_steps == 0
+  assert any(finding.startswith('the series are too short to train before a held-out test '
+                                'period as well as an eval period: none is drafted')
+             for finding in drafted.findings)
+  text = init_spec.render(drafted, '/d/s.csv', '/d/s.yaml', '/d/s.schema')
+  dataset = dataset_file.from_dict(yaml.safe_load(text), '/d')
+  assert dataset.split.test_start is None
+  assert 'blessing: {beat_naive_by: 0.0}  # a pushed model\'s eval MAE' in text
+  # Long enough: both periods, and the blessing line names the test windows' naive MAEs.
+  longer = spec_draft.draft(_read(tmp_path, _daily(days=100)), 'sales', 'sales')
+  assert longer.test_start is not None
+  assert not any('too short to train before' in finding for finding in longer.findings)
+  assert ('blessing: a model must beat the best naive forecast, '
+          f'{longer.best_naive} (test MAE') in init_spec.summary(longer, '/d/s.yaml',
+                                                                '/d/s.schema', '/d/s.csv')
