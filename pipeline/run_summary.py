@@ -357,9 +357,10 @@ def split_metrics(evaluation_uri: str) -> Dict[str, Dict[str, Union[float, List[
 
 def candidate_metrics(evaluation_uri: str
                       ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
-  """The candidate model's metrics per slice: a split's windows are
-  (('window_split', 'test'),), a split and series ((split), (series key, value)). Array
-  metrics (per horizon step) are lists."""
+  """The candidate model's metrics per slice, keyed by (column, value) pairs in column
+  order: a split's windows are (('window_split', 'test'),), a split's windows of one
+  series (('series_key_xf', 'A'), ('window_split', 'test')). Array metrics (per horizon
+  step) are lists."""
   return _model_metrics(evaluation_uri, ('', CANDIDATE))
 
 
@@ -376,8 +377,8 @@ def _model_metrics(evaluation_uri: str, model_names: Tuple[str, ...]
   `candidate_metrics` gives them."""
   result = {}
   for metrics_for_slice in tfma.load_metrics(evaluation_uri):
-    slice_key = tuple((s.column, _slice_value(s))
-                      for s in metrics_for_slice.slice_key.single_slice_keys)
+    slice_key = tuple(sorted((s.column, _slice_value(s))
+                             for s in metrics_for_slice.slice_key.single_slice_keys))
     values = {item.key.name: _metric_value(item.value)
               for item in metrics_for_slice.metric_keys_and_values
               if not item.key.is_diff and item.key.model_name in model_names}

@@ -1,7 +1,9 @@
 """The real pipeline, run by LocalDagRunner on a tiny generated data set.
 
 Asserts on what the metadata store recorded: every component executed, the model was
-evaluated with finite metrics, blessed and pushed, and the pushed model serves forecasts.
+evaluated with finite metrics on the eval and the held-out test windows, blessed on the
+test windows and pushed, and the pushed model serves forecasts; a second run whose
+test-period targets are absurd chose and fitted everything as the first did.
 """
 
 import csv
@@ -15,12 +17,14 @@ import tensorflow as tf
 from tfx.utils import path_utils
 
 from components import forecasting
+from evaluation.eval_config import split_slice
 from pipeline import default_data, run_summary
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY
 from tests.training_segments import training_windows
+from trainer_module import interval_calibration, training_record
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -32,20 +36,29 @@ EXPECTED_NODES = {
     'InterpretationReportGen', 'Pusher', 'ForecastGen'}
 
 
-@pytest.fixture(scope='module')
-def finished_run(tmp_path_factory, run_pipeline):
-  root = tmp_path_factory.mktemp('run')
-  data_root = root / 'data'
-  default_data.generate(str(data_root / 'data.csv'), num_series=3, days=12, seed=1)
+ABSURD = 1e7  # added to every test-period target of the second run
+
+
+def _config(root) -> PipelineConfig:
+  """The pipeline over `root`/data, seeded, its split the default data set's (train, eval,
+  test), blessed when the MAE is below 1e6."""
   spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
   split = datasets.get_dataset('synthetic').split
-  config = PipelineConfig(
+  return PipelineConfig(
       pipeline_name='tft-e2e', pipeline_root=str(root / 'pipeline_root'),
-      data_root=str(data_root), serving_model_dir=str(root / 'serving'),
+      data_root=str(root / 'data'), serving_model_dir=str(root / 'serving'),
       dataset=spec, time_split=split, blessing=Blessing(beat_naive_by=None, max_mae=1e6),
       strides=default_strides(spec, split), train_steps=6,
       schema_file=datasets.curated_schema_path('synthetic'),
-      model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 2})
+      training_options={'seed': 1, 'warm_start': False},
+      model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 3})
+
+
+@pytest.fixture(scope='module')
+def finished_run(tmp_path_factory, run_pipeline):
+  root = tmp_path_factory.mktemp('run')
+  default_data.generate(str(root / 'data' / 'data.csv'), num_series=3, days=12, seed=1)
+  config = _config(root)
   return config, run_pipeline(config)
 
 
@@ -82,26 +95,48 @@ def test_the_summary_reports_the_calibrated_band_the_evaluator_scored(finished_r
   after = summary.calibration['eval_coverage_after']['0.1:0.9']
   # The Evaluator scores the served (calibrated) band on the same eval windows; the
   # actual that sets the factor lies on the band's edge, so rounding may move one step.
-  one_step = 1 / (summary.metrics['example_count'] * config.dataset.horizon)
-  assert summary.metrics['coverage_p10_p90'] == pytest.approx(after, abs=one_step + 1e-6)
+  one_step = 1 / (summary.eval_metrics['example_count'] * config.dataset.horizon)
+  assert summary.eval_metrics['coverage_p10_p90'] == pytest.approx(after, abs=one_step + 1e-6)
   assert f'P10-P90 held {100 * summary.calibration["eval_coverage_before"]["0.1:0.9"]:.1f}%' \
       in summary.format(config.pipeline_root)
 
 
-def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run):
+def _split_metrics(summary, split):
+  """The summary's figures of one split's windows."""
+  return summary.metrics if split == summary.judged_split else summary.eval_metrics
+
+
+def test_the_test_windows_are_judged_and_the_eval_ones_reported_beside_them(finished_run):
   config, summary = finished_run
-  actuals, forecasts, _ = _eval_windows_and_forecasts(config, summary)
-  eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
-                                      'Split-eval', '*.gz'))
+  assert summary.judged_split == 'test'
+  test_windows, eval_windows = len(_window_order(config, 'test')), len(_window_order(
+      config, 'eval'))
+  assert summary.metrics['example_count'] == test_windows > 0
+  assert summary.eval_metrics['example_count'] == eval_windows > 0
+  text = summary.format(config.pipeline_root)
+  held_out = text.index('  test metrics, held out (original units; nothing chose on the test '
+                        'windows, and the blessing was decided on them):')
+  eval_block = text.index('  eval windows (they chose the epoch and the bands, so their '
+                          'figures flatter the model):')
+  assert held_out < eval_block < text.index('  blessed:     yes')
+
+
+@pytest.mark.parametrize('split', ['eval', 'test'])
+def test_the_naive_forecasts_are_scored_on_the_same_windows(finished_run, split):
+  config, summary = finished_run
+  actuals, forecasts, _ = _windows_and_forecasts(config, summary, split)
+  files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                 f'Split-{split}', '*.gz'))
   histories = np.array([tf.train.Example.FromString(r.numpy()).features.feature[
-      TARGET_HISTORY].float_list.value for r in tf.data.TFRecordDataset(eval_files, 'GZIP')])
+      TARGET_HISTORY].float_list.value for r in tf.data.TFRecordDataset(files, 'GZIP')])
   repeat_last = np.abs(actuals - histories[:, -1:]).mean()
   history_mean = np.abs(actuals - histories.mean(axis=1, keepdims=True)).mean()
   seasonal_24 = np.abs(actuals - histories[:, -24:][:, :actuals.shape[1]]).mean()
-  assert summary.metrics['naive_mae_repeat_last'] == pytest.approx(repeat_last, rel=1e-5)
-  assert summary.metrics['naive_mae_history_mean'] == pytest.approx(history_mean, rel=1e-5)
-  assert summary.metrics['naive_mae_seasonal_24'] == pytest.approx(seasonal_24, rel=1e-5)
-  assert summary.metrics['mae_vs_best_naive'] == pytest.approx(
+  metrics = _split_metrics(summary, split)
+  assert metrics['naive_mae_repeat_last'] == pytest.approx(repeat_last, rel=1e-5)
+  assert metrics['naive_mae_history_mean'] == pytest.approx(history_mean, rel=1e-5)
+  assert metrics['naive_mae_seasonal_24'] == pytest.approx(seasonal_24, rel=1e-5)
+  assert metrics['mae_vs_best_naive'] == pytest.approx(
       np.abs(actuals - forecasts[1]).mean() / min(repeat_last, history_mean, seasonal_24),
       rel=1e-4)
 
@@ -110,9 +145,13 @@ def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finis
   config, summary = finished_run
   gbm = summary.gbm_baseline
   # Its naive forecasts, computed by its own code, score as the Evaluator's: same windows.
-  for name, value in gbm['naive_mae'].items():
-    assert summary.metrics[f'naive_mae_{name}'] == pytest.approx(value, rel=1e-5), name
-  assert gbm['eval_windows'] == summary.metrics['example_count']
+  for split in ('eval', 'test'):
+    for name, value in gbm['by_split'][split]['naive_mae'].items():
+      assert _split_metrics(summary, split)[f'naive_mae_{name}'] == pytest.approx(
+          value, rel=1e-5), (split, name)
+  assert gbm['scored_split'] == 'test' and gbm['mae'] == gbm['by_split']['test']['mae']
+  assert gbm['eval_windows'] == summary.eval_metrics['example_count']
+  assert gbm['scored_windows'] == summary.metrics['example_count']
   assert gbm['training_windows'] == gbm['training_windows_available'] > 0
   assert math.isfinite(gbm['mae']) and min(gbm['rounds'].values()) >= 1
   text = summary.format(config.pipeline_root)
@@ -121,9 +160,12 @@ def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finis
   # A model per quantile of the TFT's, its band calibrated on the eval windows as the TFT's.
   assert gbm['quantiles'] == list(config.model_config.quantiles)
   assert set(gbm['interval_factors']) == {'0.1:0.9'}
-  assert gbm['coverage']['0.1:0.9'] >= 0.8
+  assert gbm['by_split']['eval']['coverage']['0.1:0.9'] >= 0.8
   assert (f"q-risk P10 / P50 / P90 beside LightGBM's: model "
           f"{summary.metrics['q_risk_p10']:.4g} / " in text)
+  assert (f'    MAE beside a global LightGBM and the naive forecasts: model '
+          f'{summary.eval_metrics["mean_absolute_error"]:.4g} | LightGBM '
+          f'{gbm["by_split"]["eval"]["mae"]:.4g} |' in text)
 
 
 def test_series_without_known_values_for_the_horizon_are_listed_not_dropped(finished_run):
@@ -187,12 +229,13 @@ def test_training_windows_are_written_mixed_across_series(finished_run):
   assert len({key for key, _ in order[:len(order) // 2]}) == 3
 
 
-def _eval_windows_and_forecasts(config, summary):
-  """Every eval window's actuals, series and the Trainer model's quantile forecasts."""
+def _windows_and_forecasts(config, summary, split='eval'):
+  """Every window of `split`: its actuals, series and the Trainer model's quantile
+  forecasts."""
   model = tf.saved_model.load(path_utils.serving_model_path(summary.model_uri))
-  eval_files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
-                                      'Split-eval', '*.gz'))
-  serialized = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, 'GZIP')]
+  files = glob.glob(os.path.join(config.pipeline_root, 'Windowing', 'windows', '*',
+                                 f'Split-{split}', '*.gz'))
+  serialized = [r.numpy() for r in tf.data.TFRecordDataset(files, 'GZIP')]
   outputs = model.signatures[EVAL_SIGNATURE](examples=tf.constant(serialized))
   forecasts = np.stack([outputs[quantile_key(q)].numpy() for q in (0.1, 0.5, 0.9)])
   parsed = tf.io.parse_example(serialized, {
@@ -225,25 +268,27 @@ def _numpy_metrics(actuals, forecasts):
 def test_served_quantiles_are_in_order(finished_run):
   """The model is briefly trained; whatever order its own quantiles came in, it serves
   P10 <= P50 <= P90 at every step."""
-  _, forecasts, _ = _eval_windows_and_forecasts(*finished_run)
+  _, forecasts, _ = _windows_and_forecasts(*finished_run)
   assert (np.diff(forecasts, axis=0) >= 0).all()
 
 
-def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished_run):
+@pytest.mark.parametrize('split', ['eval', 'test'])
+def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished_run, split):
   config, summary = finished_run
-  actuals, forecasts, series = _eval_windows_and_forecasts(config, summary)
+  actuals, forecasts, series = _windows_and_forecasts(config, summary, split)
   evaluated = run_summary.candidate_metrics(summary.evaluation_uri)
   one_series = sorted(set(series))[0]
   in_series = series == one_series
   for slice_key, expected in (
-      ((), _numpy_metrics(actuals, forecasts)),
-      (((SERIES_KEY, one_series),),
+      (split_slice(split), _numpy_metrics(actuals, forecasts)),
+      (((SERIES_KEY, one_series),) + split_slice(split),
        _numpy_metrics(actuals[in_series], forecasts[:, in_series]))):
     got = evaluated[slice_key]
     for name, value in expected.items():
       np.testing.assert_allclose(got[name], value, rtol=1e-4, err_msg=f'{name} {slice_key}')
-  assert summary.metrics_by_step['mean_absolute_error_by_step'] == pytest.approx(
-      list(evaluated[()]['mean_absolute_error_by_step']))
+  if split == summary.judged_split:
+    assert summary.metrics_by_step['mean_absolute_error_by_step'] == pytest.approx(
+        list(evaluated[split_slice(split)]['mean_absolute_error_by_step']))
 
 
 def test_the_interpretation_report_is_written_next_to_the_model(finished_run):
@@ -252,3 +297,44 @@ def test_the_interpretation_report_is_written_next_to_the_model(finished_run):
   files = os.listdir(summary.report_uri)
   assert 'index.html' in files and 'report.json' in files
   assert any(name.endswith('.png') for name in files)
+
+
+def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
+    finished_run, tmp_path_factory, run_pipeline):
+  """The same data but for absurd test-period targets: the Trainer keeps the same epoch,
+  calibrates the same bands and LightGBM fits the same rounds, as none of them read the
+  test windows; the blessing, decided on them, changes."""
+  config, summary = finished_run
+  root = tmp_path_factory.mktemp('absurd_test_run')
+  (root / 'data').mkdir()
+  with open(os.path.join(config.data_root, 'data.csv')) as f:
+    rows = list(csv.DictReader(f))
+  test_start = summary.split_report['boundaries']['test_start']
+  for row in rows:
+    if row['timestamp'] >= test_start:  # ISO times of one grid: text order is time order
+      row['load'] = str(float(row['load']) + ABSURD)
+  with open(root / 'data' / 'data.csv', 'w', newline='') as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  absurd = run_pipeline(_config(root))
+
+  model_dir = lambda run: path_utils.serving_model_path(run.model_uri)
+  [record], [absurd_record] = (training_record.read(model_dir(run)) for run in (summary,
+                                                                               absurd))
+  assert absurd_record['best_epoch'] == record['best_epoch']
+  # TensorFlow's kernels are not bit-for-bit deterministic: the same to rounding.
+  assert absurd_record['best_val_loss'] == pytest.approx(record['best_val_loss'], rel=1e-3)
+  factors, absurd_factors = (interval_calibration.read(model_dir(run))['factors']
+                             for run in (summary, absurd))
+  for band, ends in factors.items():
+    for end, value in ends.items():
+      assert absurd_factors[band][end] == pytest.approx(value, rel=1e-2, abs=1e-3), (band, end)
+  assert absurd.gbm_baseline['rounds'] == summary.gbm_baseline['rounds']
+  assert absurd.eval_metrics['naive_mae_repeat_last'] == pytest.approx(
+      summary.eval_metrics['naive_mae_repeat_last'])
+  assert summary.blessed is True
+  assert absurd.blessed is False
+  assert absurd.metrics['mean_absolute_error'] > 1e6
+  assert any(reason.startswith('the test MAE') and 'is above max_mae (1e+06)' in reason
+             for reason in absurd.not_blessed_because), absurd.not_blessed_because
