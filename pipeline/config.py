@@ -130,6 +130,10 @@ class PipelineConfig:
                                self.dataset.horizon)
     if self.train_steps < 1:
       raise ValueError(f'train_steps must be at least 1, got {self.train_steps}')
+    if self.blessing.beat_lightgbm_by is not None and not self.gbm_baseline:
+      raise ValueError("the blessing rule's beat_lightgbm_by compares the model with the "
+                       'LightGBM baseline, which this run does not fit: drop '
+                       '--no-gbm-baseline, or the rule')
     if self.train_spans < 1:
       raise ValueError(f'train_spans must be at least 1, got {self.train_spans}')
     if self.train_spans > 1:

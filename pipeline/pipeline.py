@@ -27,7 +27,7 @@ from components.anomaly_gate import AnomalyGate
 from components.forecast_gen import ForecastGen
 from components.gbm_baseline import GbmBaseline
 from components.interpretation_report import InterpretationReportGen
-from components.scoped_evaluator import ScopedEvaluator
+from components.scoped_evaluator import ScopedEvaluator, rules_json
 from components.step_budget_trainer import StepBudgetTrainer
 from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
@@ -98,6 +98,12 @@ def create_pipeline(
                           transform_graph=transform.outputs['transform_graph'],
                           base_model=model_resolver.outputs['model'],
                           train_steps=values['train_steps'])
+  gbm_baseline = GbmBaseline(
+      windows=windowing.outputs['windows'], dataset_spec=spec.to_json(),
+      quantiles=json.dumps(list(config.model_config.quantiles)),
+      calibrate_intervals=config.training_config.calibrate_intervals
+  ) if config.gbm_baseline else None
+  judged = judged_split(config.time_split)
   evaluator = ScopedEvaluator(
       pipeline_name=config.pipeline_name,
       examples=windowing.outputs['windows'],
@@ -105,8 +111,12 @@ def create_pipeline(
       baseline_model=model_resolver.outputs['model'],
       example_splits=scored_splits(config.time_split),
       eval_config=make_eval_config(config.blessing, config.model_config.quantiles,
-                                   naive_forecast_names(spec),
-                                   judged_split(config.time_split))).with_id('Evaluator')
+                                   naive_forecast_names(spec), judged),
+      blessing_rules=rules_json(config.blessing, judged),
+      # Only a rule that reads LightGBM's figures makes the Evaluator wait for them.
+      gbm_baseline=(gbm_baseline.outputs['evaluation']
+                    if config.blessing.beat_lightgbm_by is not None else None)
+  ).with_id('Evaluator')
   interpretation_report = InterpretationReportGen(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
   pusher = _make_pusher(config, model=trainer.outputs['model'],
@@ -121,11 +131,8 @@ def create_pipeline(
   components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
                 transform, windowing, trainer, model_resolver, evaluator,
                 interpretation_report, pusher, forecast_gen]
-  if config.gbm_baseline:
-    components.append(GbmBaseline(
-        windows=windowing.outputs['windows'], dataset_spec=spec.to_json(),
-        quantiles=json.dumps(list(config.model_config.quantiles)),
-        calibrate_intervals=config.training_config.calibrate_intervals))
+  if gbm_baseline:
+    components.append(gbm_baseline)
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,

@@ -5,7 +5,7 @@ Used by the local runner's closing summary and by the end-to-end test.
 
 import dataclasses
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence
 
 import tensorflow_model_analysis as tfma
 from google.protobuf import text_format
@@ -16,12 +16,13 @@ from tfx.utils import path_utils
 
 from components import forecasting
 from components.forecast_gen import Forecasts
-from components.gbm_baseline import BaselineEvaluation, read_result
+from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
-from components.scoped_evaluator import BASELINE_LEFT_OUT_KEY
+from components.scoped_evaluator import (BASELINE_LEFT_OUT_KEY, BEHIND_LIGHTGBM_KEY,
+                                         DECIDED_BY_KEY)
 from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_READ,
                                                 UNDECLARED_COLUMNS, read_split_report)
-from evaluation.eval_config import BASELINE, CANDIDATE, split_slice
+from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from trainer_module import interval_calibration, training_record, warm_start
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT
@@ -58,10 +59,11 @@ class RunSummary:
   training: Optional[str] = None  # how it went (training_record.describe)
   not_blessed_because: List[str] = dataclasses.field(default_factory=list)
   baseline_left_out: Optional[str] = None  # why the last blessed model was not compared
-  baseline_mae: Optional[float] = None  # the last blessed model's, on the same windows
+  baseline_mae: Optional[float] = None  # the last blessed model's, on the judged windows
   split_report: Optional[Dict[str, object]] = None  # ExampleGen's split_report.json
   gbm_baseline: Optional[Dict[str, object]] = None  # GbmBaseline's gbm_baseline.json
   judged_split: str = EVAL_SPLIT  # whose windows `metrics` are
+  decided_by: Optional[str] = None  # the windows and rules the blessing was decided on
   eval_metrics: Dict[str, float] = dataclasses.field(default_factory=dict)  # when test is
   # judged: the eval windows', which chose the epoch (and the bands)
 
@@ -121,7 +123,8 @@ class RunSummary:
       lines.append(f'  intervals:   {interval_calibration.describe(self.calibration)}')
     if self.report_uri:
       lines.append(f'  report:      {os.path.join(self.report_uri, "index.html")}')
-    lines.append(f'  blessed:     {"yes" if self.blessed else "no"}')
+    lines.append(f'  blessed:     {"yes" if self.blessed else "no"}'
+                 + (f', on {self.decided_by}' if self.decided_by else ''))
     lines += [f'    because {reason}' for reason in self.not_blessed_because]
     if self.baseline_mae is not None:
       lines.append(f"    the last blessed model's {self.judged_split} MAE on the same "
@@ -168,12 +171,8 @@ class RunSummary:
     return lines
 
   def _gbm(self, split: str) -> Dict[str, object]:
-    """GbmBaseline's figures on `split`'s windows ({} if it has none): a record from
-    before it scored several splits holds those of its `scored_split` only."""
-    gbm = self.gbm_baseline or {}
-    if 'by_split' in gbm:
-      return gbm['by_split'].get(split, {})
-    return gbm if 'mae' in gbm and gbm.get('scored_split', EVAL_SPLIT) == split else {}
+    """GbmBaseline's figures on `split`'s windows ({} if it has none)."""
+    return figures_on(self.gbm_baseline, split)
 
 
 def naive_comparison(metrics: Dict[str, float], gbm: Dict[str, object]) -> str:
@@ -265,7 +264,7 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
-  by_split = split_metrics(evaluation.uri) if evaluation else {}
+  by_split = results.split_metrics(evaluation.uri) if evaluation else {}
   judged = TEST_SPLIT if by_split.get(TEST_SPLIT) else EVAL_SPLIT
   metrics = by_split.get(judged, {})
   # Windowing's windows are Examples too, without a split report: the newest with one.
@@ -287,16 +286,23 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
                    if model else None),
       warm_start=_warm_start(model.uri) if model else None,
       training=_training(model.uri) if model else None,
-      not_blessed_because=blessing_failures(evaluation.uri, judged) if evaluation else [],
-      baseline_left_out=(blessing.custom_properties[BASELINE_LEFT_OUT_KEY].string_value
-                         if blessing and BASELINE_LEFT_OUT_KEY in blessing.custom_properties
-                         else None),
-      baseline_mae=baseline_mae(evaluation.uri, judged) if evaluation else None,
+      not_blessed_because=((blessing_failures(evaluation.uri, judged) if evaluation else [])
+                           + list(filter(None, [_custom_text(blessing, BEHIND_LIGHTGBM_KEY)]))),
+      decided_by=_custom_text(blessing, DECIDED_BY_KEY),
+      baseline_left_out=_custom_text(blessing, BASELINE_LEFT_OUT_KEY),
+      baseline_mae=results.baseline_mae(evaluation.uri, judged) if evaluation else None,
       split_report=split_report,
       gbm_baseline=read_result(gbm.uri) if gbm else None,
       judged_split=judged,
       eval_metrics=({k: v for k, v in by_split.get(EVAL_SPLIT, {}).items()
                      if isinstance(v, float)} if judged == TEST_SPLIT else {}))
+
+
+def _custom_text(artifact, key: str) -> Optional[str]:
+  """An artifact's text custom property `key`, or None (no artifact, or no such property)."""
+  if artifact is None or key not in artifact.custom_properties:
+    return None
+  return artifact.custom_properties[key].string_value
 
 
 def _warm_start(model_uri: str) -> Optional[str]:
@@ -346,59 +352,6 @@ def _describe_failure(failure: validation_result_pb2.ValidationFailure, judged: 
   if name == 'mean_absolute_error':
     return f'the {judged} MAE {value:.4g} is above max_mae ({bound:g})'
   return failure.message or f'{name} {value:.4g} broke its threshold: {threshold}'
-
-
-def split_metrics(evaluation_uri: str) -> Dict[str, Dict[str, Union[float, List[float]]]]:
-  """The candidate model's metrics on the windows of each split an Evaluator scored."""
-  by_slice = candidate_metrics(evaluation_uri)
-  return {split: by_slice[split_slice(split)] for split in (EVAL_SPLIT, TEST_SPLIT)
-          if split_slice(split) in by_slice}
-
-
-def candidate_metrics(evaluation_uri: str
-                      ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
-  """The candidate model's metrics per slice, keyed by (column, value) pairs in column
-  order: a split's windows are (('window_split', 'test'),), a split's windows of one
-  series (('series_key_xf', 'A'), ('window_split', 'test')). Array metrics (per horizon
-  step) are lists."""
-  return _model_metrics(evaluation_uri, ('', CANDIDATE))
-
-
-def baseline_mae(evaluation_uri: str, judged: str) -> Optional[float]:
-  """The last blessed model's MAE on the `judged` split's windows, if the Evaluator scored
-  it."""
-  return _model_metrics(evaluation_uri, (BASELINE,)).get(split_slice(judged), {}).get(
-      'mean_absolute_error')
-
-
-def _model_metrics(evaluation_uri: str, model_names: Tuple[str, ...]
-                   ) -> Dict[Tuple, Dict[str, Union[float, List[float]]]]:
-  """The metrics per slice of the model named one of `model_names`, as
-  `candidate_metrics` gives them."""
-  result = {}
-  for metrics_for_slice in tfma.load_metrics(evaluation_uri):
-    slice_key = tuple(sorted((s.column, _slice_value(s))
-                             for s in metrics_for_slice.slice_key.single_slice_keys))
-    values = {item.key.name: _metric_value(item.value)
-              for item in metrics_for_slice.metric_keys_and_values
-              if not item.key.is_diff and item.key.model_name in model_names}
-    if values:
-      result.setdefault(slice_key, {}).update(values)
-  return result
-
-
-def _slice_value(single_slice_key) -> Union[str, int, float]:
-  kind = single_slice_key.WhichOneof('kind')
-  value = getattr(single_slice_key, kind)
-  return value.decode() if isinstance(value, bytes) else value
-
-
-def _metric_value(value) -> Union[float, List[float]]:
-  if value.HasField('array_value'):
-    array = value.array_value
-    return [float(v) for v in (array.float64_values or array.float32_values or
-                               array.int64_values or array.int32_values)]
-  return value.double_value.value
 
 
 def node_id(store: metadata_store.MetadataStore, execution) -> str:

@@ -14,8 +14,9 @@ A spec file is YAML (or JSON). The built-in data sets are such files (`schema/sp
     - {name: kw, role: target}
     - {name: tariff, role: known}
     - {name: outside_temp, role: observed, allow_missing: true}
-  split: {eval_start: 0.8}    # timestamps, or fractions of the time range
-  blessing: {beat_naive_by: 0.05}  # eval MAE at most 95% of the best naive forecast's
+  split: {eval_start: 0.7, test_start: 0.85}  # timestamps, fractions of the time range,
+                              # or 'last 48 steps'; test: held out, judges the model
+  blessing: {beat_naive_by: 0.05}  # MAE at most 95% of the best naive forecast's
   schema: my_load.schema.pbtxt  # curated TFDV schema; relative paths are to this file
   data: my_load.csv           # default input when --data is not given
   model: {hidden_size: 32}    # TFTConfig fields over the model preset
@@ -28,7 +29,7 @@ import dataclasses
 import datetime
 import os
 import re
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import yaml
 
@@ -38,7 +39,7 @@ from trainer_module.hparams import TFTConfig, check_seasonal_lag
 
 FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
 SPLIT_KEYS = ('eval_start', 'test_start', 'end')
-BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression')
+BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression', 'beat_lightgbm_by')
 
 
 class DatasetFileError(ValueError):
@@ -79,27 +80,37 @@ _SpecLoader.add_implicit_resolver(
 
 @dataclasses.dataclass(frozen=True)
 class Blessing:
-  """When the Evaluator blesses a model: when every rule that is set holds.
+  """When the Evaluator blesses a model: when every rule that is set holds, on the
+  judged windows (the test period's when the split holds one out, else the eval
+  period's).
 
   Attributes:
-    beat_naive_by: the median forecast's eval MAE must be at most (1 - beat_naive_by)
+    beat_naive_by: the median forecast's MAE must be at most (1 - beat_naive_by)
       times that of the best naive forecast (repeat-last-value, seasonal naive at the
-      frequency's natural seasons) on the same eval windows; None: no such rule.
-    max_mae: an absolute bound on the median forecast's eval MAE, in original units;
-      None: none.
-    max_relative_regression: the candidate's eval MAE may exceed the last blessed
-      model's by at most this fraction (0.0: never worse).
+      frequency's natural seasons, the history's mean) on the same windows; None: no
+      such rule.
+    max_mae: an absolute bound on the median forecast's MAE, in original units; None:
+      none.
+    max_relative_regression: the candidate's MAE may exceed the last blessed model's
+      on the same windows by at most this fraction (0.0: never worse).
+    beat_lightgbm_by: the median forecast's MAE must be at most (1 - beat_lightgbm_by)
+      times that of the LightGBM the run fits beside it (`components.gbm_baseline`) on
+      the same windows; None (the default): no such rule.
   """
   beat_naive_by: Optional[float] = 0.0
   max_mae: Optional[float] = None
   max_relative_regression: float = 0.0
+  beat_lightgbm_by: Optional[float] = None
 
   def __post_init__(self):
     if self.beat_naive_by is None and self.max_mae is None:
       raise ValueError('the blessing rule needs beat_naive_by or max_mae (or both)')
-    if self.beat_naive_by is not None and not 0.0 <= self.beat_naive_by < 1.0:
-      raise ValueError(f"'beat_naive_by' must lie in [0, 1) (0.05: at least 5% below the "
-                       f'best naive MAE), got {self.beat_naive_by!r}')
+    for key, what in (('beat_naive_by', 'the best naive MAE'),
+                      ('beat_lightgbm_by', "LightGBM's MAE")):
+      value = getattr(self, key)
+      if value is not None and not 0.0 <= value < 1.0:
+        raise ValueError(f"'{key}' must lie in [0, 1) (0.05: at least 5% below {what}), "
+                         f'got {value!r}')
     if self.max_mae is not None and not self.max_mae > 0:
       raise ValueError(f"'max_mae' must be greater than 0, got {self.max_mae!r}")
     if not 0.0 <= self.max_relative_regression <= 1.0:
@@ -107,6 +118,23 @@ class Blessing:
                        f"5% worse than the last blessed model's eval MAE), got "
                        f'{self.max_relative_regression!r}')
 
+
+  def rules(self, compared_with_last: bool) -> List[str]:
+    """The rules that are set, in words with their keys; the last blessed model's only
+    when one was compared."""
+    rules = []
+    if self.beat_naive_by is not None:
+      rules.append(f"the MAE at most {1 - self.beat_naive_by:g} times the best naive "
+                   f"forecast's (beat_naive_by {self.beat_naive_by:g})")
+    if self.max_mae is not None:
+      rules.append(f'the MAE at most {self.max_mae:g} (max_mae)')
+    if compared_with_last:
+      rules.append(f"the MAE at most {1 + self.max_relative_regression:g} times the last "
+                   f"blessed model's (max_relative_regression {self.max_relative_regression:g})")
+    if self.beat_lightgbm_by is not None:
+      rules.append(f"the MAE at most {1 - self.beat_lightgbm_by:g} times LightGBM's "
+                   f'(beat_lightgbm_by {self.beat_lightgbm_by:g})')
+    return rules
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:

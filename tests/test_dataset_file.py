@@ -88,6 +88,8 @@ def test_a_spec_file_with_a_byte_order_mark_loads(tmp_path):
      "allow_missing must be true or false, got 'yes please'"),
     (('max_mae: 10}', 'max_mae: -1}'), "'blessing': 'max_mae' must be greater than 0, got -1"),
     (('beat_naive_by: 0.05', 'beat_naive_by: 5'), r"'beat_naive_by' must lie in \[0, 1\)"),
+    (('max_mae: 10}', 'max_mae: 10, beat_lightgbm_by: -0.1}'),
+     r"'beat_lightgbm_by' must lie in \[0, 1\) \(0.05: at least 5% below LightGBM's MAE\)"),
     (('beat_naive_by: 0.05, max_mae: 10', 'beat_naive_by: null'),
      'the blessing rule needs beat_naive_by or max_mae'),
     (('model: {hidden_size: 8}', 'model: {hiden_size: 8}'),

@@ -253,3 +253,15 @@ def test_a_stopped_run_names_the_error_without_the_beam_steps_beam_appended():
                      "'Cut'] [while running 'Windows']")
   assert local_runner.stopped_because(error) == (
       "series 'a' has more than one row at 2024-01-05 02:00")
+
+
+def test_a_lightgbm_bar_without_the_lightgbm_baseline_is_refused_before_the_run():
+  from pipeline.config import Blessing, PipelineConfig
+
+  fields = dict(pipeline_name='p', pipeline_root='/r', data_root='/d', serving_model_dir='/s',
+                dataset=_SPEC_AND_SPLIT[0], time_split=_SPEC_AND_SPLIT[1],
+                blessing=Blessing(beat_lightgbm_by=0.0))
+  assert PipelineConfig(**fields).gbm_baseline
+  with pytest.raises(ValueError, match="beat_lightgbm_by compares the model with the LightGBM "
+                     'baseline, which this run does not fit: drop --no-gbm-baseline'):
+    PipelineConfig(**fields, gbm_baseline=False)

@@ -17,8 +17,9 @@ import tensorflow as tf
 from tfx.utils import path_utils
 
 from components import forecasting
+from evaluation import results
 from evaluation.eval_config import split_slice
-from pipeline import default_data, run_summary
+from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
@@ -39,15 +40,16 @@ EXPECTED_NODES = {
 ABSURD = 1e7  # added to every test-period target of the second run
 
 
-def _config(root) -> PipelineConfig:
+def _config(root, **blessing) -> PipelineConfig:
   """The pipeline over `root`/data, seeded, its split the default data set's (train, eval,
-  test), blessed when the MAE is below 1e6."""
+  test), blessed when the MAE is below 1e6 (and by the other `blessing` rules given)."""
   spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
   split = datasets.get_dataset('synthetic').split
   return PipelineConfig(
       pipeline_name='tft-e2e', pipeline_root=str(root / 'pipeline_root'),
       data_root=str(root / 'data'), serving_model_dir=str(root / 'serving'),
-      dataset=spec, time_split=split, blessing=Blessing(beat_naive_by=None, max_mae=1e6),
+      dataset=spec, time_split=split,
+      blessing=Blessing(beat_naive_by=None, max_mae=1e6, **blessing),
       strides=default_strides(spec, split), train_steps=6,
       schema_file=datasets.curated_schema_path('synthetic'),
       training_options={'seed': 1, 'warm_start': False},
@@ -276,7 +278,7 @@ def test_served_quantiles_are_in_order(finished_run):
 def test_tfma_metrics_equal_a_numpy_computation_on_the_same_predictions(finished_run, split):
   config, summary = finished_run
   actuals, forecasts, series = _windows_and_forecasts(config, summary, split)
-  evaluated = run_summary.candidate_metrics(summary.evaluation_uri)
+  evaluated = results.candidate_metrics(summary.evaluation_uri)
   one_series = sorted(set(series))[0]
   in_series = series == one_series
   for slice_key, expected in (
@@ -303,7 +305,8 @@ def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
     finished_run, tmp_path_factory, run_pipeline):
   """The same data but for absurd test-period targets: the Trainer keeps the same epoch,
   calibrates the same bands and LightGBM fits the same rounds, as none of them read the
-  test windows; the blessing, decided on them, changes."""
+  test windows; the blessing, decided on them, changes. The run also bars a model behind
+  LightGBM, so the Evaluator reads GbmBaseline's figures too."""
   config, summary = finished_run
   root = tmp_path_factory.mktemp('absurd_test_run')
   (root / 'data').mkdir()
@@ -317,7 +320,7 @@ def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
     writer = csv.DictWriter(f, fieldnames=list(rows[0]))
     writer.writeheader()
     writer.writerows(rows)
-  absurd = run_pipeline(_config(root))
+  absurd = run_pipeline(_config(root, beat_lightgbm_by=0.0))
 
   model_dir = lambda run: path_utils.serving_model_path(run.model_uri)
   [record], [absurd_record] = (training_record.read(model_dir(run)) for run in (summary,
@@ -338,3 +341,10 @@ def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
   assert absurd.metrics['mean_absolute_error'] > 1e6
   assert any(reason.startswith('the test MAE') and 'is above max_mae (1e+06)' in reason
              for reason in absurd.not_blessed_because), absurd.not_blessed_because
+  gbm_mae = absurd.gbm_baseline['by_split']['test']['mae']
+  assert (f"the test MAE {absurd.metrics['mean_absolute_error']:.4g} is above 1 times "
+          f"LightGBM's ({gbm_mae:.4g}) on the same windows (beat_lightgbm_by 0)"
+          in absurd.not_blessed_because)
+  assert absurd.decided_by == (
+      'the test windows (held out: nothing chose on them): the MAE at most 1e+06 (max_mae); '
+      "the MAE at most 1 times LightGBM's (beat_lightgbm_by 0)")

@@ -210,3 +210,48 @@ def test_the_mae_by_step_shows_every_step_of_a_short_horizon_and_the_highest_of_
   summary.metrics_by_step['mean_absolute_error_by_step'] = [1.0] * 10 + [3.0] + [2.0] * 13
   assert ('    mean_absolute_error_by_step  1.0000 (step 1) ... 2.0000 (step 24); highest '
           '3.0000 (step 11)') in summary.format('/root').splitlines()
+
+
+def _held_out(model_mae: float, eval_mae: float) -> run_summary.RunSummary:
+  """A run judged on its test windows, its eval windows' figures beside them."""
+  naive = {'naive_mae_repeat_last': 9.0, 'naive_mae_seasonal_24': 4.0}
+  return run_summary.RunSummary(
+      components=[], metrics={'mean_absolute_error': model_mae, **naive},
+      metrics_by_step={}, blessed=True, pushed_to=None, model_uri=None,
+      judged_split='test', eval_metrics={'mean_absolute_error': eval_mae, **naive},
+      gbm_baseline={'mae': 2.6, 'scored_split': 'test', 'by_split': {
+          'eval': {'mae': 2.4}, 'test': {'mae': 2.6}}},
+      decided_by='the test windows (held out: nothing chose on them): the MAE at most 1 '
+                 "times the best naive forecast's (beat_naive_by 0)")
+
+
+def test_a_held_out_run_gives_the_test_figures_first_and_the_eval_ones_as_what_they_are():
+  lines = _held_out(2.5, 2.3).format('root').splitlines()
+  heading = lines.index('  test metrics, held out (original units; nothing chose on the test '
+                        'windows, and the blessing was decided on them):')
+  test_line = lines.index('  MAE beside a global LightGBM and the naive forecasts: model 2.5 | '
+                          'LightGBM 2.6 | repeat_last 9 | seasonal_24 4 (best naive)')
+  eval_heading = lines.index('  eval windows (they chose the epoch, so their figures flatter '
+                             'the model):')
+  eval_line = lines.index('    MAE beside a global LightGBM and the naive forecasts: model 2.3 '
+                          '| LightGBM 2.4 | repeat_last 9 | seasonal_24 4 (best naive)')
+  assert heading < test_line < eval_heading < eval_line
+  assert ("  blessed:     yes, on the test windows (held out: nothing chose on them): the MAE "
+          "at most 1 times the best naive forecast's (beat_naive_by 0)") in lines
+  assert 'no test period is held out' not in '\n'.join(lines)
+  # Behind LightGBM on the test windows: said of the test MAE.
+  assert ("    the model's test MAE is 3.8% above LightGBM's on the same windows "
+          '(docs/pipeline.md: the gradient-boosted baseline)') in _held_out(2.7, 2.3).format(
+              'root').splitlines()
+
+
+def test_a_run_without_a_test_period_says_its_figures_are_the_eval_windows():
+  text = _with_gbm(2.5, 2.75).format('root')
+  assert ('    no test period is held out, so no figure here is one that nothing chose on: '
+          "give the spec's split a test_start (docs/data.md)") in text.splitlines()
+
+
+def test_a_record_from_before_several_splits_were_scored_gives_its_own_split_only():
+  summary = _with_gbm(2.5, 2.75)
+  summary.gbm_baseline['scored_split'] = 'test'  # not the judged eval windows
+  assert 'LightGBM' not in summary.format('root')
