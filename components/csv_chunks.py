@@ -10,7 +10,7 @@ bad, `encode_rows` returns None and the caller reads the chunk row by row, whose
 names the first bad row and column.
 """
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -18,10 +18,23 @@ from tfx_bsl.coders import example_coder
 
 from schema.csv_values import real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
+from schema.features import series_key
 from schema.frequency import Frequency
 from schema.time_split import parse_timestamp
 
-Encoded = Tuple[np.ndarray, List[bytes]]  # epoch seconds and serialized tf.Example per row
+
+class Encoded(NamedTuple):
+  """Rows as the example generator passes them on, one entry per row in each field."""
+  seconds: np.ndarray  # epoch seconds [N] int64
+  serialized: List[bytes]  # the typed tf.Examples
+  keys: np.ndarray  # the series keys (`schema.features.series_key`) [N] object
+
+
+def series_keys(rows: Sequence[Dict[str, str]], spec: DatasetSpec) -> np.ndarray:
+  """The series key of each row (`schema.features.series_key`), from its key columns'
+  values as written."""
+  return np.array([series_key([row[name].strip() for name in spec.series_key_columns], spec)
+                   for row in rows], dtype=object)
 
 
 def encode_rows(rows: Sequence[Sequence[str]], header: Sequence[str],
@@ -55,7 +68,9 @@ def encode_rows(rows: Sequence[Sequence[str]], header: Sequence[str],
           return None
         missing[column.name] = absent
       columns[column.name] = values.astype(np.float32)
-  return seconds, _encode(columns, missing, len(rows))
+  keys = series_keys([{name: row[index[name]] for name in spec.series_key_columns}
+                      for row in rows], spec)
+  return Encoded(seconds, _encode(columns, missing, len(rows)), keys)
 
 
 def _timestamps(texts: List[str], frequency: Frequency) -> Optional[np.ndarray]:

@@ -53,12 +53,16 @@ def ForecastGen(  # pylint: disable=invalid-name
     forecasts: tfx.dsl.components.OutputArtifact[Forecasts],
     baseline_model: tfx.dsl.components.InputArtifact[standard_artifacts.Model] = None,
     future_file: tfx.dsl.components.Parameter[str] = '',
+    ends_apart: tfx.dsl.components.Parameter[bool] = False,
 ) -> None:
   """Forecasts every series of `examples` (all splits) H steps past its last row.
 
   Args:
     future_file: a CSV of the known columns over the horizon (`tft-predict`'s horizon
       rows); '' when the spec declares no known columns.
+    ends_apart: the series end at different times by design (the split's periods are
+      placed from each series' last row): each is forecast from its own end, none is
+      left out for ending before the others (`forecasting.make_forecasts`).
   """
   blessed = bool(model_blessing.get_int_custom_property('blessed'))
   chosen: Optional[types.Artifact] = model if blessed or baseline_model is None else (
@@ -75,7 +79,8 @@ def ForecastGen(  # pylint: disable=invalid-name
     series = forecasting.with_last_times_as_written(series, _times_as_written(
         examples.uri, spec, forecasting.last_instants(series, spec)), spec)
   future = prediction.read_series(future_file, spec, future=True) if future_file else {}
-  result = forecasting.make_forecasts(model_dir, series, future, spec, future_file)
+  result = forecasting.make_forecasts(model_dir, series, future, spec, future_file,
+                                      ends_apart=ends_apart)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={
       'model': model_dir, 'model_blessed': blessed or chosen is not model,
       'future_file': future_file or None})

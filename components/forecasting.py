@@ -177,16 +177,20 @@ def short_history_error(key: str, rows: Sequence[prediction.InputRow], spec: Dat
 
 
 def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
-                   spec: DatasetSpec, future_file: str = '') -> Forecasts:
+                   spec: DatasetSpec, future_file: str = '',
+                   ends_apart: bool = False) -> Forecasts:
   """Forecasts of every series that can be forecast, and the others with the reason;
-  `future` holds the rows of `future_file` ('' if none was given)."""
+  `future` holds the rows of `future_file` ('' if none was given). With `ends_apart` the
+  series end at different times by design (the periods are placed from each series' last
+  row): each is forecast from its own last row, and none ending a horizon before the
+  newest rows is taken for one that stopped."""
   vocabulary = published_models.series_vocabulary(model_dir)
   trained_before = training_period.trained_before(model_dir)
   newest = max((rows[-1].seconds for rows in series.values()), default=0)
   windows, not_forecast = [], []
   for key_values, rows in series.items():
     key = series_key(key_values, spec)
-    stale = prediction.stale_series_error(key, rows, newest, spec)
+    stale = None if ends_apart else prediction.stale_series_error(key, rows, newest, spec)
     if stale:
       not_forecast.append((key_values, stale))
       continue

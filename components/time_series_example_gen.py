@@ -64,6 +64,9 @@ AFTER_END = 'after_end'
 SPANS_READ = 'spans'  # in the split report: the spans whose rows the artifact holds
 FILES_READ = 'files'  # in the split report: the input files whose rows the artifact holds
 BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, end) fell, UTC
+# In the split report, for periods placed from each series' last row: the earliest and the
+# latest place of each boundary, UTC.
+SERIES_BOUNDARIES = 'series_boundaries'
 # In the split report: columns of the CSV files that the spec does not declare, left out.
 UNDECLARED_COLUMNS = 'undeclared_columns'
 _SHOWN_ROWS = 5  # places named by `find_rows`
@@ -259,8 +262,12 @@ def _parsed_rows(path: str, header: List[str], chunk: List[Tuple[int, List[str]]
 def _encoded(located: Iterable[Tuple[str, tf.train.Example]],
              spec: DatasetSpec) -> csv_chunks.Encoded:
   examples = [example for _, example in located]
-  return (np.array([example_time(example, spec) for example in examples], dtype=np.int64),
-          [example.SerializeToString() for example in examples])
+  keys = csv_chunks.series_keys(
+      [{name: example.features.feature[name].bytes_list.value[0].decode()
+        for name in spec.series_key_columns} for example in examples], spec)
+  return csv_chunks.Encoded(
+      np.array([example_time(example, spec) for example in examples], dtype=np.int64),
+      [example.SerializeToString() for example in examples], keys)
 
 
 def _tfrecord_examples(path: str) -> Iterator[tf.train.Example]:
@@ -401,19 +408,34 @@ def resolve_boundary(boundary, time_range: Tuple[int, int], spec: DatasetSpec) -
 
 
 def split_index(example, spec: DatasetSpec, split: TimeSplit, time_range) -> int:
-  """Index into `split.split_names`, or len(split_names) for rows at or after the end."""
+  """Index into `split.split_names`, or len(split_names) for rows at or after the end, of
+  a split whose periods are placed in the data's time range (not per series)."""
   return int(split_indices(np.array([example_time(example, spec)]), split, time_range,
                            spec)[0])
 
 
-def split_indices(seconds: np.ndarray, split: TimeSplit, time_range,
-                  spec: DatasetSpec) -> np.ndarray:
-  """`split_index` of rows at epoch `seconds`.
+def split_indices(seconds: np.ndarray, split: TimeSplit, time_range, spec: DatasetSpec,
+                  keys: Optional[np.ndarray] = None,
+                  series_ends: Optional[Mapping[str, int]] = None) -> np.ndarray:
+  """`split_index` of rows at epoch `seconds`; when the split's periods are placed from
+  each series' last row, of series `keys` whose last rows are at `series_ends`.
 
   Raises:
     ValueError: boundaries of both kinds (timestamps and fractions) fall out of order once
       the fractions are placed in `time_range`.
   """
+  if not split.of_each_series:
+    return _indices(seconds, split, time_range, spec)
+  indices = np.empty(len(seconds), dtype=np.int64)
+  for key in np.unique(keys):
+    rows = keys == key
+    indices[rows] = _indices(seconds[rows], split, (time_range[0], series_ends[key]), spec)
+  return indices
+
+
+def _indices(seconds: np.ndarray, split: TimeSplit, time_range,
+             spec: DatasetSpec) -> np.ndarray:
+  """`split_indices` of rows whose boundaries are placed in `time_range`."""
   given = [(name, getattr(split, name)) for name in ('eval_start', 'test_start', 'end')
            if getattr(split, name) is not None]
   placed = [(name, value, resolve_boundary(value, time_range, spec)) for name, value in given]
@@ -431,14 +453,22 @@ def split_indices(seconds: np.ndarray, split: TimeSplit, time_range,
   return indices
 
 
-def _split_chunk(chunk: csv_chunks.Encoded, split: TimeSplit, spec: DatasetSpec, time_range
-                 ) -> Iterator[beam.pvalue.TaggedOutput]:
+def series_ends(chunk: csv_chunks.Encoded) -> Iterator[Tuple[str, int]]:
+  """(series key, its latest epoch seconds) of each series in a chunk."""
+  keys, inverse = np.unique(chunk.keys, return_inverse=True)
+  latest = np.full(len(keys), np.iinfo(np.int64).min)
+  np.maximum.at(latest, inverse, chunk.seconds)
+  return zip(keys.tolist(), latest.tolist())
+
+
+def _split_chunk(chunk: csv_chunks.Encoded, split: TimeSplit, spec: DatasetSpec, time_range,
+                 ends: Optional[Mapping[str, int]]) -> Iterator[beam.pvalue.TaggedOutput]:
   """A chunk's rows as one chunk per split they fall in, tagged with the split's index."""
-  seconds, serialized = chunk
-  indices = split_indices(seconds, split, time_range, spec)
+  indices = split_indices(chunk.seconds, split, time_range, spec, chunk.keys, ends)
   for index in np.unique(indices):
     rows = np.nonzero(indices == index)[0]
-    yield beam.pvalue.TaggedOutput(str(index), (seconds[rows], [serialized[i] for i in rows]))
+    yield beam.pvalue.TaggedOutput(str(index), csv_chunks.Encoded(
+        chunk.seconds[rows], [chunk.serialized[i] for i in rows], chunk.keys[rows]))
 
 
 class _MinMax(beam.CombineFn):
@@ -475,18 +505,28 @@ def files_read(examples_uri: str) -> List[str]:
 
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
                        spans: List[int], files: List[str], spec: DatasetSpec,
-                       time_range: Tuple[int, int], undeclared: Sequence[str] = ()) -> None:
+                       time_range: Tuple[int, int], undeclared: Sequence[str] = (),
+                       ends: Optional[Mapping[str, int]] = None) -> None:
   """Rows per split, the spans and files read, where each boundary fell in the data
-  (`BOUNDARIES`, UTC), and the CSV columns left out (`UNDECLARED_COLUMNS`)."""
+  (`BOUNDARIES`, UTC; placed from each series' last row at `ends`, the latest of them,
+  every training row lying before it, and `SERIES_BOUNDARIES` the earliest and the
+  latest), and the CSV columns left out (`UNDECLARED_COLUMNS`)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
   report[FILES_READ] = files
   report[UNDECLARED_COLUMNS] = list(undeclared)
-  report[BOUNDARIES] = {name: format_time(resolve_boundary(getattr(split, name), time_range,
-                                                           spec))
-                        for name in ('eval_start', 'test_start', 'end')
-                        if getattr(split, name) is not None}
+  names = [name for name in ('eval_start', 'test_start', 'end')
+           if getattr(split, name) is not None]
+  if split.of_each_series:
+    placed = {name: sorted(resolve_boundary(getattr(split, name), (time_range[0], end), spec)
+                           for end in ends.values()) for name in names}
+    report[BOUNDARIES] = {name: format_time(times[-1]) for name, times in placed.items()}
+    report[SERIES_BOUNDARIES] = {name: [format_time(times[0]), format_time(times[-1])]
+                                 for name, times in placed.items()}
+  else:
+    report[BOUNDARIES] = {name: format_time(resolve_boundary(getattr(split, name), time_range,
+                                                             spec)) for name in names}
   empty = [name for name in split.split_names if report[name] == 0]
   if empty:
     raise ValueError(f'time split {split} leaves splits {empty} empty (rows per split: '
@@ -517,7 +557,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     with self._make_beam_pipeline() as pipeline:
       for name, chunks in self._split_chunks(
           pipeline, exec_properties, input_config.splits[0].pattern).items():
-        _ = (chunks | f'Records[{name}]' >> beam.Map(lambda chunk: chunk[1])
+        _ = (chunks | f'Records[{name}]' >> beam.Map(lambda chunk: chunk.serialized)
              | f'WriteSplit[{name}]' >> record_chunks.WriteRecordChunks(
                  artifact_utils.get_split_uri([examples], name)))
     examples_utils.set_payload_format(
@@ -548,11 +588,16 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
         [path for span, _ in older for path in files[span]] + newest, spec)
     chunks = pipeline | 'ReadCsv' >> read(exec_properties, pattern, newest)
     time_range = beam.pvalue.AsSingleton(
-        chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk[0].min(), chunk[0].max()))
+        chunks | 'Time' >> beam.FlatMap(lambda chunk: (chunk.seconds.min(),
+                                                        chunk.seconds.max()))
         | 'TimeRange' >> beam.CombineGlobally(_MinMax()))
     names = split.split_names + (AFTER_END,)
+    # Periods placed from each series' last row need every series' last time first.
+    ends = (beam.pvalue.AsDict(chunks | 'SeriesEnds' >> beam.FlatMap(series_ends)
+                               | 'LatestPerSeries' >> beam.CombinePerKey(max))
+            if split.of_each_series else None)
     partitions = chunks | 'SplitByTime' >> beam.FlatMap(
-        _split_chunk, split, spec, time_range).with_outputs(*map(str, range(len(names))))
+        _split_chunk, split, spec, time_range, ends).with_outputs(*map(str, range(len(names))))
     self._spans_read = [span for span, _ in older] + [
         int(exec_properties.get(example_gen_utils.SPAN_PROPERTY_NAME) or 0)]
     outputs = {name: partitions[str(i)] for i, name in enumerate(names)}
@@ -561,7 +606,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
           [outputs[TRAINING_SPLIT]]
           + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, span_pattern, files[span])
              for span, span_pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
-    counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk[1]))
+    counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk.serialized))
               | f'Count[{name}]' >> beam.CombineGlobally(sum)
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
               for name, split_chunks in outputs.items()]
@@ -569,7 +614,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
                                      self._spans_read,
                                      [path for span, _ in older for path in files[span]]
-                                     + newest, spec, time_range, self._undeclared))
+                                     + newest, spec, time_range, self._undeclared, ends))
     return {name: outputs[name] for name in split.split_names}
 
 

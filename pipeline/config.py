@@ -172,7 +172,7 @@ def from_dataset(dataset: Dataset, *, pipeline_name: str, pipeline_root: str,
 
   Args:
     spec: the data set's spec with another window shape; default `dataset.spec`.
-    max_mae: an absolute blessing bound on the eval MAE, over the data set's own.
+    max_mae: an absolute blessing bound on the judged windows' MAE, over the data set's own.
   """
   spec = spec or dataset.spec
   return PipelineConfig(

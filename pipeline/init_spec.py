@@ -20,6 +20,7 @@ from pipeline import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
 from schema.frequency import DAY
+from schema.time_split import EACH_SERIES
 
 if TYPE_CHECKING:
   from pipeline import spec_draft
@@ -173,19 +174,23 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
 
 
 def _split_line(drafted: 'spec_draft.Draft', utc: str) -> str:
-  """The spec's split: the data's last steps as the test period, those before them as the
-  eval period (the eval period alone when the series are too short for both)."""
+  """The spec's split: the data's (or each series') last steps as the test period, those
+  before them as the eval period (the eval period alone when the series are too short
+  for both)."""
   from pipeline.spec_draft import EVAL_SHARE, TEST_SHARE  # loaded already, by the draft
+  each = EACH_SERIES if drafted.each_series else ''
+  whose = "each series' own" if drafted.each_series else "the data's"
+  where = ("in the longest series" if drafted.each_series else 'in this data')
   moves = ('moves with the data as rows are added; fewer steps train on more rows, and a '
            'timestamp instead fixes it')
   if drafted.test_start is None:
-    return (f'split: {{eval_start: "last {drafted.eval_steps} steps"}}  # the eval period: '
-            f'the data\'s last {drafted.eval_steps} steps (from {drafted.eval_start}{utc} in '
-            f'this data; about {EVAL_SHARE:.0%} of the longest series, at least a horizon); '
+    return (f'split: {{eval_start: "last {drafted.eval_steps} steps{each}"}}  # the eval '
+            f'period: {whose} last {drafted.eval_steps} steps (from {drafted.eval_start}{utc} '
+            f'{where}; about {EVAL_SHARE:.0%} of the longest series, at least a horizon); '
             f'no test period fits (see init\'s note). It {moves}')
-  return (f'split: {{eval_start: "last {drafted.eval_steps} steps", test_start: "last '
-          f'{drafted.test_steps} steps"}}  # the data\'s last {drafted.test_steps} steps (from '
-          f'{drafted.test_start}{utc} in this data) are held out as the test period, which '
+  return (f'split: {{eval_start: "last {drafted.eval_steps} steps{each}", test_start: "last '
+          f'{drafted.test_steps} steps{each}"}}  # {whose} last {drafted.test_steps} steps '
+          f'(from {drafted.test_start}{utc} {where}) are held out as the test period, which '
           f'nothing chooses on and the blessing is decided on; the '
           f'{drafted.eval_steps - drafted.test_steps} steps before them (from '
           f'{drafted.eval_start}{utc}) are the eval period, which chooses the epoch and the '
@@ -211,8 +216,8 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
   with tempfile.TemporaryDirectory() as scratch:
     records = os.path.join(scratch, 'rows.tfrecord')
     with tf.io.TFRecordWriter(records) as writer:
-      for _, serialized in read_csv_chunks(csv_path, spec):  # as ExampleGen encodes them
-        for example in serialized:
+      for chunk in read_csv_chunks(csv_path, spec):  # as ExampleGen encodes them
+        for example in chunk.serialized:
           writer.write(example)
     # Its own output path: by default TFDV leaves the statistics in a temporary directory.
     statistics = tfdv.generate_statistics_from_tfrecord(

@@ -74,7 +74,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--encoder-steps', type=int, help="override the dataset's history length")
   parser.add_argument('--horizon', type=int, help="override the dataset's forecast horizon")
   parser.add_argument('--max-mae', type=float,
-                      help="blessing bound on the median forecast's eval MAE, original units")
+                      help="blessing bound on the median forecast's MAE on the judged "
+                      'windows (the test windows, else the eval ones), original units')
   parser.add_argument('--series', type=int, default=12,
                       help="series to generate for 'synthetic' (default: %(default)s)")
   parser.add_argument('--days', type=int, default=100,

@@ -124,7 +124,8 @@ def create_pipeline(
   forecast_gen = ForecastGen(
       model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
       baseline_model=model_resolver.outputs['model'],
-      examples=example_gen.outputs['examples'], future_file=config.future_file or '')
+      examples=example_gen.outputs['examples'], future_file=config.future_file or '',
+      ends_apart=config.time_split.of_each_series)
   # Publishing a blessed model must not wait on, nor fail with, the run's forecasts (a
   # future file that cannot be read stops ForecastGen).
   forecast_gen.add_upstream_node(pusher)

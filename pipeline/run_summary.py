@@ -20,12 +20,13 @@ from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import (BASELINE_LEFT_OUT_KEY, BEHIND_LIGHTGBM_KEY,
                                          DECIDED_BY_KEY)
-from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SPANS_READ,
-                                                UNDECLARED_COLUMNS, read_split_report)
+from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SERIES_BOUNDARIES,
+                                                SPANS_READ, UNDECLARED_COLUMNS,
+                                                read_split_report)
 from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
-from trainer_module import interval_calibration, training_record, warm_start
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT
+from trainer_module import interval_calibration, training_record, warm_start
 from trainer_module.export import quantile_key
 
 _STATE_NAMES = {v: k for k, v in metadata_store_pb2.Execution.State.items()}
@@ -74,9 +75,14 @@ class RunSummary:
       return ''
     counts = ' | '.join(f'{name} {count}' for name, count in self.split_report.items()
                         if isinstance(count, int) and (count or name != AFTER_END))
-    # Where the boundaries fell (a report from before they were written has none).
+    # Where the boundaries fell (a report from before they were written has none); placed
+    # per series, from the earliest place to the latest.
+    per_series = self.split_report.get(SERIES_BOUNDARIES, {})
     notes = [f'{name.replace("_start", "")} from {time}' if name != 'end' else f'end at {time}'
-             for name, time in self.split_report.get(BOUNDARIES, {}).items()]
+             for name, time in self.split_report.get(BOUNDARIES, {}).items()
+             if name not in per_series]
+    notes += [f'{name.replace("_start", "")} from {earliest} to {latest}, each series its '
+              'own last steps' for name, (earliest, latest) in per_series.items()]
     spans = self.split_report.get(SPANS_READ, [])
     if len(spans) > 1:
       notes.append(f"spans {', '.join(map(str, spans))}: every row of the older spans is "

@@ -22,8 +22,11 @@ def eval_period_error(data: DataFiles, spec: DatasetSpec, split: TimeSplit,
   start, placed in that span's time range as ExampleGen places it, up to the next
   boundary) holds no window's horizon: H steps from a step where Windowing starts a
   forecast (a multiple of H). None when each does, or when the files cannot be read or
-  hold a time off the grid (ExampleGen names the problem then). `span_name` names the
-  span."""
+  hold a time off the grid (ExampleGen names the problem then), or when the periods are
+  placed from each series' last row (each series' own span would be needed). `span_name`
+  names the span."""
+  if split.of_each_series:
+    return None
   try:
     times = [parse_timestamp(text) for path in data.newest
              for _, _, text in example_gen.keys_and_times(path, spec)]

@@ -16,7 +16,7 @@ import difflib
 import io
 import itertools
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -114,6 +114,8 @@ class Draft:
   training_windows: int = 0
   eval_steps: int = 0  # the data's last steps from `eval_start` (eval and test periods)
   test_steps: int = 0  # the data's last steps from `test_start` (the test period)
+  each_series: bool = False  # the periods are each series' last steps (series end apart);
+  # `eval_start` and `test_start` are then the longest series' own
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
 
   @property
@@ -223,21 +225,31 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     else:
       columns.append(drafted)
   lengths = pd.Series(steps).groupby(series.to_numpy()).agg(lambda s: s.max() - s.min() + 1)
+  last = pd.Series(steps).groupby(series.to_numpy()).max()
+  horizon = horizon or _default_window(frequency)[0]
+  each_series = ends_apart(last, horizon)
+  # The periods are placed from the end of the data, or of each series: drafted on the
+  # longest series, whose last step ends them.
+  last_step = int(last[lengths.idxmax()]) if each_series else int(steps.max())
   horizon, encoder_steps, eval_start_step, test_start_step, notes = _window(
-      frequency, int(lengths.max()), int(steps.max()), horizon, encoder_steps)
+      frequency, int(lengths.max()), last_step, horizon, encoder_steps)
   findings += notes
+  eval_starts = _period_starts(last, last_step + 1 - eval_start_step, horizon, each_series)
+  test_starts = (None if test_start_step is None else
+                 _period_starts(last, last_step + 1 - test_start_step, horizon, each_series))
   season = _season_beyond_history_finding(
       frequency, encoder_steps, horizon,
-      int(lengths.max()) - (int(steps.max()) + 1 - eval_start_step))
+      int(lengths.max()) - (last_step + 1 - eval_start_step))
   if season:
     findings.append(season)
   short = _short_series_finding(table, key, series, lengths, encoder_steps + horizon)
   if short:
     findings.append(short)
-  ended = _ended_series_finding(table, key, series, steps, frequency, horizon)
+  ended = (_apart_finding(table, key, series, last, frequency, horizon) if each_series
+           else _ended_series_finding(table, key, series, steps, frequency, horizon))
   if ended:
     findings.append(ended)
-  late = _late_series_finding(table, key, series, steps, frequency, eval_start_step)
+  late = _late_series_finding(table, key, series, steps, frequency, eval_starts)
   if late:
     findings.append(late)
   constant = _constant_series_finding(table, numbers[target], target, key, series)
@@ -245,16 +257,15 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(constant)
   target_values = numbers[target].to_numpy()
   # The blessing's windows: the test period's, or the eval period's without one.
-  judged_step = eval_start_step if test_start_step is None else test_start_step
   maes = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
-                    judged_step)
+                    eval_starts if test_starts is None else test_starts)
   eval_start = _format_time(frequency.seconds_of(eval_start_step))
   test_start = (None if test_start_step is None
                 else _format_time(frequency.seconds_of(test_start_step)))
   judged = 'eval' if test_start is None else 'test'
   if test_start is not None and not naive_maes(steps, series, target_values, frequency,
-                                               encoder_steps, horizon, eval_start_step,
-                                               test_start_step):
+                                               encoder_steps, horizon, eval_starts,
+                                               test_starts):
     raise DraftError(f'no series has an eval window ({encoder_steps} history and {horizon} '
                      f'forecast steps{" without gaps" if gaps else ""}, forecasting from '
                      f'{eval_start} on, before the test period from {test_start}); give '
@@ -265,7 +276,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                      f'{" without gaps" if gaps else ""}, forecasting from '
                      f'{test_start or eval_start} on); give longer series, or a shorter '
                      '--horizon and --encoder-steps')
-  windows = training_windows(steps, series, encoder_steps + horizon, eval_start_step)
+  windows = training_windows(steps, series, encoder_steps + horizon, eval_starts)
   if not windows:
     raise DraftError(f'no series has a training window ({encoder_steps} history and '
                      f'{horizon} forecast steps{" without gaps" if gaps else ""}, before '
@@ -300,9 +311,10 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
                calendar_features=tuple(f for f in calendar if f not in table.columns),
                columns=columns,
-               eval_start=eval_start, eval_steps=int(steps.max()) + 1 - eval_start_step,
+               eval_start=eval_start, eval_steps=last_step + 1 - eval_start_step,
                test_start=test_start,
-               test_steps=0 if test_start is None else int(steps.max()) + 1 - test_start_step,
+               test_steps=0 if test_start is None else last_step + 1 - test_start_step,
+               each_series=each_series,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings, time_zone=zones[0] if zones else None,
                training_windows=windows, batch_size=batch_size,
@@ -638,18 +650,19 @@ def _season_beyond_history_finding(frequency: Frequency, encoder_steps: int, hor
 
 def _late_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
                          steps: np.ndarray, frequency: Frequency,
-                         eval_start_step: int) -> Optional[str]:
-  """Names the series whose rows start in the eval period, or None: the model trains on
-  none of their rows (the series vocabulary comes from the training rows), so the run's
-  forecasts leave them out until a later eval period starts after their first rows."""
+                         eval_starts: pd.Series) -> Optional[str]:
+  """Names the series whose rows start in their eval period (`eval_starts`: its first step
+  per series), or None: the model trains on none of their rows (the series vocabulary
+  comes from the training rows), so the run's forecasts leave them out until a later
+  eval period starts after their first rows."""
   first = pd.Series(steps).groupby(series.to_numpy()).min()
-  late = first[first >= eval_start_step]
+  late = first[first >= eval_starts[first.index]]
   if late.empty:
     return None
   line, name = _first_row_of(table, key, series, late.index[0])
   return (f"{_series_count(len(late), 'starts', 'start')} in the eval period (from "
-          f'{_format_time(frequency.seconds_of(eval_start_step))}), e.g. {name} (from line '
-          f'{line}): no model trains on them, so the run does not forecast them, until the '
+          f'{_format_time(frequency.seconds_of(int(eval_starts[late.index[0]])))}), e.g. '
+          f'{name} (from line {line}): no model trains on them, so the run does not forecast them, until the '
           'eval period of a later run starts after their first rows (docs/pipeline.md: new '
           'series)')
 
@@ -915,17 +928,53 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
 
 
 def training_windows(steps: np.ndarray, series: pd.Series, window: int,
-                     eval_start_step: int) -> int:
+                     eval_starts: Union[int, pd.Series]) -> int:
   """Training windows of `window` steps as the windowing component cuts them: one from
-  every step, its steps consecutive (no gap) and all before `eval_start_step`."""
+  every step, its steps consecutive (no gap) and all before the eval period's first step
+  (`eval_starts`: one for every series, or one per series)."""
   count = 0
-  for _, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
+  for code, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
     present = np.unique(steps[index.to_numpy()])
-    present = present[present < eval_start_step]
+    present = present[present < _start_of(eval_starts, code)]
     # Runs of consecutive steps: each of length n holds n - window + 1 windows.
     runs = np.split(present, np.flatnonzero(np.diff(present) != 1) + 1)
     count += sum(max(0, len(run) - window + 1) for run in runs)
   return count
+
+
+def _start_of(starts: Union[int, pd.Series], code: int) -> int:
+  """A period's first step for series `code`: the one of every series, or its own."""
+  return starts if isinstance(starts, (int, np.integer)) else int(starts[code])
+
+
+def ends_apart(last: pd.Series, horizon: int) -> bool:
+  """Whether most series (`last`: the last step of each) end a horizon or more before the
+  newest rows: series of other periods (markets of other years), not a few that stopped;
+  their eval and test periods are then each series' own last steps."""
+  return bool((last <= last.max() - horizon).mean() > 0.5)
+
+
+def _period_starts(last: pd.Series, steps: int, horizon: int, each_series: bool
+                   ) -> pd.Series:
+  """The first step of the period of the data's (or, `each_series`, each series') last
+  `steps` steps, moved back to where a forecast starts, as the example generator places
+  'last N steps' (of each series), for every series."""
+  stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
+  ends = last if each_series else pd.Series(int(last.max()), index=last.index)
+  return ends.map(lambda end: forecast_starts.last_start_until(int(end) + 1 - steps, stride))
+
+
+def _apart_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
+                   last: pd.Series, frequency: Frequency, horizon: int) -> str:
+  """Says that the series end at different times, so that each has its own periods."""
+  early = last[last <= last.max() - horizon]
+  line, name = _first_row_of(table, key, series, early.index[0])
+  return (f"{_series_count(len(early), 'ends', 'end')} {horizon} or more steps before the "
+          f'newest rows ({_format_time(frequency.seconds_of(int(last.max())))}), e.g. {name} '
+          f'(from line {line}) at {_format_time(frequency.seconds_of(int(early.iloc[0])))}: '
+          "the series cover different periods, so the eval and test periods are each "
+          "series' own last steps ('of each series' in the split), and each series is "
+          'forecast from its own last row')
 
 
 def small_data_batch_size(windows: int) -> Optional[int]:
@@ -951,9 +1000,11 @@ def _default_window(frequency: Frequency) -> Tuple[int, int]:
 
 def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
                frequency: Frequency, encoder_steps: int, horizon: int,
-               start_step: int, end_step: Optional[int] = None) -> Dict[str, float]:
+               start_step: Union[int, pd.Series],
+               end_step: Union[None, int, pd.Series] = None) -> Dict[str, float]:
   """MAE of each naive forecast (`trainer_module.naive_forecasts`) over the windows of the
-  period from `start_step` up to `end_step` (default: the end of the data).
+  period from `start_step` up to `end_step` (default: the end of the data), each one for
+  every series or one per series.
 
   Windows are cut as the windowing component cuts a period's: forecasts start at grid
   steps divisible by the horizon, at or after `start_step`, with E history and H
@@ -961,13 +1012,14 @@ def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
   """
   histories, futures = [], []
   stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
-  for _, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
+  for code, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
     positions = index.to_numpy()
     first, last = int(steps[positions].min()), int(steps[positions].max())
     values = np.full(last - first + 1, np.nan)
     values[steps[positions] - first] = target[positions]
-    start = forecast_starts.first_start_from(max(start_step, first + encoder_steps), stride)
-    stop = last if end_step is None else min(last, end_step - 1)
+    start = forecast_starts.first_start_from(
+        max(_start_of(start_step, code), first + encoder_steps), stride)
+    stop = last if end_step is None else min(last, _start_of(end_step, code) - 1)
     for forecast in range(start, stop - horizon + 2, stride):
       at = forecast - first
       history, future = values[at - encoder_steps:at], values[at:at + horizon]

@@ -115,7 +115,7 @@ class Blessing:
       raise ValueError(f"'max_mae' must be greater than 0, got {self.max_mae!r}")
     if not 0.0 <= self.max_relative_regression <= 1.0:
       raise ValueError(f"'max_relative_regression' is a fraction in [0, 1] (0.05: at most "
-                       f"5% worse than the last blessed model's eval MAE), got "
+                       f"5% worse than the last blessed model's MAE), got "
                        f'{self.max_relative_regression!r}')
 
 

@@ -1,10 +1,12 @@
 """Where the train, eval and test periods begin, by time.
 
 A boundary is a timestamp (ISO 8601, e.g. '2017-06-26 00:00:00'), a fraction of the data's
-time range in (0, 1), or the data's last steps ('last 63 steps': that many grid steps
+time range in (0, 1), the data's last steps ('last 63 steps': that many grid steps
 before the end of the data, moved back to where a forecast starts, so that the period
-moves with the data as rows are added). Rows at or after `end` are outside every split;
-the example generator counts them in its report and places the boundaries in the data.
+moves with the data as rows are added), or each series' own last steps ('last 63 steps
+of each series': placed so from each series' last row, for series that end at different
+times). Rows at or after `end` are outside every split; the example generator counts them
+in its report and places the boundaries in the data.
 """
 
 import dataclasses
@@ -16,13 +18,21 @@ from typing import Optional, Union
 
 Boundary = Union[str, float]
 TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
-_LAST_STEPS = re.compile(r'last (\d+) steps?')
+_LAST_STEPS = re.compile(r'last (\d+) steps?( of each series)?')
+EACH_SERIES = ' of each series'  # ends a boundary placed from each series' own last row
 
 
 def last_steps(boundary: Boundary) -> Optional[int]:
-  """N of a boundary 'last N steps', or None for a timestamp or a fraction."""
+  """N of a boundary 'last N steps' (of the data or of each series), or None for a
+  timestamp or a fraction."""
   match = _LAST_STEPS.fullmatch(boundary.strip()) if isinstance(boundary, str) else None
   return int(match.group(1)) if match else None
+
+
+def of_each_series(boundary: Optional[Boundary]) -> bool:
+  """Whether a boundary is placed from each series' own last row."""
+  match = _LAST_STEPS.fullmatch(boundary.strip()) if isinstance(boundary, str) else None
+  return bool(match and match.group(2))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +57,16 @@ class TimeSplit:
                          'lie strictly between 0 and 1, or give a timestamp string')
     if self.eval_start is None:
       raise ValueError('time split needs eval_start')
+    each = [field for field in ('eval_start', 'test_start') if of_each_series(getattr(self, field))]
+    if each and self.end is not None:
+      raise ValueError(f'time split end={self.end!r}: the periods are placed from each '
+                       "series' last row, so every row after the eval start is eval or test "
+                       'data; leave the end out (or drop the rows after it from the data)')
+    if each and len(each) != len([f for f in ('eval_start', 'test_start')
+                                  if getattr(self, f) is not None]):
+      raise ValueError(f'time split: {each[0]} is placed from each series\' last row, so the '
+                       "other period's start must be too: give both as 'last N steps of "
+                       "each series'")
     given = [(field, getattr(self, field)) for field in ('eval_start', 'test_start', 'end')
              if getattr(self, field) is not None]
     for (earlier, first), (later, second) in itertools.combinations(given, 2):
@@ -56,6 +76,11 @@ class TimeSplit:
         raise ValueError(f'time split {later}={second!r} is not after {earlier}={first!r}: '
                          'train runs up to eval_start, eval from it up to test_start (or '
                          'end), test from test_start up to end; put them in that order')
+
+  @property
+  def of_each_series(self) -> bool:
+    """Whether the periods are placed from each series' own last row."""
+    return of_each_series(self.eval_start)
 
   @property
   def split_names(self):
@@ -72,7 +97,7 @@ class TimeSplit:
 
 def _kind(boundary: Boundary) -> str:
   if last_steps(boundary) is not None:
-    return 'last steps'
+    return 'last steps of each series' if of_each_series(boundary) else 'last steps'
   return 'timestamp' if isinstance(boundary, str) else 'fraction'
 
 

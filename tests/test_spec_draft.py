@@ -323,7 +323,7 @@ def test_training_windows_are_counted_as_windowing_cuts_them():
   # Series 0: steps 0-4 and 6-11 (a gap at 5); series 1: steps 0-4.
   steps = np.array(list(range(5)) + list(range(6, 12)) + list(range(5)))
   # Windows of 3 steps before step 10: 0-4 holds 3, 6-9 holds 2; series 1 holds 3.
-  assert spec_draft.training_windows(steps, series, 3, eval_start_step=10) == 8
+  assert spec_draft.training_windows(steps, series, 3, eval_starts=10) == 8
   assert spec_draft.small_data_batch_size(8) == 8
   assert spec_draft.small_data_batch_size(63) == 32
   assert spec_draft.small_data_batch_size(1) == 1
@@ -753,3 +753,46 @@ def test_series_too_short_for_a_test_period_get_an_eval_period_alone_and_a_note(
   assert ('blessing: a model must beat the best naive forecast, '
           f'{longer.best_naive} (test MAE') in init_spec.summary(longer, '/d/s.yaml',
                                                                 '/d/s.schema', '/d/s.csv')
+
+
+def _markets(starts, days=100):
+  """Daily prices of one market per start date, each `days` long."""
+  lines = ['market,day,price']
+  for number, start in enumerate(starts):
+    lines += [f'm{number},{(pd.Timestamp(start) + pd.Timedelta(days=day)).date()},'
+              f'{10 * number + day % 7 + 1}' for day in range(days)]
+  return '\n'.join(lines) + '\n'
+
+
+def test_series_of_different_periods_get_eval_and_test_periods_of_their_own(tmp_path):
+  # Markets of different years never share a time: the key is named, as a user names it.
+  drafted = spec_draft.draft(_read(tmp_path, _markets(['2021-01-01', '2022-01-01',
+                                                       '2023-01-01'])), 'price', 'prices',
+                             series_key=['market'])
+  assert drafted.each_series
+  assert any("the series cover different periods, so the eval and test periods are each "
+             "series' own last steps" in finding for finding in drafted.findings)
+  assert not any('list them as not forecast' in finding for finding in drafted.findings)
+  text = init_spec.render(drafted, '/d/p.csv', '/d/p.yaml', '/d/p.schema')
+  split = dataset_file.from_dict(yaml.safe_load(text), '/d').split
+  assert split.of_each_series
+  assert (split.eval_start, split.test_start) == (
+      f'last {drafted.eval_steps} steps of each series',
+      f'last {drafted.test_steps} steps of each series')
+  # Every market has test windows, so the naive MAEs are over all three: the seasonal
+  # naive forecast is exact on each (a weekly cycle).
+  assert drafted.naive_maes['seasonal_7'] == 0
+  # Each market's training windows count, not the newest market's alone: 100 days less
+  # its eval and test periods (38 days, moved back up to 6 to a forecast start) hold 22 to
+  # 28 windows of 35 days.
+  assert drafted.eval_steps == 38
+  assert 3 * 22 <= drafted.training_windows <= 3 * 28
+
+
+def test_a_few_series_that_stopped_keep_the_periods_of_the_data(tmp_path):
+  drafted = spec_draft.draft(_read(tmp_path, _markets(
+      ['2023-01-01', '2023-01-01', '2022-06-01'])), 'price', 'prices')
+  assert not drafted.each_series
+  assert any('list them as not forecast' in finding for finding in drafted.findings)
+  assert 'of each series' not in init_spec.render(drafted, '/d/p.csv', '/d/p.yaml',
+                                                  '/d/p.schema')

@@ -1,10 +1,13 @@
 """Reading rows by the spec and assigning them to splits by time."""
 
 import dataclasses
+import json
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
+from components import csv_chunks
 from components import time_series_example_gen as gen
 from schema.dataset_spec import Role
 from schema.datasets import SYNTHETIC
@@ -134,6 +137,41 @@ def test_split_by_the_last_steps_moves_with_the_data():
       '2024-01-09')
 
 
+def test_the_last_steps_of_each_series_are_placed_from_that_series_last_row():
+  split = TimeSplit(eval_start='last 48 steps of each series',
+                    test_start='last 24 steps of each series')
+  # Series a ends on 2024-01-05 23:00, series b a year later: each gets its own periods.
+  ends = {'a': parse_timestamp('2024-01-05 23:00'), 'b': parse_timestamp('2025-01-05 23:00')}
+  times = ['2024-01-03 23:00', '2024-01-04 00:00', '2024-01-05 00:00', '2025-01-03 23:00',
+           '2025-01-04 00:00', '2025-01-05 00:00']
+  seconds = np.array([parse_timestamp(time) for time in times])
+  keys = np.array(['a', 'a', 'a', 'b', 'b', 'b'], dtype=object)
+  time_range = (parse_timestamp('2024-01-01'), ends['b'])
+  assert gen.split_indices(seconds, split, time_range, SYNTHETIC, keys, ends).tolist() == [
+      0, 1, 2, 0, 1, 2]
+  # Placed in the data's time range instead, series a would be all training rows.
+  whole = TimeSplit(eval_start='last 48 steps', test_start='last 24 steps')
+  assert gen.split_indices(seconds, whole, time_range, SYNTHETIC).tolist() == [
+      0, 0, 0, 0, 1, 2]
+  chunk = csv_chunks.Encoded(seconds, [b''] * 6, keys)
+  assert sorted(gen.series_ends(chunk)) == [('a', parse_timestamp('2024-01-05 00:00')),
+                                            ('b', parse_timestamp('2025-01-05 00:00'))]
+
+
+def test_the_report_of_periods_placed_per_series_gives_their_earliest_and_latest_place(
+    tmp_path):
+  split = TimeSplit(eval_start='last 24 steps of each series')
+  ends = {'a': parse_timestamp('2024-01-05 23:00'), 'b': parse_timestamp('2024-02-05 23:00')}
+  path = tmp_path / 'report.json'
+  gen.write_split_report([('train', 5), ('eval', 3)], str(path), split, spans=[0],
+                         files=['a.csv'], spec=SYNTHETIC,
+                         time_range=(parse_timestamp('2024-01-01'), ends['b']), ends=ends)
+  report = json.loads(path.read_text())
+  assert report[gen.BOUNDARIES] == {'eval_start': '2024-02-05 00:00:00'}  # the latest
+  assert report[gen.SERIES_BOUNDARIES] == {'eval_start': ['2024-01-05 00:00:00',
+                                                          '2024-02-05 00:00:00']}
+
+
 def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
   split = TimeSplit(eval_start='2024-01-04', test_start=0.5)  # 0.5: 2024-01-03
   time_range = (parse_timestamp('2024-01-01'), parse_timestamp('2024-01-05'))
@@ -152,6 +190,15 @@ def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
     # Compared with every boundary of its kind, not only the next one.
     ({'eval_start': '2024-06-01', 'test_start': 0.9, 'end': '2024-01-01'},
      r"time split end='2024-01-01' is not after eval_start='2024-06-01'"),
+    ({'eval_start': 'last 48 steps of each series', 'test_start': 'last 24 steps'},
+     r"eval_start is placed from each series' last row, so the other period's start must "
+     r"be too: give both as 'last N steps of each series'"),
+    ({'eval_start': 'last 48 steps of each series', 'end': '2024-01-01'},
+     r"the periods are placed from each series' last row, so every row after the eval "
+     r'start is eval or test data; leave the end out'),
+    ({'eval_start': 'last 24 steps of each series',
+      'test_start': 'last 48 steps of each series'},
+     r"test_start='last 48 steps of each series' is not after eval_start="),
 ])
 def test_bad_time_splits_raise(kwargs, message):
   with pytest.raises(ValueError, match=message):
@@ -190,10 +237,11 @@ TF_ROW = {'station': b's1', 'load': 3.5, 'region': b'north', 'capacity': 50.0, '
 def test_tfrecord_rows_read_like_csv_rows(tmp_path, time_value):
   path = tmp_path / 'rows.tfrecord.gz'
   _tfrecord(path, [dict(TF_ROW, timestamp=time_value)], compress=True)
-  [(seconds, [from_tfrecord])] = gen.read_chunks(str(path), SYNTHETIC)
+  [(seconds, [from_tfrecord], keys)] = gen.read_chunks(str(path), SYNTHETIC)
   from_csv = gen.parse_row(dict(ROW, price='1.25'), SYNTHETIC, 'x')
   assert tf.train.Example.FromString(from_tfrecord) == from_csv
   assert seconds.tolist() == [parse_timestamp('2024-01-01 05:00:00')]
+  assert keys.tolist() == ['s1']
 
 
 def test_tfrecord_errors_name_file_and_record(tmp_path):
@@ -283,11 +331,15 @@ def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monk
 
   chunks = list(gen.read_chunks(str(path), spec))
 
-  assert [len(serialized) for _, serialized in chunks] == [4, 4]
+  assert [len(chunk.serialized) for chunk in chunks] == [4, 4]
   one_by_one = list(gen.read_csv_examples(str(path), spec))
-  assert [tf.train.Example.FromString(s) for _, chunk in chunks for s in chunk] == one_by_one
-  assert [t for seconds, _ in chunks for t in seconds.tolist()] == [
+  assert [tf.train.Example.FromString(s) for chunk in chunks for s in chunk.serialized] == (
+      one_by_one)
+  assert [t for chunk in chunks for t in chunk.seconds.tolist()] == [
       gen.example_time(example, spec) for example in one_by_one]
+  assert [key for chunk in chunks for key in chunk.keys] == [
+      example.features.feature['station'].bytes_list.value[0].decode()
+      for example in one_by_one]
   assert 'price' not in one_by_one[1].features.feature  # left out, as row by row
 
 
