@@ -22,34 +22,13 @@ from tfx.utils import path_utils
 
 from benchmarks import child
 from components.windowing import WINDOW_REPORT_FILE
+# The product's reading of a split's windows, kept under these names for the benchmarks.
+from evaluation.window_forecasts import ScoredWindows, score_windows, split_files
 from pipeline import progress, run_summary
 from pipeline.config import PipelineConfig
 from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
-from schema.features import SERIES_KEY
-from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY
 from trainer_module import train
-from trainer_module.export import EVAL_SIGNATURE, EXAMPLES_INPUT, quantile_key
-
-_PREDICT_BATCH = 512
-
-
-@dataclasses.dataclass
-class ScoredWindows:
-  """Every window of one split with the model's forecasts; targets in original units.
-
-  Attributes:
-    series: series key of each window [N].
-    forecast_start: epoch seconds of each window's first forecast step [N].
-    history: target history [N, E].
-    actual: target future [N, H].
-    forecasts: quantile -> forecast [N, H].
-  """
-  series: np.ndarray
-  forecast_start: np.ndarray
-  history: np.ndarray
-  actual: np.ndarray
-  forecasts: Dict[float, np.ndarray]
 
 
 @dataclasses.dataclass
@@ -176,32 +155,7 @@ def only_path(pipeline_root: str, *parts: str) -> str:
 
 
 def _split_files(config: PipelineConfig, split: str) -> List[str]:
-  return glob.glob(os.path.join(only_path(config.pipeline_root, 'Windowing', 'windows', '*'),
-                                f'Split-{split}', '*.gz'))
-
-
-def score_windows(model_dir: str, files: List[str], quantiles) -> ScoredWindows:
-  """The model's forecasts for every window in `files`."""
-  parsing = {SERIES_KEY: tf.io.FixedLenFeature([1], tf.string),
-             FORECAST_START: tf.io.FixedLenFeature([1], tf.int64),
-             TARGET_HISTORY: tf.io.VarLenFeature(tf.float32),
-             TARGET_FUTURE: tf.io.VarLenFeature(tf.float32)}
-  signature = tf.saved_model.load(model_dir).signatures[EVAL_SIGNATURE]
-  parts = {'series': [], 'forecast_start': [], 'history': [], 'actual': [], 'forecasts': []}
-  for batch in tf.data.TFRecordDataset(files, 'GZIP').batch(_PREDICT_BATCH):
-    parsed = tf.io.parse_example(batch, parsing)
-    parts['series'].append(parsed[SERIES_KEY].numpy()[:, 0])
-    parts['forecast_start'].append(parsed[FORECAST_START].numpy()[:, 0])
-    parts['history'].append(tf.sparse.to_dense(parsed[TARGET_HISTORY]).numpy())
-    parts['actual'].append(tf.sparse.to_dense(parsed[TARGET_FUTURE]).numpy())
-    outputs = signature(**{EXAMPLES_INPUT: batch})
-    parts['forecasts'].append({q: outputs[quantile_key(q)].numpy() for q in quantiles})
-  return ScoredWindows(
-      series=np.concatenate(parts['series']),
-      forecast_start=np.concatenate(parts['forecast_start']),
-      history=np.concatenate(parts['history']),
-      actual=np.concatenate(parts['actual']),
-      forecasts={q: np.concatenate([f[q] for f in parts['forecasts']]) for q in quantiles})
+  return split_files(only_path(config.pipeline_root, 'Windowing', 'windows', '*'), split)
 
 
 def validation_losses(model_run_dir: str) -> List[List[float]]:

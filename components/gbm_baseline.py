@@ -4,7 +4,8 @@ it on the eval windows and, when the run holds a test period out, on the test wi
 reports the TFT, its median and its bands.
 
 It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
-`BaselineEvaluation` artifact. It blesses nothing: the figure is for the reader, and a
+`BaselineEvaluation` artifact, with the judged split's forecasts beside it
+(`judged_forecasts.npz`, `evaluation.gbm_baseline.write_forecasts`). It blesses nothing: the figure is for the reader, and a
 failure to fit is recorded there (`error`) rather than stopping the run.
 """
 
@@ -24,6 +25,8 @@ from schema.dataset_spec import DatasetSpec
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT
 
 RESULT_FILE = 'gbm_baseline.json'
+# The judged split's served forecasts and actuals, window by window (a backtest's input).
+FORECASTS_FILE = 'judged_forecasts.npz'
 
 
 class BaselineEvaluation(types.Artifact):
@@ -85,9 +88,11 @@ def GbmBaseline(  # pylint: disable=invalid-name
   available = windowing.training_window_count(windows.uri)
   try:
     scored = [split for split in (EVAL_SPLIT, TEST_SPLIT) if split in splits]
+    tf.io.gfile.makedirs(evaluation.uri)
     result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
                               calibrate_intervals, max_training_rows, seed,
-                              scored_splits=scored, judged=scored[-1])
+                              scored_splits=scored, judged=scored[-1],
+                              forecasts_path=os.path.join(evaluation.uri, FORECASTS_FILE))
     gbm_baseline.PROGRESS.info(
         "%s (the median's), %.0f s", ', '.join(
             f"{split} MAE {result['by_split'][split]['mae']:.4g}" for split in scored),

@@ -29,10 +29,11 @@ The label is the target step's value on the history's scale.
 """
 
 import dataclasses
+import io
 import math
 import os
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import lightgbm
 import numpy as np
@@ -222,6 +223,18 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
   split of `scored` (by default the eval windows alone), as the Evaluator scores the TFT;
   a JSON-ready record: the figures of every scored split under 'by_split', and those of
   `judged` (the split the run is judged on) at the top level too."""
+  return compare_and_forecast(train, evaluation, spec, quantiles, calibrate, seed, threads,
+                              scored, judged)[0]
+
+
+def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
+                         quantiles: Sequence[float] = DEFAULT_QUANTILES,
+                         calibrate: bool = True, seed: int = 1, threads: int = 0,
+                         scored: Optional[Mapping[str, Windows]] = None,
+                         judged: str = EVAL_SPLIT
+                         ) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
+  """`compare`'s record, and the served forecasts [N, H, Q] of each scored split's
+  windows, in their order."""
   scored = {EVAL_SPLIT: evaluation} if scored is None else dict(scored)
   empty = [name for name, windows in scored.items() if not len(windows)]
   if not len(train) or not len(evaluation) or empty or judged not in scored:
@@ -244,11 +257,13 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
   factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
              if calibrate else {})
   # The eval windows' forecasts serve twice: for the calibration and for their figures.
-  by_split = {
-      name: _figures(served(eval_forecasts if windows is evaluation
-                            else forecast(models, table(windows, spec), spec.horizon),
-                            quantiles, factors, spec.forecast_floor), windows, spec, quantiles)
+  forecasts = {
+      name: served(eval_forecasts if windows is evaluation
+                   else forecast(models, table(windows, spec), spec.horizon),
+                   quantiles, factors, spec.forecast_floor)
       for name, windows in scored.items()}
+  by_split = {name: _figures(forecasts[name], windows, spec, quantiles)
+              for name, windows in scored.items()}
   median = export.median_index(quantiles)
   importance = models[median].feature_importance(importance_type='gain')
   ranked = sorted(zip(train_rows.names, importance), key=lambda item: -item[1])
@@ -268,7 +283,7 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
                  'early_stopping_rounds': EARLY_STOPPING_ROUNDS},
       'top_features': [name for name, gain in ranked[:10] if gain > 0],
       'seconds': round(time.monotonic() - started, 1),
-  }
+  }, forecasts
 
 
 def _figures(forecasts: np.ndarray, windows: Windows, spec: DatasetSpec,
@@ -290,11 +305,13 @@ def _figures(forecasts: np.ndarray, windows: Windows, spec: DatasetSpec,
 def run(windows_uri: str, spec: DatasetSpec, available: int,
         quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
-        scored_splits: Sequence[str] = (EVAL_SPLIT,), judged: str = EVAL_SPLIT
-        ) -> Dict[str, object]:
+        scored_splits: Sequence[str] = (EVAL_SPLIT,), judged: str = EVAL_SPLIT,
+        forecasts_path: Optional[str] = None) -> Dict[str, object]:
   """`compare` on a Windowing output of `available` training windows: trained on its
   'train' windows (about one in k beyond `max_training_rows` rows), stopped early (and
-  calibrated if `calibrate`) on 'eval', scored on each of `scored_splits`."""
+  calibrated if `calibrate`) on 'eval', scored on each of `scored_splits`; with
+  `forecasts_path`, the `judged` split's served forecasts and actuals are written there
+  (`write_forecasts`), for a backtest to score them window by window."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
   k = one_in(available, spec.horizon, max_training_rows)
   PROGRESS.info('reading %s of the %s training windows, and the %s windows',
@@ -305,9 +322,28 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
   evaluation = read(EVAL_SPLIT, segments=False)
   scored = {split: evaluation if split == EVAL_SPLIT else read(split, segments=False)
             for split in scored_splits}
-  result = compare(read(TRAINING_SPLIT, segments=True, one_in=k), evaluation, spec,
-                   quantiles, calibrate, seed=seed, scored=scored, judged=judged)
+  result, forecasts = compare_and_forecast(
+      read(TRAINING_SPLIT, segments=True, one_in=k), evaluation, spec, quantiles, calibrate,
+      seed=seed, scored=scored, judged=judged)
+  if forecasts_path:
+    write_forecasts(forecasts_path, forecasts[judged], scored[judged].label, quantiles)
   return {**result, 'training_windows_available': available}
+
+
+def write_forecasts(path: str, forecasts: np.ndarray, actual: np.ndarray,
+                    quantiles: Sequence[float]) -> None:
+  """Served forecasts [N, H, Q] with the actuals [N, H] of the same windows, in the order
+  `window_inputs.windows_in_order` reads them, as a NumPy archive."""
+  archive = io.BytesIO()  # a zip archive needs a file it can seek in; GFile may not be one
+  np.savez(archive, forecasts=forecasts, actual=actual, quantiles=np.asarray(quantiles))
+  with tf.io.gfile.GFile(path, 'wb') as f:
+    f.write(archive.getvalue())
+
+
+def read_forecasts(path: str) -> Dict[str, np.ndarray]:
+  """What `write_forecasts` wrote: 'forecasts', 'actual' and 'quantiles'."""
+  with tf.io.gfile.GFile(path, 'rb') as f:
+    return dict(np.load(io.BytesIO(f.read())))
 
 
 def read_windows(batches) -> Windows:

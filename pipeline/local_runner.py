@@ -13,8 +13,8 @@ import time
 from typing import List, Optional
 
 from pipeline import cli_logs
-from pipeline.run_layout import (DEFAULT_OUTPUT, GENERATED_DATASET, METADATA_FILE,
-                                 RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
+from pipeline.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
+                                 METADATA_FILE, RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
 from schema import curated_schema, dataset_file
 from schema.dataset_spec import DatasetSpec, Role
 from schema.datasets import DATASETS, get_dataset
@@ -31,15 +31,27 @@ BEAM_ARGS = ['--direct_running_mode=in_memory', '--direct_num_workers=1',
              f'--setup_file={os.path.join(PROJECT_ROOT, "setup.py")}']
 
 
-def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
+               ) -> argparse.Namespace:
+  """The run's options; with `backtest`, `tft-pipeline backtest`'s (the run's, and the
+  origins)."""
   parser = argparse.ArgumentParser(
-      prog='tft-pipeline',
+      prog='tft-pipeline backtest' if backtest else 'tft-pipeline',
       description='Train, judge and publish a Temporal Fusion Transformer forecaster with a '
       'local TFX pipeline, then forecast: ExampleGen, StatisticsGen, SchemaGen, '
       'ExampleValidator and AnomalyGate, Transform, Windowing, Trainer, GbmBaseline (a '
       'LightGBM beside it), Evaluator, InterpretationReportGen, Pusher, ForecastGen.',
       epilog="For your own CSV, 'tft-pipeline init --data my.csv --target COLUMN' drafts a "
-      "spec file; then 'tft-pipeline --spec my.yaml'.")
+      "spec file; then 'tft-pipeline --spec my.yaml'. 'tft-pipeline backtest --spec "
+      "my.yaml' fits the pipeline at several origins at the end of the data and scores each "
+      'on what happened.')
+  if backtest:
+    parser.add_argument('--origins', type=int, default=3,
+                        help='forecast origins at the end of the data, each a full fit on '
+                        'the rows before it (default: %(default)s)')
+    parser.add_argument('--every', type=int,
+                        help='steps between origins, a multiple of the horizon (default: '
+                        'the horizon)')
   dataset = parser.add_mutually_exclusive_group()
   dataset.add_argument('--dataset', default=GENERATED_DATASET, choices=sorted(DATASETS),
                        help='a built-in data set (default: %(default)s, generated data)')
@@ -229,7 +241,8 @@ def main(argv: Optional[List[str]] = None) -> int:
   if argv[:1] == ['init']:
     from pipeline import init_spec  # configures the logs after its own arguments
     return init_spec.main(argv[1:])
-  args = parse_args(argv)
+  backtest = argv[:1] == ['backtest']
+  args = parse_args(argv[1:] if backtest else argv, backtest=backtest)
   cli_logs.configure(args.verbose)
   try:
     dataset = _load_dataset(args)
@@ -240,10 +253,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'error: future file {os.path.abspath(args.future)} not found; pass --future with '
           "a CSV of the spec's columns over the horizon, or leave it out", file=sys.stderr)
     return 2
-
-  from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
-  from pipeline import progress, run_summary
-  from pipeline.pipeline import create_pipeline
 
   spec = dataset.spec
   if args.encoder_steps is not None or args.horizon is not None:
@@ -281,12 +290,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'error: {error}', file=sys.stderr)
     return 2
   known = [column.name for column in spec.columns_with(Role.KNOWN)]
-  if known and not config.future_file:
+  if known and not config.future_file and not backtest:
     print(f'warning: the spec declares known columns {known} and no --future file gives '
           'their values over the horizon: the run trains, judges and publishes a model, but '
           'forecasts no series (each is listed in not_forecast.csv)', file=sys.stderr)
   _prepare_data(args, input_path, data_root, config)
   _check_input_files(args, data_root, spec, config.time_split)
+  if backtest:
+    return _backtest(args, config, os.path.join(output_dir, BACKTEST_DIR))
   if future is not None:
     try:
       uncovered = future_check.check_coverage(
@@ -303,28 +314,80 @@ def main(argv: Optional[List[str]] = None) -> int:
   saved = os.path.join(output_dir, RUN_SUMMARY_FILE)
   if os.path.exists(saved):  # the last run's: it would read as this one's if this one fails
     os.remove(saved)
-  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
-      os.path.join(output_dir, METADATA_FILE))
   print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
   started = time.monotonic()
   try:
-    with progress.ComponentProgress(metadata):
-      tfx.orchestration.LocalDagRunner().run(
-          create_pipeline(config, metadata_connection_config=metadata,
-                          beam_pipeline_args=BEAM_ARGS))
+    summary = run_pipeline(config, os.path.join(output_dir, METADATA_FILE))
   except Exception as error:  # pylint: disable=broad-except
-    if args.verbose:
-      raise
-    print(f'\nerror: the pipeline stopped: {stopped_because(error)}\n(run with --verbose for '
-          f'the full trace; artifacts so far are in {config.pipeline_root})', file=sys.stderr)
-    return 1
-  summary = run_summary.latest_run_summary(metadata, pipeline_name)
+    return _stopped(args, 'the pipeline', error, config.pipeline_root)
   text = (f'{summary.format(config.pipeline_root)}\n'
           f'  total:       {time.monotonic() - started:.1f} s\n')
   with open(saved, 'w', encoding='utf-8') as f:
     f.write(text.lstrip('\n'))
   print(f'{text}  saved:       {saved} (the last run\'s summary)')
   return 0
+
+
+def run_pipeline(config, metadata_path: str):
+  """Runs `create_pipeline(config)` with LocalDagRunner, its metadata at `metadata_path`,
+  printing each component's progress; the run's `run_summary.RunSummary`."""
+  from tfx import v1 as tfx
+  from pipeline import progress, run_summary
+  from pipeline.pipeline import create_pipeline
+
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path)
+  with progress.ComponentProgress(metadata):
+    tfx.orchestration.LocalDagRunner().run(
+        create_pipeline(config, metadata_connection_config=metadata,
+                        beam_pipeline_args=BEAM_ARGS))
+  return run_summary.latest_run_summary(metadata, config.pipeline_name)
+
+
+def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
+  """`tft-pipeline backtest`: every origin's fit and score (`pipeline.backtest`), the
+  verdict printed, the files written into `output_dir`."""
+  import numpy as np
+  from components import time_series_example_gen as example_gen
+  from pipeline import backtest, future_check
+  from schema.time_split import parse_timestamp
+
+  if '{SPAN' in args.input_pattern:
+    print('error: a backtest reads one data file or directory; give --data without a '
+          '{SPAN} pattern', file=sys.stderr)
+    return 2
+  if not config.gbm_baseline:
+    print('error: a backtest scores the TFT beside LightGBM: leave out --no-gbm-baseline',
+          file=sys.stderr)
+    return 2
+  files = future_check.data_files(config.data_root, args.input_pattern, 1).newest
+  times = np.array([parse_timestamp(text) for path in files
+                    for _, _, text in example_gen.keys_and_times(path, config.dataset)])
+  started = time.monotonic()
+  try:
+    summary = backtest.run(config, times, args.origins, args.every, output_dir, run_pipeline)
+  except backtest.BacktestError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return 2
+  except Exception as error:  # pylint: disable=broad-except
+    return _stopped(args, 'the backtest', error, output_dir)
+  print(f"\nBacktest of {config.dataset.name}: {len(summary['origins'])} origins, "
+        f"{summary['windows']} windows, {time.monotonic() - started:.1f} s")
+  for line in backtest.verdict(summary):
+    print(f'  {line}')
+  print(f'  report:      {os.path.join(output_dir, "index.html")}\n'
+        f'  forecasts:   {os.path.join(output_dir, "forecasts.csv")} (and .parquet), '
+        f'with the actuals')
+  return 0
+
+
+def _stopped(args: argparse.Namespace, what: str, error: Exception, artifacts: str) -> int:
+  """Says that `what` stopped with `error` (re-raised with --verbose) and where its
+  artifacts are; the exit code of a failed run."""
+  if args.verbose:
+    raise error
+  print(f'\nerror: {what} stopped: {stopped_because(error)}\n(run with --verbose for the '
+        f'full trace; artifacts so far are in {artifacts})', file=sys.stderr)
+  return 1
 
 
 def stopped_because(error: Exception) -> str:

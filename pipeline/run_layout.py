@@ -8,3 +8,4 @@ GENERATED_DATASET = 'synthetic'  # the built-in data set whose data `make run` g
 SERVING_MODEL_DIR = 'serving_model'  # the published models, one directory per version
 RUN_SUMMARY_FILE = 'run_summary.txt'  # the last run's summary
 METADATA_FILE = 'metadata.sqlite'  # the ML Metadata store of the data set's runs
+BACKTEST_DIR = 'backtest'  # `tft-pipeline backtest`'s origins, forecasts and report

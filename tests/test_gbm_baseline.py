@@ -191,3 +191,14 @@ def test_the_test_windows_are_scored_by_a_model_that_never_saw_them():
   assert scored_absurd['mae'] > 10 * both['mae']
   assert both['by_split']['test']['scored_windows'] == 80
   assert both['by_split']['test']['naive_mae'] == gbm_baseline.naive_maes(test, SPEC)
+
+
+def test_the_judged_forecasts_are_saved_with_their_actuals(tmp_path):
+  forecasts = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+  actual = np.ones([2, 4], np.float32)
+  path = str(tmp_path / 'forecasts.npz')
+  gbm_baseline.write_forecasts(path, forecasts, actual, [0.1, 0.5, 0.9])
+  saved = gbm_baseline.read_forecasts(path)
+  np.testing.assert_array_equal(saved['forecasts'], forecasts)
+  np.testing.assert_array_equal(saved['actual'], actual)
+  assert saved['quantiles'].tolist() == [0.1, 0.5, 0.9]

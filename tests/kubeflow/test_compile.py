@@ -220,7 +220,8 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
       'calendar_features: [month_of_year]\n'
       'columns:\n  - {name: shop, role: series_key}\n  - {name: week, role: time}\n'
       '  - {name: sales, role: target}\n  - {name: promo, role: known}\n'
-      'split: {eval_start: 0.8}\nblessing: {max_mae: 10}\n'
+      'split: {eval_start: 0.7, test_start: 0.85}\n'
+      'blessing: {max_mae: 10, beat_lightgbm_by: 0.0}\n'
       'schema: gs://test-bucket/tft/shops.schema.pbtxt\n')
   (tmp_path / 'specs').mkdir()
   (tmp_path / 'specs' / 'shops.yaml').write_text(spec_text)
@@ -251,6 +252,13 @@ def test_a_deployment_names_a_spec_file_and_compiles_its_data_set(tmp_path, caps
   spec = json.loads(custom_config(job, 'Trainer')['dataset_spec'])
   assert (spec['frequency'], spec['horizon']) == ('W-SUN', 4)
   assert [c['name'] for c in spec['columns']] == ['shop', 'week', 'sales', 'promo']
+  # The held-out test windows are scored and judged; the LightGBM bar reads GbmBaseline's.
+  assert json.loads(task_parameter(job, 'Evaluator', 'example_splits')) == ['eval', 'test']
+  rules = json.loads(task_parameter(job, 'Evaluator', 'blessing_rules'))
+  assert (rules['judged_split'], rules['blessing']['beat_lightgbm_by']) == ('test', 0.0)
+  evaluator_inputs = job['pipelineSpec']['root']['dag']['tasks']['Evaluator']['inputs']
+  assert evaluator_inputs['artifacts']['gbm_baseline']['taskOutputArtifact'][
+      'producerTask'] == 'GbmBaseline'
 
 
 def test_compile_says_a_tpu_trainer_computes_in_bfloat16(tmp_path, capsys):

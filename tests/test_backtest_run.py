@@ -1,0 +1,76 @@
+"""`tft-pipeline backtest` on generated data: a fit per origin, the figures of the written
+forecasts, and no row at or after an origin reaching its fit."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline import local_runner
+from schema.time_split import parse_timestamp
+
+pytestmark = pytest.mark.slow  # runs the pipeline once per origin
+
+ARGS = ['--days', '20', '--series', '3', '--train-steps', '4', '--encoder-steps', '48',
+        '--horizon', '12', '--seed', '1']
+
+
+@pytest.fixture(scope='module')
+def backtested(tmp_path_factory):
+  root = tmp_path_factory.mktemp('backtest')
+  assert local_runner.main(['backtest', *ARGS, '--origins', '3',
+                            '--output-dir', str(root)]) == 0
+  return root / 'synthetic'
+
+
+def _written(run_dir):
+  out = run_dir / 'backtest'
+  return (pd.read_csv(out / 'forecasts.csv'), json.loads((out / 'summary.json').read_text()))
+
+
+def test_each_origin_is_a_fit_of_its_own_a_horizon_apart(backtested):
+  frame, summary = _written(backtested)
+  assert summary['origins'] == [1, 2, 3]
+  for origin in (1, 2, 3):
+    assert os.listdir(backtested / 'backtest' / f'origin-{origin}' / 'pipeline_root' /
+                      'Trainer' / 'model')
+  starts = [parse_timestamp(summary['origin_starts'][str(origin)]) for origin in (1, 2, 3)]
+  assert np.diff(starts).tolist() == [12 * 3600, 12 * 3600]
+  # One window per series and origin, H steps each, every model's quantiles beside it.
+  assert len(frame) == 3 * 3 * 12
+  assert {'tft_p10', 'tft_p50', 'tft_p90', 'lightgbm_p50', 'naive_repeat_last'} <= set(frame)
+  assert (backtested / 'backtest' / 'forecasts.parquet').exists()
+  assert (backtested / 'backtest' / 'index.html').read_text().count('<img') == 3
+
+
+def test_the_summary_is_what_the_written_forecasts_give(backtested):
+  frame, summary = _written(backtested)
+  for model in ('tft_p50', 'lightgbm_p50', summary['best_naive']):
+    error = (frame[model] - frame['actual']).abs()
+    assert summary['mae'][model] == pytest.approx(error.mean())
+    assert summary['mae_by_origin'][model] == pytest.approx(
+        [error[frame['origin'] == origin].mean() for origin in (1, 2, 3)])
+  naive = [c for c in frame if c.startswith('naive_')]
+  assert summary['best_naive'] == min(naive, key=lambda c: (frame[c] - frame['actual']).abs()
+                                      .mean())
+
+
+def test_a_value_after_an_origin_leaves_that_origins_fit_unchanged(backtested, tmp_path):
+  frame, _ = _written(backtested)
+  data = pd.read_csv(backtested / 'data' / 'synthetic.csv', dtype=str)
+  newest = frame[frame['origin'] == 3]
+  changed = data['timestamp'] >= newest['time'].min()  # the newest origin's horizon
+  data.loc[changed, 'load'] = (data.loc[changed, 'load'].astype(float) + 1000).astype(str)
+  data.to_csv(tmp_path / 'changed.csv', index=False)
+  assert local_runner.main(['backtest', *ARGS, '--origins', '1', '--data',
+                            str(tmp_path / 'changed.csv'),
+                            '--output-dir', str(tmp_path / 'runs')]) == 0
+  again, _ = _written(tmp_path / 'runs' / 'synthetic')
+  before = newest.reset_index(drop=True)
+  # The same forecasts (the TFT's to TensorFlow's rounding; LightGBM's exactly); the
+  # actuals are the changed ones.
+  np.testing.assert_allclose(again['tft_p50'], before['tft_p50'], rtol=1e-3, atol=1e-3)
+  np.testing.assert_array_equal(again['lightgbm_p50'], before['lightgbm_p50'])
+  np.testing.assert_allclose(again['actual'], before['actual'] + 1000, rtol=1e-6)
