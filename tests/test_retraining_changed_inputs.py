@@ -55,11 +55,11 @@ def three_runs(tmp_path_factory, run_pipeline):
 
 
 def _median_mae(model_dir, windows_dir, horizon):
-  """A model's MAE over a Windowing output's eval windows, read through its serving
-  signature, by hand."""
+  """A model's MAE over a Windowing output's test windows (the judged ones), read through
+  its serving signature, by hand."""
   serve = tf.saved_model.load(model_dir).signatures[SERVING_SIGNATURE]
   errors = []
-  for batch in tf.data.TFRecordDataset(tf.io.gfile.glob(str(windows_dir / 'Split-eval' / '*')),
+  for batch in tf.data.TFRecordDataset(tf.io.gfile.glob(str(windows_dir / 'Split-test' / '*')),
                                        'GZIP').batch(64):
     actuals = tf.io.parse_example(batch, {
         TARGET_FUTURE: tf.io.FixedLenFeature([horizon], tf.float32)})[TARGET_FUTURE]
@@ -76,7 +76,7 @@ def test_the_first_run_has_no_baseline_to_leave_out(three_runs):
 def test_after_a_new_series_the_last_blessed_model_is_compared(three_runs):
   summary = three_runs['new_series']
   assert summary.baseline_left_out is None
-  # The first run's model, read by hand on the second run's eval windows.
+  # The first run's model, read by hand on the second run's test windows.
   first_model = path_utils.serving_model_path(three_runs['first'].model_uri)
   assert summary.baseline_mae == pytest.approx(
       _median_mae(first_model, three_runs['windows'][1], horizon=6), rel=1e-4)
@@ -84,7 +84,7 @@ def test_after_a_new_series_the_last_blessed_model_is_compared(three_runs):
   mae = summary.metrics['mean_absolute_error']
   assert summary.blessed is (mae <= summary.baseline_mae)
   assert bool(summary.pushed_to) is summary.blessed
-  assert ("the last blessed model's eval MAE on the same windows: "
+  assert ("the last blessed model's test MAE on the same windows: "
           f'{summary.baseline_mae:.4f}') in summary.format('root')
 
 

@@ -98,13 +98,15 @@ def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
   span_2_rows = len(pd.read_csv(os.path.join(config.data_root, 'span-2', 'rows.csv')))
   span_2_train = reports[1]['train'] - span_1_rows
   assert 0 < span_2_train < span_2_rows
-  assert span_2_train + reports[1]['eval'] == span_2_rows
+  assert span_2_train + reports[1]['eval'] + reports[1]['test'] == span_2_rows
   # The run summary says so.
-  eval_from = [f"eval from {report['boundaries']['eval_start']}" for report in reports]
-  assert first.rows_read() == (f"train {reports[0]['train']} | eval {reports[0]['eval']} "
-                               f'({eval_from[0]})')
-  assert (f"train {reports[1]['train']} | eval {reports[1]['eval']} ({eval_from[1]}; spans 1, "
-          '2: every row of the older spans is training data') in second.format('root')
+  periods = [f"eval from {report['boundaries']['eval_start']}; test from "
+             f"{report['boundaries']['test_start']}" for report in reports]
+  counts = [f"train {report['train']} | eval {report['eval']} | test {report['test']}"
+            for report in reports]
+  assert first.rows_read() == f'{counts[0]} ({periods[0]})'
+  assert (f'{counts[1]} ({periods[1]}; spans 1, 2: every row of the older spans is training '
+          'data') in second.format('root')
   # Transform and Windowing read that one artifact.
   for node in ('Transform', 'Windowing'):
     assert [[a.id for a in run['examples']] for run in _inputs(store, node)] == [
