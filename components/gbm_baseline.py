@@ -5,8 +5,9 @@ reports the TFT, its median and its bands.
 
 It reads the Windowing output, as the Trainer does, and writes `gbm_baseline.json` into a
 `BaselineEvaluation` artifact, with the judged split's forecasts beside it
-(`judged_forecasts.npz`, `evaluation.gbm_baseline.write_forecasts`). It blesses nothing: the figure is for the reader, and a
-failure to fit is recorded there (`error`) rather than stopping the run.
+(`judged_forecasts.npz`, `evaluation.gbm_baseline.write_forecasts`). It blesses nothing:
+the figure is for the reader, and a failure to fit is recorded there (`error`) rather than
+stopping the run.
 """
 
 import json
@@ -22,7 +23,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from components import artifact_json, windowing
 from evaluation import gbm_baseline
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import EVAL_SPLIT, TEST_SPLIT
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT, judged_split
 
 RESULT_FILE = 'gbm_baseline.json'
 # The judged split's served forecasts and actuals, window by window (a backtest's input).
@@ -91,7 +92,7 @@ def GbmBaseline(  # pylint: disable=invalid-name
     tf.io.gfile.makedirs(evaluation.uri)
     result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
                               calibrate_intervals, max_training_rows, seed,
-                              scored_splits=scored, judged=scored[-1],
+                              scored_splits=scored, judged=judged_split(scored),
                               forecasts_path=os.path.join(evaluation.uri, FORECASTS_FILE))
     gbm_baseline.PROGRESS.info(
         "%s (the median's), %.0f s", ', '.join(

@@ -3,8 +3,8 @@
 MAE and MSE of the median forecast, the quantile metrics and the naive forecasts' MAEs of
 `evaluation.metrics`, per split (eval, and test when the spec holds one out) and per
 split and series, in original units; blessing by the data set's rule
-(`schema.dataset_file.Blessing`) on the judged split (`judged_split`): the test windows,
-which nothing chose on, when there are any, else the eval windows.
+(`schema.dataset_file.Blessing`) on the judged split (`schema.time_split.judged_split`):
+the test windows, which nothing chose on, when there are any, else the eval windows.
 
 The candidate reads the windows through its Evaluator signature, already transformed by
 this run's Transform. The last blessed model (the baseline), whose Transform may have
@@ -31,11 +31,6 @@ from trainer_module.export import EVAL_SIGNATURE, SERVING_SIGNATURE, quantile_ke
 MEDIAN_FORECAST = quantile_key(0.5)
 CANDIDATE = tfma.CANDIDATE_KEY  # the model specs' names
 BASELINE = tfma.BASELINE_KEY
-
-
-def judged_split(split: TimeSplit) -> str:
-  """The split the blessing is decided on: test when `split` holds one out, else eval."""
-  return TEST_SPLIT if TEST_SPLIT in split.split_names else EVAL_SPLIT
 
 
 def scored_splits(split: TimeSplit) -> List[str]:

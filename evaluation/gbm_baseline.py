@@ -12,8 +12,9 @@ in original units (the median's: the MAE). The forecasts are served as the TFT's
 the eval windows when the TFT's are (`trainer_module.interval_calibration`), put in order
 from the median out, raised to the spec's `forecast_floor`; then scored on the eval
 windows and on the held-out test windows, which nothing here chose on: the median's MAE,
-each quantile's q-risk and the outer band's coverage, in original units. The naive forecasts of the same windows are scored by the same code, a
-check that the windows are the Evaluator's.
+each quantile's q-risk and the outer band's coverage, in original units. The naive
+forecasts of the same windows are scored by the same code, a check that the windows are
+the Evaluator's.
 
 A row's inputs come from its window alone, the model's inputs after Transform:
 - the step h;

@@ -34,9 +34,9 @@ from components.versioned_pusher import VersionedPusher
 from components.vertex_pusher import CONFIG_KEY as VERTEX_VERSIONS_KEY
 from components.vertex_pusher import VertexPusher
 from components.windowing import Windowing
-from evaluation.eval_config import (judged_split, make_eval_config, naive_forecast_names,
-                                    scored_splits)
+from evaluation.eval_config import make_eval_config, naive_forecast_names, scored_splits
 from pipeline.config import PipelineConfig
+from schema.time_split import judged_split
 from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
 
 PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
@@ -103,7 +103,7 @@ def create_pipeline(
       quantiles=json.dumps(list(config.model_config.quantiles)),
       calibrate_intervals=config.training_config.calibrate_intervals
   ) if config.gbm_baseline else None
-  judged = judged_split(config.time_split)
+  judged = judged_split(config.time_split.split_names)
   evaluator = ScopedEvaluator(
       pipeline_name=config.pipeline_name,
       examples=windowing.outputs['windows'],

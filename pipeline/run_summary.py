@@ -25,7 +25,7 @@ from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SERIES_BO
                                                 read_split_report)
 from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
-from schema.time_split import EVAL_SPLIT, TEST_SPLIT
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT, judged_split
 from trainer_module import interval_calibration, training_record, warm_start
 from trainer_module.export import quantile_key
 
@@ -271,7 +271,7 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
   by_split = results.split_metrics(evaluation.uri) if evaluation else {}
-  judged = TEST_SPLIT if by_split.get(TEST_SPLIT) else EVAL_SPLIT
+  judged = judged_split(by_split)
   metrics = by_split.get(judged, {})
   # Windowing's windows are Examples too, without a split report: the newest with one.
   reports = (read_split_report(a.uri) for a in sorted(artifacts, key=lambda a: a.id,

@@ -662,9 +662,9 @@ def _late_series_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.S
   line, name = _first_row_of(table, key, series, late.index[0])
   return (f"{_series_count(len(late), 'starts', 'start')} in the eval period (from "
           f'{_format_time(frequency.seconds_of(int(eval_starts[late.index[0]])))}), e.g. '
-          f'{name} (from line {line}): no model trains on them, so the run does not forecast them, until the '
-          'eval period of a later run starts after their first rows (docs/pipeline.md: new '
-          'series)')
+          f'{name} (from line {line}): no model trains on them, so the run does not forecast '
+          'them, until the eval period of a later run starts after their first rows '
+          '(docs/pipeline.md: new series)')
 
 
 def _first_row_of(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,

@@ -14,12 +14,18 @@ import datetime
 import itertools
 import json
 import re
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
 Boundary = Union[str, float]
 TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
 _LAST_STEPS = re.compile(r'last (\d+) steps?( of each series)?')
 EACH_SERIES = ' of each series'  # ends a boundary placed from each series' own last row
+
+
+def judged_split(split_names: Iterable[str]) -> str:
+  """The split a model is judged on (blessed, and scored first): test when there is one,
+  which nothing chose on, else eval."""
+  return TEST_SPLIT if TEST_SPLIT in split_names else EVAL_SPLIT
 
 
 def last_steps(boundary: Boundary) -> Optional[int]:

@@ -204,7 +204,8 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   # Four steps, but from hour 49: the first eval forecast starts at hour 52, after them.
   write_span(2, range(49, 53))
   with pytest.raises(SystemExit, match='an eval period of 4 steps, in which no eval window'):
-    check_input_files(args, str(tmp_path), spec, dataclasses.replace(split, eval_start='last 4 steps'))
+    check_input_files(args, str(tmp_path), spec,
+                      dataclasses.replace(split, eval_start='last 4 steps'))
   write_span(2, range(48, 60))  # twelve hours: an eval period of 8
   check_input_files(args, str(tmp_path), spec, split)
   write_span(2, ['48:30'])  # a time off the grid: ExampleGen names its file and line
