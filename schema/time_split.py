@@ -57,7 +57,11 @@ class TimeSplit:
         if last_steps(value) < 1:
           raise ValueError(f'time split {field}={value!r}: give at least one step')
       elif isinstance(value, str):
-        parse_timestamp(value, what=f'time split {field}')
+        try:
+          parse_timestamp(value, what=f'time split {field}')
+        except ValueError as error:
+          raise ValueError(f"{error}, a fraction such as 0.8, or 'last 48 steps' (of the "
+                           "data), or 'last 48 steps of each series'") from None
       elif not 0.0 < float(value) < 1.0:
         raise ValueError(f'time split {field}={value!r}: a fraction of the time range must '
                          'lie strictly between 0 and 1, or give a timestamp string')

@@ -184,6 +184,9 @@ def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
 @pytest.mark.parametrize('kwargs, message', [
     ({'eval_start': 1.5}, 'strictly between 0 and 1'),
     ({'eval_start': 'soon'}, "cannot parse 'soon'"),
+    ({'eval_start': 'last 48 steps of every series'},
+     r"cannot parse 'last 48 steps of every series' as a timestamp; .*or 'last 48 steps of "
+     r"each series'"),
     ({'eval_start': 'last 0 steps'}, 'give at least one step'),
     ({'eval_start': 'last 10 steps', 'end': 'last 20 steps'},
      r"end='last 20 steps' is not after eval_start='last 10 steps'"),
