@@ -20,12 +20,17 @@ spans in all and in each split (`longest_*`), which the errors for a split witho
 windows quote, and where ExampleGen placed the eval start (`EVAL_START`), which the
 Trainer records with the model (`trainer_module.training_period`).
 
+With `refit_splits`, Windowing also writes the split `refit`: training segments over the
+rows of those splits taken as one period (every step, windows crossing their boundaries
+included), which the refit Trainer trains on (`trainer_module.refit`).
+
 With several spans (ExampleGen's `train_spans`), older spans' rows arrive in the training
 split and are windowed with the newest span's, so windows may reach back across span
 borders.
 """
 
 import collections
+import dataclasses
 import json
 import logging
 import os
@@ -46,6 +51,9 @@ from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
 
+REFIT_SPLIT = 'refit'  # the windows artifact's split of every row the refit trains on
+SEGMENT_SPLITS = (TRAINING_SPLIT, REFIT_SPLIT)  # written as segments, series mixed
+
 WINDOW_REPORT_FILE = 'window_report.json'
 # In the window report: the eval split's first time (UTC), as ExampleGen placed it; every
 # training window lies before it.
@@ -58,6 +66,7 @@ class WindowingSpec(types.ComponentSpec):
       'dataset_spec': ExecutionParameter(type=str),  # DatasetSpec.to_json()
       'strides': ExecutionParameter(type=str),  # JSON: split name -> stride in grid steps
       'sample_rates': ExecutionParameter(type=str),  # JSON: split name -> share kept
+      'refit_splits': ExecutionParameter(type=str),  # JSON: splits the refit split covers
   }
   INPUTS = {
       'examples': ChannelParameter(type=standard_artifacts.Examples),  # raw rows
@@ -124,18 +133,20 @@ def _read_split(pipeline, examples_uri: str, split: str, transform_graph_uri: st
 
 def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: DatasetSpec,
                strides: Dict[str, int], sample_rates: Dict[str, float],
-               input_files: Sequence[str] = ()
+               input_files: Sequence[str] = (), refit_splits: Sequence[str] = ()
                ) -> Tuple[List[Tuple[str, window_files.SeriesWindows]], Dict[str, int]]:
   """One series' windows as (split, (series key, windows in time order)) per split,
-  and the counts of `window_builder.build_windows`; training windows come as segments.
+  and the counts of `window_builder.build_windows`; training windows come as segments,
+  and with `refit_splits` the refit split's too (`refit_rows`).
 
   Raises:
     ValueError: the rows cannot be windowed; rows named by time are also named by file
       and line in `input_files` (ExampleGen's), when found there.
   """
   key, rows = item
+  rows = window_builder.RowChunk.of(rows)
   try:
-    windows, counts = window_builder.build_windows(key, rows, spec, strides, sample_rates,
+    windows, counts = window_builder.build_windows(key, [rows], spec, strides, sample_rates,
                                                    segment_splits=(TRAINING_SPLIT,))
   except window_builder.RowsError as error:
     try:
@@ -143,10 +154,26 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
     except Exception as unreadable:  # pylint: disable=broad-except
       where = f' (their files could not be read again: {unreadable})'
     raise ValueError(f'{error}{where}') from None
+  if refit_splits:
+    refit, refit_counts = window_builder.build_windows(
+        key, [refit_rows(rows, refit_splits)], spec, {REFIT_SPLIT: strides[TRAINING_SPLIT]},
+        {REFIT_SPLIT: sample_rates.get(TRAINING_SPLIT, 1.0)}, segment_splits=(REFIT_SPLIT,))
+    windows += refit
+    counts = {**counts, **{name: value for name, value in refit_counts.items()
+                           if REFIT_SPLIT in name}}
   by_split = collections.defaultdict(list)
   for split, serialized in windows:
     by_split[split].append(serialized)
   return [(split, (key, split_windows)) for split, split_windows in by_split.items()], counts
+
+
+def refit_rows(rows: window_builder.RowChunk,
+               refit_splits: Sequence[str]) -> window_builder.RowChunk:
+  """`rows` with those of `refit_splits` in the refit split (the others keep theirs, so
+  that no refit window reaches into them)."""
+  splits = np.where(np.isin(rows.splits.astype(str), list(refit_splits)), REFIT_SPLIT,
+                    rows.splits).astype(object)
+  return dataclasses.replace(rows, splits=splits)
 
 
 def training_window_count(windows_uri: str) -> int:
@@ -222,6 +249,15 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       raise ValueError(f'strides or sample rates given for splits {unknown}, but the '
                        f'examples have splits {splits}')
     strides = {split: strides.get(split, 1) for split in splits}
+    refit_splits = json.loads(exec_properties.get('refit_splits') or '[]')
+    outside = sorted(set(refit_splits) - set(splits))
+    if outside:
+      raise ValueError(f'refit splits {outside} are not splits of the examples ({splits})')
+    if refit_splits:
+      splits_written = splits + [REFIT_SPLIT]
+      windows.split_names = artifact_utils.encode_split_names(splits_written)
+    else:
+      splits_written = splits
     eval_start = (example_gen.read_split_report(examples.uri) or {}).get(
         example_gen.BOUNDARIES, {}).get('eval_start')
     with self._make_beam_pipeline() as pipeline:
@@ -230,20 +266,20 @@ class Executor(base_beam_executor.BaseBeamExecutor):
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
-                                  example_gen.files_read(examples.uri)))
+                                  example_gen.files_read(examples.uri), refit_splits))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,
-                                  os.path.join(windows.uri, WINDOW_REPORT_FILE), splits, spec,
-                                  eval_start))
+                                  os.path.join(windows.uri, WINDOW_REPORT_FILE),
+                                  splits_written, spec, eval_start))
       series_windows = built | 'Windows' >> beam.FlatMap(lambda result: result[0])
-      for split in splits:
+      for split in splits_written:
         _ = (series_windows
              | f'Keep[{split}]' >> beam.Filter(lambda item, split=split: item[0] == split)
              | f'Series[{split}]' >> beam.Values()
              | f'Write[{split}]' >> window_files.WriteSeriesWindows(
                  os.path.join(windows.uri, f'Split-{split}', _FILE_PREFIX),
-                 mix=split == TRAINING_SPLIT))
+                 mix=split in SEGMENT_SPLITS))
 
 
 class Windowing(base_beam_component.BaseBeamComponent):
@@ -254,13 +290,15 @@ class Windowing(base_beam_component.BaseBeamComponent):
 
   def __init__(self, examples: types.BaseChannel, transform_graph: types.BaseChannel,
                dataset_spec: DatasetSpec, strides: Dict[str, int],
-               sample_rates: Optional[Dict[str, float]] = None):
+               sample_rates: Optional[Dict[str, float]] = None,
+               refit_splits: Sequence[str] = ()):
     """Args:
       examples: the raw examples (ExampleGen's output).
       transform_graph: Transform's graph, applied to every row.
       dataset_spec: gives the window shape, time grid and features.
       strides: forecast-start stride per split in grid steps (default 1 for others).
       sample_rates: share of windows kept per split, in (0, 1] (default 1).
+      refit_splits: the splits whose rows the refit split covers; none: no refit split.
     """
     sample_rates = sample_rates or {}
     bad = {split: stride for split, stride in strides.items() if int(stride) < 1}
@@ -270,5 +308,5 @@ class Windowing(base_beam_component.BaseBeamComponent):
     super().__init__(spec=WindowingSpec(
         examples=examples, transform_graph=transform_graph,
         dataset_spec=dataset_spec.to_json(), strides=json.dumps(strides),
-        sample_rates=json.dumps(sample_rates),
+        sample_rates=json.dumps(sample_rates), refit_splits=json.dumps(list(refit_splits)),
         windows=types.Channel(type=standard_artifacts.Examples)))

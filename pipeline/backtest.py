@@ -7,7 +7,9 @@ long as the spec's, right before it: ExampleGen, Transform's statistics and voca
 the Trainer, its calibration and the LightGBM baseline see no row at or after the origin.
 Each origin is a pipeline of its own (no warm start, no last blessed model). The TFT,
 LightGBM and every naive forecast are scored on what happened; a sign test over the
-windows calls a tie a tie.
+windows calls a tie a tie. With the refit on, each origin also refits its TFT on its
+train and eval rows (all it has before the origin, as a run's refit has every row) and
+scores that model too (`tft_refit`), against the judged TFT: what the refit gains.
 """
 
 import dataclasses
@@ -25,11 +27,12 @@ from evaluation import gbm_baseline, window_forecasts
 from pipeline.config import PipelineConfig, default_strides
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import TEST_SPLIT, TimeSplit, format_time
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT, TRAINING_SPLIT, TimeSplit, format_time
 from trainer_module import naive_forecasts
 from trainer_module.export import quantile_key
 
-TFT, LIGHTGBM = 'tft', 'lightgbm'  # the models' names in the forecasts and the summary
+# The models' names in the forecasts and the summary.
+TFT, TFT_REFIT, LIGHTGBM = 'tft', 'tft_refit', 'lightgbm'
 NAIVE_PREFIX = 'naive_'
 _TIE_P_VALUE = 0.05  # a sign test's p-value at or above which a comparison is a tie
 
@@ -99,7 +102,10 @@ def _eval_steps(split: TimeSplit, time_range, spec: DatasetSpec) -> int:
 
 def origin_config(config: PipelineConfig, origin: Origin, origin_dir: str) -> PipelineConfig:
   """The pipeline of one origin: its split and directories, trained from scratch, its
-  forecasts not asked for (the backtest scores the test windows)."""
+  forecasts not asked for (the backtest scores the test windows), refit on the rows
+  before the origin whatever its blessing when the run refits."""
+  if config.refit_splits:
+    config = config.replace(refit_splits=(TRAINING_SPLIT, EVAL_SPLIT), refit_unblessed=True)
   return config.replace(
       pipeline_name=f'{config.pipeline_name}-backtest-{origin.number}',
       pipeline_root=os.path.join(origin_dir, 'pipeline_root'),
@@ -109,15 +115,17 @@ def origin_config(config: PipelineConfig, origin: Origin, origin_dir: str) -> Pi
 
 
 def scored_rows(origin: Origin, windows_uri: str, model_dir: str, gbm_uri: str,
-                spec: DatasetSpec, quantiles: Sequence[float]) -> pd.DataFrame:
+                spec: DatasetSpec, quantiles: Sequence[float],
+                refit_dir: Optional[str] = None) -> pd.DataFrame:
   """A row per test window and horizon step of one origin's run: the actual, the TFT's
-  and LightGBM's quantiles and every naive forecast.
+  (and its refit's, in `refit_dir`) and LightGBM's quantiles and every naive forecast.
 
   Raises:
     BacktestError: LightGBM's saved forecasts are not of the same windows.
   """
-  scored = window_forecasts.score_windows(
-      model_dir, window_forecasts.split_files(windows_uri, TEST_SPLIT), quantiles)
+  files = window_forecasts.split_files(windows_uri, TEST_SPLIT)
+  scored = window_forecasts.score_windows(model_dir, files, quantiles)
+  refit = window_forecasts.score_windows(refit_dir, files, quantiles) if refit_dir else None
   saved = gbm_baseline.read_forecasts(os.path.join(gbm_uri, FORECASTS_FILE))
   if saved['actual'].shape != scored.actual.shape or not np.allclose(
       saved['actual'], scored.actual):
@@ -136,6 +144,8 @@ def scored_rows(origin: Origin, windows_uri: str, model_dir: str, gbm_uri: str,
   }
   for index, q in enumerate(quantiles):
     columns[f'{TFT}_{quantile_key(q)}'] = scored.forecasts[q].reshape(-1)
+    if refit is not None:
+      columns[f'{TFT_REFIT}_{quantile_key(q)}'] = refit.forecasts[q].reshape(-1)
     columns[f'{LIGHTGBM}_{quantile_key(q)}'] = saved['forecasts'][..., index].reshape(-1)
   for name, values in naive.items():
     columns[f'{NAIVE_PREFIX}{name}'] = np.asarray(values).reshape(-1)
@@ -143,9 +153,15 @@ def scored_rows(origin: Origin, windows_uri: str, model_dir: str, gbm_uri: str,
 
 
 def point_forecasts(frame: pd.DataFrame) -> List[str]:
-  """The columns of the point forecasts a backtest compares: the TFT's and LightGBM's
-  medians and every naive forecast."""
-  return [f'{TFT}_p50', f'{LIGHTGBM}_p50'] + [c for c in frame if c.startswith(NAIVE_PREFIX)]
+  """The columns of the point forecasts a backtest compares: the TFT's (and its refit's)
+  and LightGBM's medians and every naive forecast."""
+  return ([f'{TFT}_p50'] + [f'{TFT_REFIT}_p50'] * (f'{TFT_REFIT}_p50' in frame)
+          + [f'{LIGHTGBM}_p50'] + [c for c in frame if c.startswith(NAIVE_PREFIX)])
+
+
+def probabilistic_models(frame: pd.DataFrame) -> List[str]:
+  """The models with quantiles in `frame`: the TFT, its refit if scored, LightGBM."""
+  return [model for model in (TFT, TFT_REFIT, LIGHTGBM) if f'{model}_p50' in frame]
 
 
 def summarize(frame: pd.DataFrame, quantiles: Sequence[float]) -> Dict[str, object]:
@@ -157,7 +173,7 @@ def summarize(frame: pd.DataFrame, quantiles: Sequence[float]) -> Dict[str, obje
   low, high = quantile_key(min(quantiles)), quantile_key(max(quantiles))
   coverage = {model: ((frame['actual'] >= frame[f'{model}_{low}'])
                       & (frame['actual'] <= frame[f'{model}_{high}']))
-              for model in (TFT, LIGHTGBM)}
+              for model in probabilistic_models(frame)}
   by = lambda key: {model: [float(v) for v in errors[model].groupby(frame[key]).mean()]
                     for model in models}
   naive_mae = {model: float(errors[model].mean()) for model in models
@@ -179,7 +195,9 @@ def summarize(frame: pd.DataFrame, quantiles: Sequence[float]) -> Dict[str, obje
       'best_naive': best_naive,
       'comparisons': [
           paired(f'{TFT}_p50', other, window_mae, origin_mae)
-          for other in (f'{LIGHTGBM}_p50', best_naive)],
+          for other in (f'{LIGHTGBM}_p50', best_naive)] + [
+              paired(f'{TFT_REFIT}_p50', f'{TFT}_p50', window_mae, origin_mae)
+              for _ in [None] if f'{TFT_REFIT}_p50' in models],
   }
 
 
@@ -213,22 +231,26 @@ def sign_test_p_value(wins: int, losses: int) -> float:
 def verdict(summary: Dict[str, object]) -> List[str]:
   """The printed verdict: which model wins on how many origins and windows, and whether
   the sign test calls it a tie."""
-  names = {f'{TFT}_p50': 'the TFT', f'{LIGHTGBM}_p50': 'LightGBM'}
+  names = {f'{TFT}_p50': 'the TFT', f'{TFT_REFIT}_p50': 'the refit TFT',
+           f'{LIGHTGBM}_p50': 'LightGBM'}
   lines = []
   for comparison in summary['comparisons']:
+    model = names[comparison['model']]
     other = names.get(comparison['other'],
                       f"the best naive forecast ({comparison['other'][len(NAIVE_PREFIX):]})")
-    judged = {'tie': 'a tie', 'better': 'the TFT is better',
+    judged = {'tie': 'a tie', 'better': f'{model} is better',
               'worse': f'{other} is better'}[comparison['verdict']]
     lines.append(
-        f"the TFT against {other}: MAE {summary['mae'][comparison['model']]:.4g} against "
-        f"{summary['mae'][comparison['other']]:.4g}; the TFT wins {comparison['origins_won']} "
-        f"of {comparison['origins']} origins and {comparison['windows_won']} of "
-        f"{summary['windows']} windows ({comparison['windows_lost']} lost); sign test p = "
-        f"{comparison['p_value']:.3g}: {judged}")
+        f"{model} against {other}: MAE {summary['mae'][comparison['model']]:.4g} against "
+        f"{summary['mae'][comparison['other']]:.4g}; {model} wins "
+        f"{comparison['origins_won']} of {comparison['origins']} origins and "
+        f"{comparison['windows_won']} of {summary['windows']} windows "
+        f"({comparison['windows_lost']} lost); sign test p = {comparison['p_value']:.3g}: "
+        f'{judged}')
   band = summary['band']
-  lines.append(f"{band} coverage: the TFT {summary['coverage'][TFT]:.3f}, LightGBM "
-               f"{summary['coverage'][LIGHTGBM]:.3f} (0.8 is the aim)")
+  lines.append(f'{band} coverage: ' + ', '.join(
+      f'{names[f"{model}_p50"]} {coverage:.3f}' for model, coverage in
+      summary['coverage'].items()) + ' (0.8 is the aim)')
   return lines
 
 
@@ -253,7 +275,10 @@ def run(config: PipelineConfig, times: np.ndarray, origins: int, every: Optional
     frame = scored_rows(origin, _only(origin_dir, 'Windowing', 'windows'),
                         path_utils.serving_model_path(summary.model_uri),
                         _only(origin_dir, 'GbmBaseline', 'evaluation'), config.dataset,
-                        config.model_config.quantiles)
+                        config.model_config.quantiles,
+                        refit_dir=(path_utils.serving_model_path(
+                            _only(origin_dir, 'Refit', 'model'))
+                                   if config.refit_splits else None))
     frames.append(frame)
     mae = lambda model: (frame[model] - frame['actual']).abs().mean()
     progress(f'[backtest] origin {origin.number}/{len(planned)}: MAE TFT '

@@ -17,7 +17,7 @@ import pandas as pd
 import tensorflow as tf
 from matplotlib.figure import Figure
 
-from pipeline.backtest import LIGHTGBM, NAIVE_PREFIX, TFT, verdict
+from pipeline.backtest import LIGHTGBM, NAIVE_PREFIX, TFT, TFT_REFIT, verdict
 from schema.dataset_spec import DatasetSpec
 
 FORECASTS_CSV = 'forecasts.csv'
@@ -25,7 +25,9 @@ FORECASTS_PARQUET = 'forecasts.parquet'
 SUMMARY_JSON = 'summary.json'
 INDEX_HTML = 'index.html'
 _SERIES_SHOWN = 3
-_COLOURS = {f'{TFT}_p50': 'tab:blue', f'{LIGHTGBM}_p50': 'tab:orange'}
+_COLOURS = {f'{TFT}_p50': 'tab:blue', f'{TFT_REFIT}_p50': 'tab:green',
+            f'{LIGHTGBM}_p50': 'tab:orange'}
+_NAMES = {TFT: 'TFT', TFT_REFIT: 'refit TFT', LIGHTGBM: 'LightGBM'}
 
 _PAGE = jinja2.Template('''<!doctype html>
 <html><head><meta charset="utf-8"><title>Backtest: {{ name }}</title>
@@ -63,7 +65,7 @@ def write(frame: pd.DataFrame, summary: Dict[str, object], output_dir: str,
     f.write(parquet.getvalue())
   with tf.io.gfile.GFile(os.path.join(output_dir, SUMMARY_JSON), 'w') as f:
     json.dump(summary, f, indent=2)
-  models = [f'{TFT}_p50', f'{LIGHTGBM}_p50', summary['best_naive']]
+  models = [f'{model}_p50' for model in summary['coverage']] + [summary['best_naive']]
   _save(_by_step_figure(summary['mae_by_step'], models, 'MAE (original units)'),
         os.path.join(output_dir, 'mae_by_step.png'))
   _save(_coverage_figure(summary), os.path.join(output_dir, 'coverage_by_step.png'))
@@ -81,11 +83,11 @@ def write(frame: pd.DataFrame, summary: Dict[str, object], output_dir: str,
 
 
 def _label(model: str) -> str:
-  """'TFT P50', 'LightGBM P50', 'naive seasonal_24'."""
+  """'TFT P50', 'refit TFT P50', 'LightGBM P50', 'naive seasonal_24'."""
   if model.startswith(NAIVE_PREFIX):
     return f'naive {model[len(NAIVE_PREFIX):]}'
   name, quantile = model.rsplit('_', 1)
-  return f"{'TFT' if name == TFT else 'LightGBM'} {quantile.upper()}"
+  return f'{_NAMES[name]} {quantile.upper()}'
 
 
 def _by_step_figure(by_step: Dict[str, List[float]], models: List[str],
@@ -106,13 +108,13 @@ def _by_step_figure(by_step: Dict[str, List[float]], models: List[str],
 def _coverage_figure(summary: Dict[str, object]) -> Figure:
   figure = _by_step_figure({f'{model}_p50': values for model, values in
                             summary['coverage_by_step'].items()},
-                           [f'{TFT}_p50', f'{LIGHTGBM}_p50'],
+                           [f'{model}_p50' for model in summary['coverage']],
                            f"share of actuals inside {summary['band']}")
   ax = figure.axes[0]
   ax.axhline(0.8, color='black', linestyle=':', linewidth=1)
   ax.set_ylim(0, 1)
-  for line, model in zip(ax.get_lines(), (TFT, LIGHTGBM)):
-    line.set_label('TFT' if model == TFT else 'LightGBM')
+  for line, model in zip(ax.get_lines(), summary['coverage']):
+    line.set_label(_NAMES[model])
   ax.legend()
   return figure
 

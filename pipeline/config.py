@@ -6,7 +6,7 @@ deployment settings (`pipeline_root`, `serving_model_dir`). Runners fill in the 
 """
 
 import dataclasses
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from components import span_files
 from components.anomaly_gate import MODES as ANOMALY_MODES
@@ -16,7 +16,8 @@ from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TRAINING_SPLIT, TimeSplit
 from trainer_module import hparams
-from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
+from trainer_module.training_config import (CONFIG_KEY, DEFAULT_REFIT, DEFAULT_TRAIN_STEPS,
+                                            TrainingConfig)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +95,11 @@ class PipelineConfig:
       an endpoint, instead of into `serving_model_dir`.
     gbm_baseline: fit the gradient-boosted baseline (`components.gbm_baseline`) beside
       the Trainer, for the run summary.
+    refit_splits: once the Evaluator has blessed the Trainer's model, train it again on
+      the rows of these periods for the budget it chose, and publish that model
+      (`trainer_module.refit`); empty: publish the judged model.
+    refit_unblessed: refit whatever the blessing (a backtest's origins, whose blessing
+      their scored future decides).
   """
   pipeline_name: str
   pipeline_root: str
@@ -116,6 +122,8 @@ class PipelineConfig:
   vertex_training: Optional[VertexTraining] = None
   vertex_serving: Optional[ModelVersions] = None
   gbm_baseline: bool = True
+  refit_splits: Tuple[str, ...] = ()
+  refit_unblessed: bool = False
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles
@@ -134,6 +142,10 @@ class PipelineConfig:
       raise ValueError("the blessing rule's beat_lightgbm_by compares the model with the "
                        'LightGBM baseline, which this run does not fit: drop '
                        '--no-gbm-baseline, or the rule')
+    outside = sorted(set(self.refit_splits) - set(self.time_split.split_names))
+    if outside:
+      raise ValueError(f'refit splits {outside} are not periods of the split '
+                       f'{list(self.time_split.split_names)}')
     if self.train_spans < 1:
       raise ValueError(f'train_spans must be at least 1, got {self.train_spans}')
     if self.train_spans > 1:
@@ -166,15 +178,18 @@ def default_strides(dataset: DatasetSpec, time_split: TimeSplit) -> Dict[str, in
 def from_dataset(dataset: Dataset, *, pipeline_name: str, pipeline_root: str,
                  data_root: str, serving_model_dir: str, schema_file: Optional[str],
                  spec: Optional[DatasetSpec] = None, max_mae: Optional[float] = None,
-                 **options) -> PipelineConfig:
+                 refit: bool = DEFAULT_REFIT, **options) -> PipelineConfig:
   """The PipelineConfig of both runners: the data set's split, blessing rule, strides and
   model overrides, with the runner's paths and `options` (other PipelineConfig fields).
 
   Args:
     spec: the data set's spec with another window shape; default `dataset.spec`.
     max_mae: an absolute blessing bound on the judged windows' MAE, over the data set's own.
+    refit: publish the blessed model refit on every period of the split.
   """
   spec = spec or dataset.spec
+  if refit:
+    options['refit_splits'] = tuple(dataset.split.split_names)
   return PipelineConfig(
       pipeline_name=pipeline_name, pipeline_root=pipeline_root, data_root=data_root,
       serving_model_dir=serving_model_dir, dataset=spec, time_split=dataset.split,

@@ -20,7 +20,7 @@ from schema.dataset_spec import DatasetSpec, Role
 from schema.datasets import DATASETS, get_dataset
 from schema.time_split import TimeSplit
 from trainer_module.hparams import DEFAULT_PRESET
-from trainer_module.training_config import DEFAULT_TRAIN_STEPS
+from trainer_module.training_config import DEFAULT_REFIT, DEFAULT_TRAIN_STEPS
 
 _BEAM_STEP = re.compile(r" \[while running '[^']*'\]")
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,6 +101,11 @@ def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
   parser.add_argument('--no-gbm-baseline', action='store_true',
                       help='skip the global LightGBM model fitted on the same windows and '
                       'reported beside the TFT')
+  parser.add_argument('--refit', action=argparse.BooleanOptionalAction,
+                      default=DEFAULT_REFIT,
+                      help='once blessed, train the model again on every row (train, eval '
+                      'and test) for the epochs it chose, and publish that one (default: '
+                      '%(default)s)')
   parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
   return parser.parse_args(argv)
 
@@ -415,7 +420,7 @@ def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: s
       training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
       on_anomalies=args.on_anomalies,
       future_file=future_file,
-      gbm_baseline=not args.no_gbm_baseline)
+      gbm_baseline=not args.no_gbm_baseline, refit=args.refit)
 
 
 if __name__ == '__main__':

@@ -7,6 +7,11 @@ importance, attention, forecast plots) next to the model, and ForecastGen after 
 Pusher: the next H steps of every series from the model the run publishes. GbmBaseline,
 beside the Trainer, fits a global gradient-boosted model on the same windows, which the
 run summary reports beside the TFT.
+With `refit_splits`, a second Trainer (the Refit) trains on the rows of those periods for
+the judged model's budget once the Evaluator has judged it, and the Pusher and
+ForecastGen publish and forecast with the refit model on the judged model's blessing
+(`trainer_module.refit`); the last blessed model, which later runs compare with and
+warm-start from, stays the judged one.
 
 Retraining: each run ingests the newest span; with `train_spans` > 1 ExampleGen also
 reads the spans before it (listed from the input files, so Vertex AI runs do the same)
@@ -33,10 +38,10 @@ from components.time_series_example_gen import TimeSeriesExampleGen
 from components.versioned_pusher import VersionedPusher
 from components.vertex_pusher import CONFIG_KEY as VERTEX_VERSIONS_KEY
 from components.vertex_pusher import VertexPusher
-from components.windowing import Windowing
+from components.windowing import REFIT_SPLIT, Windowing
 from evaluation.eval_config import make_eval_config, naive_forecast_names, scored_splits
 from pipeline.config import PipelineConfig
-from schema.time_split import judged_split
+from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT, judged_split
 from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
 
 PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
@@ -88,7 +93,8 @@ def create_pipeline(
   windowing = Windowing(examples=example_gen.outputs['examples'],
                         transform_graph=transform.outputs['transform_graph'],
                         dataset_spec=spec, strides=dict(config.strides),
-                        sample_rates=dict(config.sample_rates))
+                        sample_rates=dict(config.sample_rates),
+                        refit_splits=config.refit_splits)
   model_resolver = tfx.dsl.Resolver(
       strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
@@ -119,10 +125,20 @@ def create_pipeline(
   ).with_id('Evaluator')
   interpretation_report = InterpretationReportGen(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
-  pusher = _make_pusher(config, model=trainer.outputs['model'],
+  published = trainer
+  if config.refit_splits:
+    # After the Evaluator: a refit of a model it did not bless is a copy of it.
+    published = _make_trainer(config, windows=windowing.outputs['windows'],
+                              transform_graph=transform.outputs['transform_graph'],
+                              base_model=model_resolver.outputs['model'],
+                              train_steps=values['train_steps'],
+                              judged_model=trainer.outputs['model'],
+                              judged_blessing=(None if config.refit_unblessed
+                                               else evaluator.outputs['blessing']))
+  pusher = _make_pusher(config, model=published.outputs['model'],
                         blessing=evaluator.outputs['blessing'])
   forecast_gen = ForecastGen(
-      model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
+      model=published.outputs['model'], model_blessing=evaluator.outputs['blessing'],
       baseline_model=model_resolver.outputs['model'],
       examples=example_gen.outputs['examples'], future_file=config.future_file or '',
       ends_apart=config.time_split.of_each_series)
@@ -132,6 +148,8 @@ def create_pipeline(
   components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
                 transform, windowing, trainer, model_resolver, evaluator,
                 interpretation_report, pusher, forecast_gen]
+  if published is not trainer:
+    components.append(published)
   if gbm_baseline:
     components.append(gbm_baseline)
   return tfx.dsl.Pipeline(
@@ -145,8 +163,11 @@ def create_pipeline(
 
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
                   transform_graph: tfx.dsl.Channel, base_model: tfx.dsl.Channel,
-                  train_steps) -> StepBudgetTrainer:
-  """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured.
+                  train_steps, judged_model: Optional[tfx.dsl.Channel] = None,
+                  judged_blessing: Optional[tfx.dsl.Channel] = None) -> StepBudgetTrainer:
+  """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured;
+  with `judged_model`, the Refit of that model on the windows of every refit period, if
+  `judged_blessing` blessed it.
 
   It warm-starts from `base_model` (the last blessed model) when the architecture matches.
   """
@@ -161,9 +182,10 @@ def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
     })
   return StepBudgetTrainer(
       run_fn=RUN_FN, examples=windows, transform_graph=transform_graph,
-      base_model=base_model, train_steps=train_steps, train_splits=['train'],
-      eval_splits=['eval'], custom_config=custom_config,
-      on_vertex=vertex is not None).with_id('Trainer')
+      base_model=base_model, train_steps=train_steps,
+      train_splits=[REFIT_SPLIT if judged_model else TRAINING_SPLIT],
+      eval_splits=[EVAL_SPLIT], custom_config=custom_config, on_vertex=vertex is not None,
+      judged_model=judged_model, judged_blessing=judged_blessing).with_id('Refit' if judged_model else 'Trainer')
 
 
 def _make_pusher(config: PipelineConfig, model: tfx.dsl.Channel,

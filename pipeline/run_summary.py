@@ -67,6 +67,7 @@ class RunSummary:
   decided_by: Optional[str] = None  # the windows and rules the blessing was decided on
   eval_metrics: Dict[str, float] = dataclasses.field(default_factory=dict)  # when test is
   # judged: the eval windows', which chose the epoch (and the bands)
+  refit: Optional[str] = None  # what the Refit did (`trainer_module.refit`); None: no Refit
 
   def rows_read(self) -> str:
     """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00; spans 3, 4: ...)' from the
@@ -103,6 +104,8 @@ class RunSummary:
                    'them out: declare them (docs/data.md) to train on them')
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
+    if self.refit:
+      lines.append(f'  refit:       {self.refit}')
     chose = 'the epoch and the bands' if self.calibration else 'the epoch'
     if self.judged_split == TEST_SPLIT:
       lines.append('  test metrics, held out (original units; nothing chose on the test '
@@ -264,9 +267,10 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
     found = [a for a in artifacts if types.get(a.type_id) == type_name]
     return max(found, key=lambda a: a.id) if found else None
 
-  evaluation, blessing, pushed, model, report, forecasts, gbm = (latest(name) for name in (
-      'ModelEvaluation', 'ModelBlessing', 'PushedModel', 'Model', InterpretationReport.TYPE_NAME,
+  evaluation, blessing, pushed, report, forecasts, gbm = (latest(name) for name in (
+      'ModelEvaluation', 'ModelBlessing', 'PushedModel', InterpretationReport.TYPE_NAME,
       Forecasts.TYPE_NAME, BaselineEvaluation.TYPE_NAME))
+  model, refit = (_output_model(store, executions, node) for node in ('Trainer', 'Refit'))
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
@@ -301,7 +305,29 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       gbm_baseline=read_result(gbm.uri) if gbm else None,
       judged_split=judged,
       eval_metrics=({k: v for k, v in by_split.get(EVAL_SPLIT, {}).items()
-                     if isinstance(v, float)} if judged == TEST_SPLIT else {}))
+                     if isinstance(v, float)} if judged == TEST_SPLIT else {}),
+      refit=_refit(refit.uri) if refit else None)
+
+
+def _output_model(store: metadata_store.MetadataStore, executions,
+                  node: str) -> Optional[metadata_store_pb2.Artifact]:
+  """The model the run's node `node` wrote, or None (no such node ran)."""
+  ran = [execution.id for execution in executions if node_id(store, execution) == node]
+  written = {event.artifact_id for event in store.get_events_by_execution_ids(ran)
+             if event.type == metadata_store_pb2.Event.OUTPUT}
+  models = [artifact for artifact in store.get_artifacts_by_id(sorted(written))
+            if artifact.type_id == store.get_artifact_type('Model').id]
+  return models[-1] if models else None
+
+
+def _refit(model_uri: str) -> str:
+  """What the Refit wrote at `model_uri`: its training, or that it copied the judged
+  model, which was not blessed."""
+  records = training_record.read(path_utils.serving_model_path(model_uri)) or []
+  if not any(record.get('refit') for record in records):
+    return 'none: the judged model was not blessed, so it was not refit'
+  return (f'{training_record.describe(records)}, with its calibration; this is the model '
+          f'published and forecast with ({model_uri})')
 
 
 def _custom_text(artifact, key: str) -> Optional[str]:

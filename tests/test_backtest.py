@@ -115,3 +115,23 @@ def test_the_report_holds_every_forecast_the_summary_and_its_figures(tmp_path):
   assert backtest.verdict(summary)[0] in page
   for figure in ('mae_by_step.png', 'coverage_by_step.png', 'series.png'):
     assert (tmp_path / figure).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_a_refit_is_scored_beside_the_tft_and_compared_with_it(tmp_path):
+  from pipeline import backtest_report
+
+  frame = _frame(np.random.default_rng(7))
+  for quantile in ('p10', 'p50', 'p90'):
+    frame[f'tft_refit_{quantile}'] = frame[f'tft_{quantile}'] - 0.2 * np.sign(
+        frame['tft_p50'] - frame['actual'])
+  summary = backtest.summarize(frame, [0.1, 0.5, 0.9])
+  assert set(summary['coverage']) == {'tft', 'tft_refit', 'lightgbm'}
+  versus_tft = summary['comparisons'][-1]
+  assert (versus_tft['model'], versus_tft['other']) == ('tft_refit_p50', 'tft_p50')
+  assert summary['mae']['tft_refit_p50'] < summary['mae']['tft_p50']
+  lines = backtest.verdict(summary)
+  assert lines[2].startswith('the refit TFT against the TFT: MAE ')
+  assert 'the refit TFT' in lines[3]
+  summary['origin_starts'] = {1: 'a', 2: 'b'}
+  backtest_report.write(frame, summary, str(tmp_path), SPEC)
+  assert '<th>refit TFT P50</th>' in (tmp_path / 'index.html').read_text()

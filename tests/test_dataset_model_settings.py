@@ -8,6 +8,7 @@ from kubeflow import runner as kubeflow_runner
 from pipeline import local_runner
 from serving import prediction
 from schema import datasets
+from schema.time_split import TimeSplit
 from tests.kubeflow.conftest import make_deployment
 from trainer_module import hparams
 from trainer_module.training_config import TrainingConfig
@@ -266,3 +267,23 @@ def test_a_lightgbm_bar_without_the_lightgbm_baseline_is_refused_before_the_run(
   with pytest.raises(ValueError, match="beat_lightgbm_by compares the model with the LightGBM "
                      'baseline, which this run does not fit: drop --no-gbm-baseline'):
     PipelineConfig(**fields, gbm_baseline=False)
+
+
+def test_the_refit_flag_refits_on_every_period_and_a_period_the_split_lacks_is_refused(
+    tmp_path):
+  from pipeline.config import Blessing, PipelineConfig
+  from trainer_module.training_config import DEFAULT_REFIT
+
+  dataset = datasets.get_dataset('synthetic')
+  made = lambda *flags: local_runner._pipeline_config(  # pylint: disable=protected-access
+      local_runner.parse_args(['--output-dir', str(tmp_path), *flags]), 'p', str(tmp_path),
+      str(tmp_path), dataset.spec, dataset)
+  assert made().refit_splits == (dataset.split.split_names if DEFAULT_REFIT else ())
+  assert made('--refit').refit_splits == ('train', 'eval', 'test')
+  assert made('--no-refit').refit_splits == ()
+  with pytest.raises(ValueError, match=r"refit splits \['test'\] are not periods of the split "
+                     r"\['train', 'eval'\]"):
+    PipelineConfig(pipeline_name='p', pipeline_root='/r', data_root='/d',
+                   serving_model_dir='/s', dataset=_SPEC_AND_SPLIT[0],
+                   time_split=TimeSplit(eval_start='2024-01-05'),
+                   blessing=Blessing(), refit_splits=('train', 'test'))

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from components import windowing
-from components.window_builder import Row, RowChunk
+from components.window_builder import Row, RowChunk, step_value_names
 from components.windowing import raw_row_values
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import transformed_name
@@ -85,3 +85,21 @@ def test_rows_with_and_without_raw_values_are_not_mixed():
                                                        'temp': 20.0})
   with pytest.raises(ValueError, match='hold the raw values of different columns'):
     RowChunk.of([_transformed_row(0), raw])
+
+
+def test_the_refit_split_covers_the_rows_of_its_periods_as_one():
+  spec = dataclasses.replace(SPEC, columns=SPEC.columns[:3])
+  values = {name: np.arange(12, dtype=float) for name in step_value_names(spec)}
+  splits = np.array(['train'] * 6 + ['eval'] * 3 + ['test'] * 3, object)
+  chunk = RowChunk(np.arange(12) * 3600, splits, values)
+  strides = {'train': 1, 'eval': 2, 'test': 2}
+  _, counts = windowing.cut_series(('a', [chunk]), spec, strides, {}, refit_splits=())
+  assert 'windows_refit' not in counts
+  built, counts = windowing.cut_series(('a', [chunk]), spec, strides, {},
+                                       refit_splits=('train', 'eval', 'test'))
+  # Windows of 5 steps start at every step of the 12, whichever periods they cross.
+  assert counts['windows_refit'] == 8 and counts['windows_train'] == 2
+  assert 'refit' in dict(built)
+  _, counts = windowing.cut_series(('a', [chunk]), spec, strides, {},
+                                   refit_splits=('train', 'eval'))
+  assert counts['windows_refit'] == 5  # none reaches into the test rows

@@ -22,6 +22,9 @@ With several workers in TF_CONFIG, they train as one under MultiWorkerMirroredSt
 on the same global batches as one worker would (`_datasets`).
 With `TFTConfig.ensemble_size` above 1 the members are trained one after the other, each
 as above, and the model exported serves their mean (`tft.ensemble.TFTEnsemble`).
+With custom_config 'refit_of' (a judged model), the Trainer is the refit
+(`trainer_module.refit`): each TFT trains for the epochs the judged one kept, without
+validation or early stopping, and the judged model's calibration is served.
 """
 
 import dataclasses
@@ -42,7 +45,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from components import progress_log, windowing
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, epoch_progress, export, hparams,
-                            interval_calibration, training_period, training_record,
+                            interval_calibration, refit, training_period, training_record,
                             vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
@@ -251,16 +254,14 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
 
 
 def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
-               extra: Sequence[keras.callbacks.Callback]) -> list:
+               extra: Sequence[keras.callbacks.Callback], early_stopping: bool) -> list:
   """The callbacks of one TFT's training."""
   # BackupAndRestore comes next: at the end of an epoch its backup is written before
   # any later callback can stop the run, and after a non-finite loss stopped it.
-  callbacks = [
-      StopOnNonFiniteLoss(),
-      BackupAndRestore(backup_dir),
-      keras.callbacks.EarlyStopping(patience=config.early_stopping_patience,
-                                    restore_best_weights=True),
-  ]
+  callbacks = [StopOnNonFiniteLoss(), BackupAndRestore(backup_dir)]
+  if early_stopping:
+    callbacks.append(keras.callbacks.EarlyStopping(
+        patience=config.early_stopping_patience, restore_best_weights=True))
   if cluster.is_chief():
     callbacks.append(keras.callbacks.TensorBoard(log_dir=log_dir))
   return callbacks + list(extra)
@@ -268,10 +269,11 @@ def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
 
 def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: FnArgs,
            plan: _Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
-           extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions
-           ) -> List[Dict[str, object]]:
+           extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions,
+           budget: Optional[refit.Budget] = None) -> List[Dict[str, object]]:
   """Trains the TFTs one after the other; returns how each trained in this attempt
   (`training_record`; none for an ensemble member trained before an interruption).
+  A refit's `budget` gives each TFT its epochs, trained without validation.
 
   One TFT backs up to `model_run_dir/backup` and logs to `model_run_dir`. An ensemble
   member backs up to `backup/<member name>` and logs to `model_run_dir/<member name>`;
@@ -286,12 +288,15 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
   def fit(member: keras.Model, backup_dir: str, log_dir: str,
           number: Optional[int] = None) -> None:
     label = f'member {number} of {len(members)}' if number else None
-    progress = epoch_progress.EpochProgress(_PROGRESS, plan.epochs, label)
-    history = member.fit(train, validation_data=evaluation, epochs=plan.epochs,
+    epochs = budget.epochs[(number or 1) - 1] if budget else plan.epochs
+    progress = epoch_progress.EpochProgress(_PROGRESS, epochs, label)
+    history = member.fit(train, validation_data=None if budget else evaluation, epochs=epochs,
                          steps_per_epoch=plan.steps_per_epoch, verbose=0,
-                         callbacks=[progress, *_callbacks(backup_dir, log_dir, config, extra)])
+                         callbacks=[progress, *_callbacks(backup_dir, log_dir, config, extra,
+                                                          early_stopping=budget is None)])
     records.append(training_record.of_fit(history.epoch, history.history.get('val_loss', []),
-                                          plan.epochs, plan.steps_per_epoch, member=number))
+                                          plan.epochs, plan.steps_per_epoch, member=number,
+                                          refit=budget is not None))
     _PROGRESS.info('%s trained: %s', label or 'model', training_record.describe_one(records[-1]))
     _release_traced_functions(member)
 
@@ -361,7 +366,8 @@ def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
             started: warm_start.Outcome, eval_start: Optional[str],
             trained: List[Dict[str, object]]) -> None:
   """Writes the SavedModel, the warm-start checkpoint, how training `started` and went,
-  and the period it was trained on, if known (scratch copies off the chief)."""
+  and the period it was trained on, if known and before `eval_start` (not a refit's:
+  scratch copies off the chief)."""
   path = cluster.write_dir(fn_args.serving_model_dir)
   options = distribution.save_options(strategy)
   if cluster.is_chief():
@@ -372,7 +378,7 @@ def _export(model: keras.Model, layout: InputLayout, config: hparams.TFTConfig,
   warm_start.save(model, layout, config, path, _checkpoint_options(options))
   warm_start.write_outcome(path, started)
   training_record.write(path, trained)
-  if eval_start is not None:
+  if eval_start is not None and not any(record.get('refit') for record in trained):
     training_period.write(path, eval_start)
   if path != fn_args.serving_model_dir:
     tf.io.gfile.rmtree(path)
@@ -427,6 +433,11 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     raise ValueError('no evaluation windows; move the eval split boundary earlier')
   plan = _plan(config, training, fn_args, strategy.num_replicas_in_sync, train_windows,
                eval_windows)
+  budget = refit.budget_of(custom_config)
+  if budget is not None:
+    # The judged run's schedule, so that its kept epoch's steps see the same rates.
+    plan = dataclasses.replace(plan, epochs=budget.epochs_planned,
+                               steps_per_epoch=budget.steps_per_epoch)
   logging.info('Training on %d windows (%d eval, in validation batches of %d) with %s on '
                '%d replicas: global batch %d, %d epochs of %d steps, peak learning rate '
                '%g; %s; %s; %s', train_windows, eval_windows, plan.eval_batch,
@@ -434,12 +445,18 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                plan.global_batch, plan.epochs, plan.steps_per_epoch,
                plan.peak_learning_rate, layout, config, training)
 
-  _PROGRESS.info('%d epochs of %d steps (global batch %d%s) on %s training windows, '
-                 'each epoch checked on the %s eval windows', plan.epochs,
-                 plan.steps_per_epoch, plan.global_batch,
-                 f' over {strategy.num_replicas_in_sync} replicas'
-                 if strategy.num_replicas_in_sync > 1 else '', f'{train_windows:,}',
-                 f'{eval_windows:,}')
+  replicas = (f' over {strategy.num_replicas_in_sync} replicas'
+              if strategy.num_replicas_in_sync > 1 else '')
+  if budget is None:
+    _PROGRESS.info('%d epochs of %d steps (global batch %d%s) on %s training windows, '
+                   'each epoch checked on the %s eval windows', plan.epochs,
+                   plan.steps_per_epoch, plan.global_batch, replicas, f'{train_windows:,}',
+                   f'{eval_windows:,}')
+  else:
+    _PROGRESS.info('refit on the %s windows of every period: %s epochs of %d steps (global '
+                   'batch %d%s), the epochs whose weights the judged model kept, of %d '
+                   'planned', f'{train_windows:,}', ' and '.join(map(str, budget.epochs)),
+                   plan.steps_per_epoch, plan.global_batch, replicas, plan.epochs)
   if training.seed is not None:
     keras.utils.set_random_seed(training.seed)
   workers = cluster.worker_count()
@@ -453,9 +470,13 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     started = _initialise(model, layout, config, training, fn_args, strategy, spec,
                           transform_output, eval_start)
   trained = _train(members, config, fn_args, plan, train, evaluation, callbacks,
-                   _checkpoint_options(distribution.save_options(strategy)))
-  calibration = (_calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
-                 if training.calibrate_intervals else None)
+                   _checkpoint_options(distribution.save_options(strategy)), budget)
+  if budget is not None:
+    calibration = budget.calibration
+  elif training.calibrate_intervals:
+    calibration = _calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
+  else:
+    calibration = None
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,
           started, eval_start, trained)
   if workers > 1:

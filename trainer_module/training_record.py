@@ -16,13 +16,17 @@ RECORD_FILE = os.path.join('assets.extra', 'training_record.json')
 
 
 def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: int,
-           steps_per_epoch: int, member: Optional[int] = None) -> Dict[str, object]:
+           steps_per_epoch: int, member: Optional[int] = None,
+           refit: bool = False) -> Dict[str, object]:
   """The record of one `fit`: its History's `epoch` (0-based) and `val_loss` lists;
-  `member` numbers an ensemble's member (from 1)."""
+  `member` numbers an ensemble's member (from 1); `refit` marks a refit's
+  (`trainer_module.refit`: no validation, its epochs the judged model's)."""
   record = {'epochs_run': int(epochs[-1]) + 1 if epochs else 0,
             'epochs_planned': int(epochs_planned), 'steps_per_epoch': int(steps_per_epoch)}
   if member is not None:
     record['member'] = int(member)
+  if refit:
+    record['refit'] = True
   if val_losses:
     best = min(range(len(val_losses)), key=lambda index: val_losses[index])
     record.update(best_epoch=int(epochs[best]) + 1, best_val_loss=float(val_losses[best]))
@@ -55,8 +59,12 @@ def describe(records: Sequence[Dict[str, object]]) -> str:
 
 
 def describe_one(record: Dict[str, object]) -> str:
-  """'all 20 epochs of 50 steps, the weights of epoch 20 kept (the lowest eval loss)'."""
+  """'all 20 epochs of 50 steps, the weights of epoch 20 kept (the lowest eval loss)';
+  a refit's 'refit on every period: 8 epochs of 50 steps, as the judged model kept'."""
   run, planned = record['epochs_run'], record['epochs_planned']
+  if record.get('refit'):
+    return (f"refit on every period: {run} epochs of {record['steps_per_epoch']} steps, as "
+            'the judged model kept')
   course = (f'stopped early after {run} of {planned} epochs' if run < planned
             else f'all {planned} epochs')
   text = f"{course} of {record['steps_per_epoch']} steps"

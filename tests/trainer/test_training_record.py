@@ -1,5 +1,7 @@
 """What the run summary says of how training went (`trainer_module.training_record`)."""
 
+import pytest
+
 from trainer_module import training_record
 
 
@@ -24,3 +26,28 @@ def test_a_resumed_fit_counts_its_epochs_from_the_start_and_an_ensemble_each_mem
       'member 2: all 8 epochs of 10 steps, the weights of epoch 7 kept (the lowest eval '
       'loss); member 3: all 2 epochs of 10 steps')
   assert training_record.read('/nonexistent') is None
+
+
+def test_a_refit_is_described_as_one_with_the_judged_models_epochs(tmp_path):
+  record = training_record.of_fit([0, 1, 2], [], 20, 50, refit=True)
+  assert record == {'epochs_run': 3, 'epochs_planned': 20, 'steps_per_epoch': 50,
+                    'refit': True}
+  assert training_record.describe([record]) == (
+      'refit on every period: 3 epochs of 50 steps, as the judged model kept')
+
+
+def test_the_refit_budget_is_the_epochs_the_judged_model_kept(tmp_path):
+  from trainer_module import interval_calibration, refit
+
+  assert refit.budget_of({}) is None
+  records = [training_record.of_fit([0, 1, 2, 3], [0.5, 0.4, 0.45, 0.46], 20, 50, member=1),
+             training_record.of_fit(list(range(6)), [0.5, 0.4, 0.3, 0.2, 0.25, 0.3], 20, 50,
+                                    member=2)]
+  training_record.write(str(tmp_path), records)
+  interval_calibration.write(str(tmp_path), {'factors': {'p10_p90': [1.1, 0.9]}})
+  budget = refit.budget_of({refit.CONFIG_KEY: str(tmp_path)})
+  assert (budget.epochs, budget.epochs_planned, budget.steps_per_epoch) == ([2, 4], 20, 50)
+  assert budget.calibration == {'factors': {'p10_p90': [1.1, 0.9]}}
+  training_record.write(str(tmp_path), [training_record.of_fit([0, 1], [], 20, 50)])
+  with pytest.raises(ValueError, match='does not record the epoch whose weights it kept'):
+    refit.budget_of({refit.CONFIG_KEY: str(tmp_path)})
