@@ -353,6 +353,7 @@ def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
   verdict printed, the files written into `output_dir`."""
   import numpy as np
   from components import time_series_example_gen as example_gen
+  from evaluation import backtest_scores
   from pipeline import backtest, future_check
   from schema.time_split import parse_timestamp
 
@@ -377,7 +378,7 @@ def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
     return _stopped(args, 'the backtest', error, output_dir)
   print(f"\nBacktest of {config.dataset.name}: {len(summary['origins'])} origins, "
         f"{summary['windows']} windows, {time.monotonic() - started:.1f} s")
-  for line in backtest.verdict(summary):
+  for line in backtest_scores.verdict(summary):
     print(f'  {line}')
   print(f'  report:      {os.path.join(output_dir, "index.html")}\n'
         f'  forecasts:   {os.path.join(output_dir, "forecasts.csv")} (and .parquet), '

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evaluation import backtest_scores
 from pipeline import backtest
 from schema.datasets import SYNTHETIC
 from schema.time_split import TimeSplit, format_time, parse_timestamp
@@ -49,10 +50,10 @@ def test_a_backtest_that_cannot_be_placed_says_why(kwargs, split, message):
 
 
 def test_the_sign_test_is_the_binomial_tail_twice():
-  assert backtest.sign_test_p_value(9, 1) == pytest.approx(2 * 11 / 1024)
-  assert backtest.sign_test_p_value(5, 5) == 1.0
-  assert backtest.sign_test_p_value(0, 0) == 1.0
-  assert backtest.sign_test_p_value(0, 12) == pytest.approx(2 / 4096)
+  assert backtest_scores.sign_test_p_value(9, 1) == pytest.approx(2 * 11 / 1024)
+  assert backtest_scores.sign_test_p_value(5, 5) == 1.0
+  assert backtest_scores.sign_test_p_value(0, 0) == 1.0
+  assert backtest_scores.sign_test_p_value(0, 12) == pytest.approx(2 / 4096)
 
 
 def _frame(rng, origins=2, series=5, horizon=3) -> pd.DataFrame:
@@ -71,7 +72,7 @@ def _frame(rng, origins=2, series=5, horizon=3) -> pd.DataFrame:
 
 def test_the_figures_are_those_of_the_rows():
   frame = _frame(np.random.default_rng(4))
-  summary = backtest.summarize(frame, [0.1, 0.5, 0.9])
+  summary = backtest_scores.summarize(frame, [0.1, 0.5, 0.9])
   tft_error = np.abs(frame['tft_p50'] - frame['actual']).to_numpy()
   assert summary['mae']['tft_p50'] == pytest.approx(tft_error.mean())
   assert summary['mae_by_origin']['tft_p50'] == pytest.approx(
@@ -85,10 +86,10 @@ def test_the_figures_are_those_of_the_rows():
   window_gbm = np.abs(frame['lightgbm_p50'] - frame['actual']).to_numpy().reshape(10, 3).mean(1)
   wins = int((window_tft < window_gbm).sum())
   assert (versus_gbm['windows_won'], versus_gbm['windows_lost']) == (wins, 10 - wins)
-  assert versus_gbm['p_value'] == pytest.approx(backtest.sign_test_p_value(wins, 10 - wins))
+  assert versus_gbm['p_value'] == pytest.approx(backtest_scores.sign_test_p_value(wins, 10 - wins))
   # The TFT's errors are about a third of the seasonal naive forecast's 1.5 on every window.
   assert (versus_naive['windows_won'], versus_naive['verdict']) == (10, 'better')
-  lines = backtest.verdict(summary)
+  lines = backtest_scores.verdict(summary)
   assert lines[1].startswith('the TFT against the best naive forecast (seasonal_24): MAE ')
   assert lines[1].endswith('sign test p = 0.00195: the TFT is better')
 
@@ -96,40 +97,40 @@ def test_the_figures_are_those_of_the_rows():
 def test_a_comparison_the_sign_test_cannot_tell_is_called_a_tie():
   frame = _frame(np.random.default_rng(5))
   frame['lightgbm_p50'] = frame['tft_p50'] + np.where(np.arange(len(frame)) % 6 < 3, 0.1, -0.1)
-  summary = backtest.summarize(frame, [0.1, 0.5, 0.9])
+  summary = backtest_scores.summarize(frame, [0.1, 0.5, 0.9])
   assert summary['comparisons'][0]['verdict'] == 'tie'
-  assert backtest.verdict(summary)[0].endswith(': a tie')
+  assert backtest_scores.verdict(summary)[0].endswith(': a tie')
 
 
 def test_the_report_holds_every_forecast_the_summary_and_its_figures(tmp_path):
-  from pipeline import backtest_report
+  from evaluation import backtest_report
 
   frame = _frame(np.random.default_rng(6))
-  summary = backtest.summarize(frame, [0.1, 0.5, 0.9])
+  summary = backtest_scores.summarize(frame, [0.1, 0.5, 0.9])
   summary['origin_starts'] = {1: '2024-01-10 06:00:00', 2: '2024-01-10 12:00:00'}
   backtest_report.write(frame, summary, str(tmp_path), SPEC)
   pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / 'forecasts.parquet'), frame)
   assert len(pd.read_csv(tmp_path / 'forecasts.csv')) == len(frame)
   page = (tmp_path / 'index.html').read_text()
   assert '<td>2</td><td>2024-01-10 12:00:00</td>' in page
-  assert backtest.verdict(summary)[0] in page
+  assert backtest_scores.verdict(summary)[0] in page
   for figure in ('mae_by_step.png', 'coverage_by_step.png', 'series.png'):
     assert (tmp_path / figure).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
 def test_a_refit_is_scored_beside_the_tft_and_compared_with_it(tmp_path):
-  from pipeline import backtest_report
+  from evaluation import backtest_report
 
   frame = _frame(np.random.default_rng(7))
   for quantile in ('p10', 'p50', 'p90'):
     frame[f'tft_refit_{quantile}'] = frame[f'tft_{quantile}'] - 0.2 * np.sign(
         frame['tft_p50'] - frame['actual'])
-  summary = backtest.summarize(frame, [0.1, 0.5, 0.9])
+  summary = backtest_scores.summarize(frame, [0.1, 0.5, 0.9])
   assert set(summary['coverage']) == {'tft', 'tft_refit', 'lightgbm'}
   versus_tft = summary['comparisons'][-1]
   assert (versus_tft['model'], versus_tft['other']) == ('tft_refit_p50', 'tft_p50')
   assert summary['mae']['tft_refit_p50'] < summary['mae']['tft_p50']
-  lines = backtest.verdict(summary)
+  lines = backtest_scores.verdict(summary)
   assert lines[2].startswith('the refit TFT against the TFT: MAE ')
   assert 'the refit TFT' in lines[3]
   summary['origin_starts'] = {1: 'a', 2: 'b'}

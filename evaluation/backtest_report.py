@@ -10,14 +10,15 @@ forecasts against what happened at each origin.
 import io
 import json
 import os
-from typing import Dict, List
+from typing import Dict, List, Mapping, Sequence
 
 import jinja2
 import pandas as pd
 import tensorflow as tf
 from matplotlib.figure import Figure
 
-from pipeline.backtest import LIGHTGBM, NAIVE_PREFIX, TFT, TFT_REFIT, verdict
+from evaluation.backtest_scores import (LIGHTGBM, NAIVE_PREFIX, TFT, TFT_REFIT, summarize,
+                                       verdict)
 from schema.dataset_spec import DatasetSpec
 
 FORECASTS_CSV = 'forecasts.csv'
@@ -51,6 +52,18 @@ th:first-child,td:first-child{text-align:left}</style></head><body>
 <p>Every forecast with its actual: {{ csv }}, {{ parquet }}; the figures: {{ summary }}.</p>
 </body></html>
 ''')
+
+
+def write_all(frames: Sequence[pd.DataFrame], origin_starts: Mapping[int, str],
+              quantiles: Sequence[float], output_dir: str,
+              spec: DatasetSpec) -> Dict[str, object]:
+  """The backtest's summary of every origin's scored rows (`backtest_scores.scored_rows`),
+  the origins' first forecast steps in it, with its files written into `output_dir`."""
+  frame = pd.concat(frames, ignore_index=True)
+  summary = summarize(frame, quantiles)
+  summary['origin_starts'] = dict(origin_starts)
+  write(frame, summary, output_dir, spec)
+  return summary
 
 
 def write(frame: pd.DataFrame, summary: Dict[str, object], output_dir: str,
