@@ -1,6 +1,7 @@
 """The cloud command: compile, submit and schedule the pipeline on Vertex AI or Kubeflow.
 
   python -m kubeflow.cli compile   --config deploy.yaml        # writes build/<name>.json
+  python -m kubeflow.cli backtest  --config deploy.yaml --origins 3   # build/<name>-backtest.json
   python -m kubeflow.cli submit    --config deploy.yaml [--param name=value]
   python -m kubeflow.cli schedule  --config deploy.yaml --cron '0 3 * * *' --time-zone Europe/Paris
   python -m kubeflow.cli schedules list|pause|resume|delete --config deploy.yaml [ID]
@@ -102,6 +103,21 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   compile_cmd.add_argument('--output', help='default: '
                            f'{DEFAULT_BUILD_DIR}/<pipeline name>.json')
 
+  backtest = commands.add_parser(
+      'backtest', parents=[deployment_flags],
+      help='write the pipeline JSON of a rolling-origin backtest, each origin a branch of '
+      'its own (offline; reads the data to place the origins); submit it with --pipeline')
+  backtest.add_argument('--origins', type=int, default=3,
+                        help='forecast origins at the end of the data (default: %(default)s)')
+  backtest.add_argument('--every', type=int,
+                        help='steps between origins, a multiple of the horizon (default: '
+                        'one horizon)')
+  backtest.add_argument('--output', help='default: '
+                        f'{DEFAULT_BUILD_DIR}/<pipeline name>-backtest.json')
+  backtest.add_argument('--local-data', help="a copy of data_root's files on this machine, "
+                        'read to place the origins (default: data_root, read through Cloud '
+                        'Storage)')
+
   commands.add_parser('submit', parents=[deployment_flags, service_flags, run_flags],
                       help='start one run of the compiled pipeline')
 
@@ -189,6 +205,35 @@ def _compile(args, deployment) -> int:
   same_flags = '' if args.config else ' (with the same deployment flags)'
   print(f'Next: tft-cloud submit{flags} for one run, or tft-cloud schedule{flags} --cron '
         f"'0 3 * * *' for retraining{same_flags}")
+  return 0
+
+
+def _backtest(args, deployment) -> int:
+  from kubeflow import runner
+  from pipeline import backtest
+
+  config = runner.make_pipeline_config(deployment)
+  data = args.local_data or deployment.data_root
+  print(f'[backtest] reading the times of {data} to place the origins')
+  try:
+    times = backtest.data_times(config.replace(data_root=data))
+    planned = backtest.plan(times, config.dataset, config.time_split, args.origins,
+                            args.every)
+  except backtest.BacktestError as error:
+    raise ValueError(str(error)) from None
+  output = args.output or os.path.join(DEFAULT_BUILD_DIR, f'{deployment.name}-backtest.json')
+  job = runner.compile_backtest(deployment, output, config, planned)
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  print(f'[backtest] {deployment.name}-backtest -> {output}')
+  for origin in planned:
+    print(f'  origin {origin.number}:   forecasts from {origin.split.test_start}, trained '
+          f'before {origin.split.eval_start}; '
+          f'{sum(task.endswith(f"_origin_{origin.number}") for task in tasks)} steps')
+  print(f"  refit:      {'each origin also refits its TFT' if config.refit_splits else 'no'}")
+  root = job['runtimeConfig']['gcsOutputDirectory']
+  print(f'  report:     BacktestScoring, after every origin, under {root}')
+  flags = f' --config {args.config}' if args.config else ''
+  print(f'Next: tft-cloud submit{flags} --pipeline {output}')
   return 0
 
 
@@ -323,7 +368,7 @@ def _caching(enable_caching: Optional[bool]) -> str:
   return 'as compiled' if enable_caching is None else ('on' if enable_caching else 'off')
 
 
-_COMMANDS = {'compile': _compile, 'submit': _submit, 'schedule': _schedule,
+_COMMANDS = {'compile': _compile, 'backtest': _backtest, 'submit': _submit, 'schedule': _schedule,
              'schedules': _schedules}
 
 

@@ -57,7 +57,8 @@ from pipeline.run_layout import SERVING_MODEL_DIR
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from trainer_module.hparams import DEFAULT_PRESET
-from trainer_module.training_config import CONFIG_KEY, DEFAULT_TRAIN_STEPS, TrainingConfig
+from trainer_module.training_config import (CONFIG_KEY, DEFAULT_REFIT, DEFAULT_TRAIN_STEPS,
+                                            TrainingConfig)
 
 Hardware = Literal['tpu', 'gpu', 'cpu']
 Platform = Literal['vertex', 'kubeflow']
@@ -191,6 +192,8 @@ class DeploymentConfig:
       or a path in the image); default a built-in data set's schema in the image, or a
       gs:// schema that the spec file names.
     infer_schema: infer the schema with SchemaGen instead of importing one.
+    refit: once blessed, train the model again on every row for the epochs it chose and
+      publish that one (`trainer_module.refit`).
     future_file: a CSV of the known columns over the H steps after the data (gs:// on
       Vertex), for the run's forecasts; needed only when the spec declares known columns.
     serving_model_dir: where Pusher writes without an endpoint; default
@@ -220,6 +223,7 @@ class DeploymentConfig:
   train_spans: Count = 1
   schema_file: Optional[Text] = None
   infer_schema: StrictBool = False
+  refit: StrictBool = DEFAULT_REFIT
   future_file: Optional[Text] = None
   serving_model_dir: Optional[Text] = None
   training: Optional[TrainingHardware] = None

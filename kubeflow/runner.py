@@ -34,6 +34,7 @@ def make_pipeline_config(deployment: DeploymentConfig):
       input_pattern=deployment.input_pattern,
       train_spans=deployment.train_spans,
       future_file=deployment.future_file,
+      refit=deployment.refit,
       vertex_training=None if training is None else pipeline_config.VertexTraining(
           project=deployment.project, region=deployment.region,
           image=deployment.training_image,
@@ -49,26 +50,50 @@ def compile_pipeline(deployment: DeploymentConfig, output_path: str,
                      config=None) -> Dict[str, Any]:
   """Writes the PipelineJob JSON for `deployment` (its `make_pipeline_config`, unless
   `config` gives it) to `output_path` and returns it."""
-  from tfx import v1 as tfx  # slow imports after argument parsing, so --help is quick
-  from pipeline.pipeline import RUNTIME_PARAMETERS, create_pipeline
+  from pipeline.pipeline import create_pipeline  # slow imports after argument parsing
 
   config = config or make_pipeline_config(deployment)
+  pipeline_job = _compiled(deployment, config, create_pipeline(
+      config, metadata_connection_config=None,
+      beam_pipeline_args=deployment.beam_pipeline_args(), runtime_parameters=True))
+  scope_blessing_queries(pipeline_job, deployment.name)
+  _write(pipeline_job, output_path)
+  return pipeline_job
+
+
+def compile_backtest(deployment: DeploymentConfig, output_path: str, config,
+                     origins) -> Dict[str, Any]:
+  """Writes the PipelineJob JSON of a backtest of `config` at `origins`
+  (`pipeline.backtest.plan`'s), each origin a branch of its own
+  (`pipeline.pipeline.create_backtest_pipeline`), to `output_path` and returns it."""
+  from pipeline.pipeline import create_backtest_pipeline
+
+  pipeline_job = _compiled(deployment, config, create_backtest_pipeline(
+      config, origins, beam_pipeline_args=deployment.beam_pipeline_args(),
+      runtime_parameters=True))
+  _write(pipeline_job, output_path)
+  return pipeline_job
+
+
+def _compiled(deployment: DeploymentConfig, config, pipeline) -> Dict[str, Any]:
+  """`pipeline` compiled by the Kubeflow V2 runner into a PipelineJob."""
+  from tfx import v1 as tfx
+  from pipeline.pipeline import RUNTIME_PARAMETERS
+
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
           default_image=deployment.image))
-  pipeline_job = runner.run(
-      create_pipeline(config, metadata_connection_config=None,
-                      beam_pipeline_args=deployment.beam_pipeline_args(),
-                      runtime_parameters=True),
-      # The parameters' values unless a run or schedule sets them (the compiled spec
-      # has no defaults of its own).
-      parameter_values={name: getattr(config, name) for name in RUNTIME_PARAMETERS},
-      write_out=False)
-  scope_blessing_queries(pipeline_job, deployment.name)
+  # The parameters' values unless a run or schedule sets them (the compiled spec has no
+  # defaults of its own).
+  return runner.run(pipeline, parameter_values={name: getattr(config, name)
+                                                for name in RUNTIME_PARAMETERS},
+                    write_out=False)
+
+
+def _write(pipeline_job: Dict[str, Any], output_path: str) -> None:
   os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
   with open(output_path, 'w') as f:
     json.dump(pipeline_job, f, sort_keys=True)
-  return pipeline_job
 
 
 def scope_blessing_queries(pipeline_job: Dict[str, Any], pipeline_name: str) -> None:

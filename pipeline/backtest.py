@@ -22,11 +22,12 @@ from tfx.utils import path_utils
 from components import time_series_example_gen as example_gen
 from components.gbm_baseline import FORECASTS_FILE
 from evaluation import backtest_scores
-from evaluation.backtest_scores import LIGHTGBM, TFT
+from evaluation.backtest_scores import LIGHTGBM, TFT, TFT_REFIT
 from pipeline.config import PipelineConfig, default_strides
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time
+from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
+                               parse_timestamp)
 
 
 class BacktestError(ValueError):
@@ -92,18 +93,40 @@ def _eval_steps(split: TimeSplit, time_range, spec: DatasetSpec) -> int:
   return stop_step - place(split.eval_start)
 
 
-def origin_config(config: PipelineConfig, origin: Origin, origin_dir: str) -> PipelineConfig:
-  """The pipeline of one origin: its split and directories, trained from scratch, its
-  forecasts not asked for (the backtest scores the test windows), refit on the rows
-  before the origin whatever its blessing when the run refits."""
+def origin_settings(config: PipelineConfig, origin: Origin) -> PipelineConfig:
+  """`config` for one origin's fit: its split, trained from scratch, its forecasts not
+  asked for (the backtest scores the test windows), refit on the rows before the origin
+  whatever its blessing when the run refits."""
   if config.refit_splits:
     config = config.replace(refit_splits=(TRAINING_SPLIT, EVAL_SPLIT), refit_unblessed=True)
   return config.replace(
-      pipeline_name=f'{config.pipeline_name}-backtest-{origin.number}',
-      pipeline_root=os.path.join(origin_dir, 'pipeline_root'),
-      serving_model_dir=os.path.join(origin_dir, 'serving_model'),
       time_split=origin.split, strides=default_strides(config.dataset, origin.split),
       training_options={**config.training_options, 'warm_start': False}, future_file=None)
+
+
+def origin_config(config: PipelineConfig, origin: Origin, origin_dir: str) -> PipelineConfig:
+  """The pipeline of one origin of the local backtest: `origin_settings`, its own name and
+  directories."""
+  return origin_settings(config, origin).replace(
+      pipeline_name=f'{config.pipeline_name}-backtest-{origin.number}',
+      pipeline_root=os.path.join(origin_dir, 'pipeline_root'),
+      serving_model_dir=os.path.join(origin_dir, 'serving_model'))
+
+
+def data_times(config: PipelineConfig) -> np.ndarray:
+  """The epoch seconds of every row of the data `config` reads (one span, no pattern).
+
+  Raises:
+    BacktestError: the input pattern names spans.
+  """
+  from pipeline import future_check
+
+  if '{SPAN' in config.input_pattern:
+    raise BacktestError('a backtest reads one data file or directory; give the data without '
+                        'a {SPAN} pattern')
+  files = future_check.data_files(config.data_root, config.input_pattern, 1).newest
+  return np.array([parse_timestamp(text) for path in files
+                   for _, _, text in example_gen.keys_and_times(path, config.dataset)])
 
 
 def run(config: PipelineConfig, times: np.ndarray, origins: int, every: Optional[int],
@@ -133,8 +156,10 @@ def run(config: PipelineConfig, times: np.ndarray, origins: int, every: Optional
                    if config.refit_splits else None))
     frames.append(frame)
     mae = lambda model: (frame[model] - frame['actual']).abs().mean()
+    refit = (f', refit TFT {mae(f"{TFT_REFIT}_p50"):.4g}' if f'{TFT_REFIT}_p50' in frame
+             else '')
     progress(f'[backtest] origin {origin.number}/{len(planned)}: MAE TFT '
-             f'{mae(f"{TFT}_p50"):.4g}, LightGBM {mae(f"{LIGHTGBM}_p50"):.4g}, over '
+             f'{mae(f"{TFT}_p50"):.4g}{refit}, LightGBM {mae(f"{LIGHTGBM}_p50"):.4g}, over '
              f'{frame["series"].nunique()} series x {config.dataset.horizon} steps')
   return backtest_report.write_all(
       frames, {origin.number: format_time(origin.start) for origin in planned},

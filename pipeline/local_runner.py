@@ -351,23 +351,18 @@ def run_pipeline(config, metadata_path: str):
 def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
   """`tft-pipeline backtest`: every origin's fit and score (`pipeline.backtest`), the
   verdict printed, the files written into `output_dir`."""
-  import numpy as np
-  from components import time_series_example_gen as example_gen
   from evaluation import backtest_scores
-  from pipeline import backtest, future_check
-  from schema.time_split import parse_timestamp
+  from pipeline import backtest
 
-  if '{SPAN' in args.input_pattern:
-    print('error: a backtest reads one data file or directory; give --data without a '
-          '{SPAN} pattern', file=sys.stderr)
-    return 2
   if not config.gbm_baseline:
     print('error: a backtest scores the TFT beside LightGBM: leave out --no-gbm-baseline',
           file=sys.stderr)
     return 2
-  files = future_check.data_files(config.data_root, args.input_pattern, 1).newest
-  times = np.array([parse_timestamp(text) for path in files
-                    for _, _, text in example_gen.keys_and_times(path, config.dataset)])
+  try:
+    times = backtest.data_times(config)
+  except backtest.BacktestError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return 2
   started = time.monotonic()
   try:
     summary = backtest.run(config, times, args.origins, args.every, output_dir, run_pipeline)

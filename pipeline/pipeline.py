@@ -22,13 +22,15 @@ warm-starts from, and the Evaluator compares with, the last model this pipeline 
 
 import dataclasses
 import json
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
 from tfx import v1 as tfx
 from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 
 from components.anomaly_gate import AnomalyGate
+from components.backtest_scoring import (GBM, MODEL, REFIT, WINDOWS, backtest_scoring,
+                                         input_name)
 from components.forecast_gen import ForecastGen
 from components.gbm_baseline import GbmBaseline
 from components.interpretation_report import InterpretationReportGen
@@ -41,7 +43,7 @@ from components.vertex_pusher import VertexPusher
 from components.windowing import REFIT_SPLIT, Windowing
 from evaluation.eval_config import make_eval_config, naive_forecast_names, scored_splits
 from pipeline.config import PipelineConfig
-from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT, judged_split
+from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT, format_time, judged_split
 from trainer_module.distribution import CONFIG_KEY as DISTRIBUTION_KEY
 
 PREPROCESSING_FN = 'trainer_module.preprocessing.preprocessing_fn'
@@ -53,23 +55,32 @@ RUN_FN = 'trainer_module.train.run_fn'
 RUNTIME_PARAMETERS = {'data_root': str, 'train_steps': int}
 
 
-def create_pipeline(
-    config: PipelineConfig,
-    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
-    beam_pipeline_args: Optional[List[str]] = None,
-    runtime_parameters: bool = False,
-) -> tfx.dsl.Pipeline:
-  """The forecasting pipeline for `config`.
-
-  With `runtime_parameters`, the fields of RUNTIME_PARAMETERS become pipeline parameters
-  whose defaults are `config`'s values (for the Kubeflow V2 runner, whose runs and
-  schedules set them); without, they are constants.
-  """
-  spec = config.dataset
-  values = {name: (tfx.dsl.experimental.RuntimeParameter(
+def runtime_values(config: PipelineConfig, runtime_parameters: bool) -> Dict[str, Any]:
+  """RUNTIME_PARAMETERS' values: pipeline parameters whose defaults are `config`'s, or
+  `config`'s values as constants."""
+  return {name: (tfx.dsl.experimental.RuntimeParameter(
       name=name, ptype=ptype, default=getattr(config, name)) if runtime_parameters
-                   else getattr(config, name))
-            for name, ptype in RUNTIME_PARAMETERS.items()}
+                 else getattr(config, name))
+          for name, ptype in RUNTIME_PARAMETERS.items()}
+
+
+@dataclasses.dataclass
+class Fit:
+  """One fit's components: the data work, the Trainer and GbmBaseline (if fitted)."""
+  components: List[Any]
+  example_gen: Any
+  transform: Any
+  windowing: Any
+  trainer: StepBudgetTrainer
+  gbm_baseline: Optional[GbmBaseline]
+
+
+def make_fit(config: PipelineConfig, values: Dict[str, Any],
+             base_model: Optional[tfx.dsl.Channel], suffix: str = '') -> Fit:
+  """ExampleGen to Windowing, the Trainer (warm-started from `base_model`, if any) and
+  GbmBaseline for `config`; every component's id ends with `suffix` (a backtest's
+  origins, compiled into one pipeline)."""
+  spec = config.dataset
   example_gen = TimeSeriesExampleGen(
       input_base=values['data_root'], dataset_spec=spec, time_split=config.time_split,
       input_pattern=config.input_pattern, train_spans=config.train_spans)
@@ -95,20 +106,54 @@ def create_pipeline(
                         dataset_spec=spec, strides=dict(config.strides),
                         sample_rates=dict(config.sample_rates),
                         refit_splits=config.refit_splits)
-  model_resolver = tfx.dsl.Resolver(
-      strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
-      model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
-      model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
-  ).with_id('latest_blessed_model_resolver')
   trainer = _make_trainer(config, windows=windowing.outputs['windows'],
                           transform_graph=transform.outputs['transform_graph'],
-                          base_model=model_resolver.outputs['model'],
-                          train_steps=values['train_steps'])
+                          base_model=base_model, train_steps=values['train_steps'])
   gbm_baseline = GbmBaseline(
       windows=windowing.outputs['windows'], dataset_spec=spec.to_json(),
       quantiles=json.dumps(list(config.model_config.quantiles)),
       calibrate_intervals=config.training_config.calibrate_intervals
   ) if config.gbm_baseline else None
+  components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
+                transform, windowing, trainer] + ([gbm_baseline] if gbm_baseline else [])
+  for component in components:
+    component.with_id(f'{component.id}{suffix}')
+  return Fit(components, example_gen, transform, windowing, trainer, gbm_baseline)
+
+
+def make_refit(config: PipelineConfig, values: Dict[str, Any], fit: Fit,
+               base_model: Optional[tfx.dsl.Channel],
+               judged_blessing: Optional[tfx.dsl.Channel]) -> StepBudgetTrainer:
+  """The Refit of `fit`'s Trainer on its refit windows (`trainer_module.refit`), trained
+  if `judged_blessing` blessed the judged model (always without one)."""
+  return _make_trainer(config, windows=fit.windowing.outputs['windows'],
+                       transform_graph=fit.transform.outputs['transform_graph'],
+                       base_model=base_model, train_steps=values['train_steps'],
+                       judged_model=fit.trainer.outputs['model'],
+                       judged_blessing=judged_blessing)
+
+
+def create_pipeline(
+    config: PipelineConfig,
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
+    beam_pipeline_args: Optional[List[str]] = None,
+    runtime_parameters: bool = False,
+) -> tfx.dsl.Pipeline:
+  """The forecasting pipeline for `config`.
+
+  With `runtime_parameters`, the fields of RUNTIME_PARAMETERS become pipeline parameters
+  whose defaults are `config`'s values (for the Kubeflow V2 runner, whose runs and
+  schedules set them); without, they are constants.
+  """
+  spec = config.dataset
+  values = runtime_values(config, runtime_parameters)
+  model_resolver = tfx.dsl.Resolver(
+      strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
+      model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
+      model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+  ).with_id('latest_blessed_model_resolver')
+  fit = make_fit(config, values, base_model=model_resolver.outputs['model'])
+  trainer, windowing = fit.trainer, fit.windowing
   judged = judged_split(config.time_split.split_names)
   evaluator = ScopedEvaluator(
       pipeline_name=config.pipeline_name,
@@ -120,38 +165,29 @@ def create_pipeline(
                                    naive_forecast_names(spec), judged),
       blessing_rules=rules_json(config.blessing, judged),
       # Only a rule that reads LightGBM's figures makes the Evaluator wait for them.
-      gbm_baseline=(gbm_baseline.outputs['evaluation']
+      gbm_baseline=(fit.gbm_baseline.outputs['evaluation']
                     if config.blessing.beat_lightgbm_by is not None else None)
   ).with_id('Evaluator')
   interpretation_report = InterpretationReportGen(
       model=trainer.outputs['model'], examples=windowing.outputs['windows'], split='eval')
-  published = trainer
-  if config.refit_splits:
-    # After the Evaluator: a refit of a model it did not bless is a copy of it.
-    published = _make_trainer(config, windows=windowing.outputs['windows'],
-                              transform_graph=transform.outputs['transform_graph'],
-                              base_model=model_resolver.outputs['model'],
-                              train_steps=values['train_steps'],
-                              judged_model=trainer.outputs['model'],
-                              judged_blessing=(None if config.refit_unblessed
-                                               else evaluator.outputs['blessing']))
+  # After the Evaluator: a refit of a model it did not bless is a copy of it.
+  published = (make_refit(config, values, fit, model_resolver.outputs['model'],
+                          None if config.refit_unblessed else evaluator.outputs['blessing'])
+               if config.refit_splits else trainer)
   pusher = _make_pusher(config, model=published.outputs['model'],
                         blessing=evaluator.outputs['blessing'])
   forecast_gen = ForecastGen(
       model=published.outputs['model'], model_blessing=evaluator.outputs['blessing'],
       baseline_model=model_resolver.outputs['model'],
-      examples=example_gen.outputs['examples'], future_file=config.future_file or '',
+      examples=fit.example_gen.outputs['examples'], future_file=config.future_file or '',
       ends_apart=config.time_split.of_each_series)
   # Publishing a blessed model must not wait on, nor fail with, the run's forecasts (a
   # future file that cannot be read stops ForecastGen).
   forecast_gen.add_upstream_node(pusher)
-  components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
-                transform, windowing, trainer, model_resolver, evaluator,
-                interpretation_report, pusher, forecast_gen]
+  components = fit.components + [model_resolver, evaluator, interpretation_report, pusher,
+                                 forecast_gen]
   if published is not trainer:
     components.append(published)
-  if gbm_baseline:
-    components.append(gbm_baseline)
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
@@ -161,9 +197,49 @@ def create_pipeline(
       beam_pipeline_args=beam_pipeline_args or [])
 
 
+def create_backtest_pipeline(
+    config: PipelineConfig, origins: Sequence['backtest.Origin'],
+    metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
+    beam_pipeline_args: Optional[List[str]] = None,
+    runtime_parameters: bool = False) -> tfx.dsl.Pipeline:
+  """A backtest compiled into one pipeline (`<pipeline name>-backtest`): each origin a
+  branch of its own (`make_fit` on `backtest.origin_settings`, ids ending `_origin_<n>`,
+  no warm start, no last blessed model; its Refit with `--refit`), which a Kubeflow V2
+  runner runs side by side, and after them the scoring step that writes the report
+  (`components.backtest_scoring`)."""
+  from pipeline import backtest
+
+  values = runtime_values(config, runtime_parameters)
+  components, channels = [], {}
+  for origin in origins:
+    settings = backtest.origin_settings(config, origin)
+    fit = make_fit(settings, values, base_model=None, suffix=f'_origin_{origin.number}')
+    if not fit.gbm_baseline:
+      raise ValueError('a backtest scores the TFT beside LightGBM: leave the LightGBM '
+                       'baseline on')
+    components += fit.components
+    channels.update({
+        input_name(WINDOWS, origin.number): fit.windowing.outputs['windows'],
+        input_name(MODEL, origin.number): fit.trainer.outputs['model'],
+        input_name(GBM, origin.number): fit.gbm_baseline.outputs['evaluation']})
+    if settings.refit_splits:
+      refit = make_refit(settings, values, fit, base_model=None, judged_blessing=None)
+      refit.with_id(f'{refit.id}_origin_{origin.number}')
+      components.append(refit)
+      channels[input_name(REFIT, origin.number)] = refit.outputs['model']
+  components.append(backtest_scoring(
+      channels, config.dataset, list(config.model_config.quantiles),
+      {origin.number: format_time(origin.start) for origin in origins}))
+  return tfx.dsl.Pipeline(
+      pipeline_name=f'{config.pipeline_name}-backtest', pipeline_root=config.pipeline_root,
+      components=components, enable_cache=False,
+      metadata_connection_config=metadata_connection_config,
+      beam_pipeline_args=beam_pipeline_args or [])
+
+
 def _make_trainer(config: PipelineConfig, windows: tfx.dsl.Channel,
-                  transform_graph: tfx.dsl.Channel, base_model: tfx.dsl.Channel,
-                  train_steps, judged_model: Optional[tfx.dsl.Channel] = None,
+                  transform_graph: tfx.dsl.Channel, base_model: Optional[tfx.dsl.Channel],
+                  train_steps, *, judged_model: Optional[tfx.dsl.Channel] = None,
                   judged_blessing: Optional[tfx.dsl.Channel] = None) -> StepBudgetTrainer:
   """The Trainer: in the pipeline's own process, or a Vertex AI CustomJob when configured;
   with `judged_model`, the Refit of that model on the windows of every refit period, if

@@ -74,3 +74,33 @@ def test_a_value_after_an_origin_leaves_that_origins_fit_unchanged(backtested, t
   np.testing.assert_allclose(again['tft_p50'], before['tft_p50'], rtol=1e-3, atol=1e-3)
   np.testing.assert_array_equal(again['lightgbm_p50'], before['lightgbm_p50'])
   np.testing.assert_allclose(again['actual'], before['actual'] + 1000, rtol=1e-6)
+
+
+def test_the_backtest_compiled_into_one_pipeline_finds_what_the_local_one_found(
+    backtested, tmp_path, monkeypatch):
+  """The origins as branches of one pipeline, scored by its last step, run here by
+  LocalDagRunner as the Kubeflow V2 runner would run them side by side."""
+  from tfx import v1 as tfx
+
+  from pipeline import backtest
+  from pipeline.pipeline import create_backtest_pipeline
+
+  made = {}
+  monkeypatch.setattr(local_runner, '_backtest',
+                      lambda args, config, output_dir: made.update(config=config) or 0)
+  assert local_runner.main(['backtest', *ARGS, '--origins', '3',
+                            '--output-dir', str(tmp_path)]) == 0
+  config = made['config'].replace(pipeline_root=str(tmp_path / 'one' / 'pipeline_root'))
+  planned = backtest.plan(backtest.data_times(config), config.dataset, config.time_split, 3)
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      str(tmp_path / 'one' / 'metadata.sqlite'))
+  tfx.orchestration.LocalDagRunner().run(create_backtest_pipeline(
+      config, planned, metadata, beam_pipeline_args=local_runner.BEAM_ARGS))
+  report, = (tmp_path / 'one' / 'pipeline_root' / 'BacktestScoring' / 'report').iterdir()
+  compiled = json.loads((report / 'summary.json').read_text())
+  _, local = _written(backtested)
+  assert compiled['origin_starts'] == local['origin_starts']
+  assert compiled['windows'] == local['windows']
+  assert compiled['mae']['lightgbm_p50'] == local['mae']['lightgbm_p50']
+  assert compiled['mae']['tft_p50'] == pytest.approx(local['mae']['tft_p50'], rel=1e-3)
+  assert (report / 'index.html').read_text().count('<img') == 3

@@ -397,3 +397,21 @@ def test_the_forecasts_wait_for_the_pusher_so_a_bad_future_file_cannot_stop_publ
   _, job = compiled['tpu']
   tasks = job['pipelineSpec']['root']['dag']['tasks']
   assert 'Pusher' in tasks['ForecastGen']['dependentTasks']
+
+
+def test_with_refit_the_blessed_model_is_refit_and_the_refit_published(tmp_path, compiled):
+  _, plain = compiled['tpu']
+  assert 'Refit' not in plain['pipelineSpec']['root']['dag']['tasks']
+  deployment = make_deployment(refit=True, training=deployment_lib.TrainingHardware(
+      'tpu', 'cloud-tpu', 'TPU_V3', 8), trainer_image=TPU_TRAINER_IMAGE)
+  job = runner.compile_pipeline(deployment, str(tmp_path / 'refit.json'))
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  producer = lambda task, name: tasks[task]['inputs']['artifacts'][name][
+      'taskOutputArtifact']['producerTask']
+  assert producer('Refit', 'judged_model') == 'Trainer'
+  assert producer('Refit', 'judged_blessing') == 'Evaluator'
+  assert producer('Pusher', 'model') == producer('ForecastGen', 'model') == 'Refit'
+  assert producer('Evaluator', 'model') == 'Trainer'
+  assert executor_class(job, 'Refit') == VERTEX_TRAINER
+  assert json.loads(task_parameter(job, 'Windowing', 'refit_splits')) == [
+      'train', 'eval', 'test']
