@@ -156,6 +156,7 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
                        f'see {config.pipeline_root}')
   scale = protocol['target_std']
   model = metrics.point_errors(scored.forecasts[0.5], scored.actual, scale)
+  model['product_test_mae'] = result.product_test_mae(model['mae'], scale)
   naive = {name: metrics.point_errors(forecast, scored.actual, scale)
            for name, forecast in naive_forecasts(scored.history, horizon, [SEASON]).items()}
   linear = metrics.point_errors(linear_baseline.forecast(linear_fit, scored.history),

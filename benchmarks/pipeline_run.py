@@ -28,7 +28,10 @@ from pipeline import progress, run_summary
 from pipeline.config import PipelineConfig
 from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
+from schema.time_split import TEST_SPLIT
 from trainer_module import train
+
+MAE = 'mean_absolute_error'  # the Evaluator's name of the median's MAE
 
 
 @dataclasses.dataclass
@@ -48,6 +51,8 @@ class RunResult:
       the naive forecasts' MAEs among them.
     scored: the scored split, if one was asked for.
     gbm_baseline: what the run's GbmBaseline wrote (`evaluation.gbm_baseline.compare`).
+    test_metrics: the Evaluator's overall metrics of the test split (original units), when
+      the split holds one out: the product's own held-out figures.
   """
   seconds: float
   components: Dict[str, float]
@@ -58,6 +63,7 @@ class RunResult:
   eval_metrics: Dict[str, float]
   scored: Optional[ScoredWindows]
   gbm_baseline: Optional[Dict[str, Any]] = None
+  test_metrics: Dict[str, float] = dataclasses.field(default_factory=dict)
 
   def training(self, config: PipelineConfig) -> Dict[str, Any]:
     """The training budget of `config` and how much of it this run used: the epochs run
@@ -79,7 +85,23 @@ class RunResult:
             'components': {name: round(s, 1) for name, s in self.components.items()},
             'peak_rss_mib': self.peak_rss_mib, 'window_counts': self.window_counts,
             'blessed': self.blessed, 'eval_metrics': self.eval_metrics,
-            'gbm_baseline': self.gbm_baseline}
+            'test_metrics': self.test_metrics, 'gbm_baseline': self.gbm_baseline}
+
+  def product_test_mae(self, numpy_mae: float, scale: float = 1.0) -> float:
+    """The Evaluator's test MAE (divided by `scale`), checked against the benchmark's
+    NumPy one on the same windows.
+
+    Raises:
+      RuntimeError: the run has no test figures, or they differ from NumPy's.
+    """
+    if MAE not in self.test_metrics:
+      raise RuntimeError('the run holds no test figures of the Evaluator: give its split '
+                         'a test_start')
+    product = self.test_metrics[MAE] / scale
+    if not np.isclose(product, numpy_mae, rtol=1e-4):
+      raise RuntimeError(f"the Evaluator's test MAE {product} is not NumPy's {numpy_mae} on "
+                         'the same windows')
+    return product
 
 
 def pipeline_root(run_dir: str) -> str:
@@ -136,8 +158,9 @@ def _run_here(config: PipelineConfig, score_split: Optional[str],
           'components': {c.node_id: c.seconds for c in summary.components},
           'window_counts': window_counts,
           'validation_losses': validation_losses(only_path(root, 'Trainer', 'model_run', '*')),
-          'blessed': summary.blessed, 'eval_metrics': summary.metrics, 'scored': scored,
-          'gbm_baseline': summary.gbm_baseline}
+          'blessed': summary.blessed, 'eval_metrics': summary.eval_metrics or summary.metrics,
+          'scored': scored, 'gbm_baseline': summary.gbm_baseline,
+          'test_metrics': summary.metrics if summary.judged_split == TEST_SPLIT else {}}
 
 
 def only_path(pipeline_root: str, *parts: str) -> str:

@@ -7,9 +7,10 @@ inside [P10, P90], in original units (volume), for the TFT the product's pipelin
 (one, or an ensemble: `Plan.ensemble_sizes`) and for the naive last-value forecast with
 an empirical interval (`naive_baselines.naive_quantiles`). The 6 months before the horizon are the
 eval split (early stopping), so the scored months are never used for training or model
-selection. The gradient-boosted baseline the pipeline fits (`GbmBaseline`, the same in
-every run: the windows and LightGBM are deterministic) is scored on the same test
-windows, from the first run's windows (`pipeline_gbm`).
+selection. Each run's test MAE is also the Evaluator's (the product's held-out figure),
+checked equal to NumPy's. The gradient-boosted baseline the pipeline fits (`GbmBaseline`,
+the same in every run: the windows and LightGBM are deterministic) is scored by it on
+the same test windows; the first run's figures are recorded (`pipeline_gbm`).
 
 `benchmarks.run_all --only stallion` runs the benchmark. Run alone, this module makes the
 windows of a backtest origin for `benchmarks.stallion_tuning`: one pipeline run of one TFT
@@ -33,13 +34,11 @@ import pandas as pd
 from benchmarks import host, metrics, pipeline_run, readme_tables
 from benchmarks.naive_baselines import naive_quantiles
 from benchmarks.report import forecaster, training_used
-from components import windowing
-from evaluation import gbm_baseline
+from components.gbm_baseline import figures_on
 from pipeline.config import default_strides
-from schema.dataset_spec import DatasetSpec
 from schema.datasets import curated_schema_path, get_dataset
 from schema.features import SERIES_KEY_SEPARATOR
-from schema.time_split import TimeSplit
+from schema.time_split import TEST_SPLIT, TimeSplit
 
 DATA_FILE = 'stallion.csv'
 SPLIT = TimeSplit(eval_start='2017-01-01', test_start='2017-07-01')
@@ -117,12 +116,15 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
         train_steps=plan.train_steps, training_options={'warm_start': False, 'seed': repeat},
         schema_file=curated_schema_path(spec.name))
     result = pipeline_run.run(config, score_split='test')
+    if (ensemble_size, repeat) == first_run:
+      first_result = result
     scored = result.scored
     if len(scored.actual) != series:
       raise RuntimeError(f'{len(scored.actual)} test windows, but the protocol has one '
                          f'per series ({series}); see {config.pipeline_root}')
     training = result.training(config)
     model = metrics.quantile_errors(scored.forecasts, scored.actual)
+    model['product_test_mae'] = result.product_test_mae(model['mae'])
     if naive is None:  # every run scores the same windows
       history = _protocol_history(data_file, scored.series, scored.history[:, -1])
       naive = metrics.quantile_errors(
@@ -136,8 +138,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     runs.append({'ensemble_size': ensemble_size, 'repeat': repeat, 'seed': repeat,
                  'model': model, 'training': training, 'pipeline': result.summary(),
                  'model_config': dataclasses.asdict(config.model_config)})
-  gbm = pipeline_gbm(pipeline_run.pipeline_root(run_dir(work_dir, *first_run)), spec,
-                     naive['mae'])
+  gbm = pipeline_gbm(first_result.gbm_baseline, naive['mae'])
   print(f"  Stallion, the pipeline's LightGBM (GbmBaseline): {describe_gbm(gbm)}", flush=True)
   return {'benchmark': 'stallion',
           'protocol': {'data': os.path.basename(data_file), 'series': series,
@@ -148,19 +149,24 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
           'naive_last_value': naive, 'runs': runs, 'pipeline_gbm': gbm}
 
 
-def pipeline_gbm(pipeline_root: str, spec: DatasetSpec, naive_mae: float) -> Dict[str, Any]:
-  """The gradient-boosted baseline a pipeline run fits (`GbmBaseline`: trained on the
-  run's training windows, stopped early and its band calibrated on its eval windows),
-  scored on its test windows;
-  its naive MAE must be `naive_mae`, the benchmark's, or the windows are not the same."""
-  windows = pipeline_run.only_path(pipeline_root, 'Windowing', 'windows', '*')
-  result = gbm_baseline.run(windows, spec, windowing.training_window_count(windows),
-                            scored_splits=['test'], judged='test')
-  if not np.isclose(result['naive_mae']['repeat_last'], naive_mae, rtol=1e-5):
+def pipeline_gbm(record: Dict[str, Any], naive_mae: float) -> Dict[str, Any]:
+  """The gradient-boosted baseline a pipeline run fitted (`GbmBaseline`'s `record`:
+  trained on the run's training windows, stopped early and its band calibrated on its
+  eval windows), on its test windows; its naive MAE must be `naive_mae`, the benchmark's,
+  or the windows are not the same.
+
+  Raises:
+    RuntimeError: the run has no LightGBM figures of the test windows, or not of the
+      benchmark's windows.
+  """
+  test = figures_on(record, TEST_SPLIT)
+  if not test:
+    raise RuntimeError(f'the run has no LightGBM figures of its test windows: {record}')
+  if not np.isclose(test['naive_mae']['repeat_last'], naive_mae, rtol=1e-5):
     raise RuntimeError(f"the gradient-boosted baseline's last-value MAE "
-                       f"{result['naive_mae']['repeat_last']} is not the benchmark's "
+                       f"{test['naive_mae']['repeat_last']} is not the benchmark's "
                        f'{naive_mae}: not the same test windows')
-  return result
+  return {**test, 'rounds': record['rounds']}
 
 
 def describe_gbm(record: Dict[str, Any]) -> str:

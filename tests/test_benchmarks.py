@@ -163,14 +163,15 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
         blessed=True, eval_metrics={}, scored=pipeline_run.ScoredWindows(
             series=months.index.to_numpy()[order].astype(bytes),
             forecast_start=np.full(6, 1498867200), history=history,
-            actual=actual, forecasts=forecasts))
+            actual=actual, forecasts=forecasts),
+        test_metrics={'mean_absolute_error': offset},
+        gbm_baseline={'by_split': {'test': dict(gbm_test, mae=250.0 + offset)},
+                      'rounds': {'p10': 7, 'p50': 9, 'p90': 8}})
 
   monkeypatch.setattr(stallion.pipeline_run, 'run', stand_in)
-  gbm_asked = []
-  gbm_record = {'mae': 250.0, 'q_risk': {'p10': 0.05, 'p50': 0.15, 'p90': 0.07},
-                'coverage': {'0.1:0.9': 0.8}, 'rounds': {'p10': 7, 'p50': 9, 'p90': 8}}
-  monkeypatch.setattr(stallion, 'pipeline_gbm', lambda root, spec, naive_mae: gbm_asked.append(
-      (root, naive_mae)) or gbm_record)
+  gbm_test = {'q_risk': {'p10': 0.05, 'p50': 0.15, 'p90': 0.07},
+              'coverage': {'0.1:0.9': 0.8},
+              'naive_mae': {'repeat_last': float(np.abs(40.0 - last).mean())}}
   result = stallion.run(dataclasses.replace(stallion.QUICK, repeats=2, ensemble_sizes=(1, 3)),
                         DATA_DIR, str(tmp_path))
 
@@ -183,9 +184,9 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
       os.path.join(stallion.run_dir(str(tmp_path), size, repeat), 'pipeline_root')
       for size, repeat in ((1, 1), (1, 2), (3, 1), (3, 2))]
   assert len({config.pipeline_root for config, _ in asked}) == 4
-  # The pipeline's gradient-boosted baseline, the same in every run: from the first.
-  assert gbm_asked == [(asked[0][0].pipeline_root, result['naive_last_value']['mae'])]
-  assert result['pipeline_gbm'] == gbm_record
+  # The pipeline's gradient-boosted baseline, the same in every run: the first run's.
+  assert result['pipeline_gbm'] == {**gbm_test, 'mae': 251.0,
+                                    'rounds': {'p10': 7, 'p50': 9, 'p90': 8}}
   for config, split in asked:
     assert split == 'test'
     assert (config.dataset.encoder_steps, config.dataset.horizon) == (12, 6)
@@ -198,8 +199,9 @@ def test_stallion_asks_for_the_protocol_and_scores_each_run(tmp_path, monkeypatc
   assert first['model'].pop('mae_by_step') == pytest.approx([1.0] * 6)
   assert first['model'] == pytest.approx({
       'mae': 1.0, 'q_risk_p50': 2 * 0.5 * 36 / (36 * 40),
-      'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0})
+      'q_risk_p90': 2 * 0.1 * 36 / (36 * 40), 'coverage_p10_p90': 1.0, 'product_test_mae': 1.0})
   assert second['model']['mae'] == pytest.approx(2.0)
+  assert second['model']['product_test_mae'] == 2.0  # the Evaluator's, checked against it
   # Naive: the last value of each series, its interval from the protocol's 36 months.
   naive = result['naive_last_value']
   assert naive['mae'] == pytest.approx(np.abs(40.0 - last).mean())
@@ -380,3 +382,15 @@ def test_the_time_zone_benchmark_data_follow_the_local_clock(tmp_path):
     assert in_month.groupby(utc[utc.dt.month == month].dt.hour).load_mw.mean().idxmax() == peak
   assert time_zone.spec(time_zone.ZONE).time_zone == 'Europe/Berlin'
   assert time_zone.spec(None).time_zone is None
+
+
+def test_a_run_whose_evaluator_disagrees_with_numpy_is_refused():
+  result = pipeline_run.RunResult(
+      seconds=1.0, components={}, peak_rss_mib=1.0, window_counts={}, validation_losses=[],
+      blessed=True, eval_metrics={}, scored=None, test_metrics={'mean_absolute_error': 6.0})
+  assert result.product_test_mae(2.0, scale=3.0) == 2.0
+  with pytest.raises(RuntimeError, match="the Evaluator's test MAE 2.0 is not NumPy's 2.5"):
+    result.product_test_mae(2.5, scale=3.0)
+  without = dataclasses.replace(result, test_metrics={})
+  with pytest.raises(RuntimeError, match='no test figures of the Evaluator'):
+    without.product_test_mae(2.0)
