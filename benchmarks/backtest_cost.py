@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from benchmarks import host, readme_tables
 
@@ -68,26 +68,39 @@ def measure(dataset: str, origins: int, options: List[str], work_dir: str) -> Di
   }
 
 
-def main() -> None:
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str, output_name: str) -> argparse.ArgumentParser:
+  """The flags of a backtest benchmark: the data set, origins, seed, output and work dir."""
+  parser = argparse.ArgumentParser(description=description)
   parser.add_argument('--dataset', default='synthetic')
   parser.add_argument('--origins', type=int, default=3)
   parser.add_argument('--seed', type=int, default=1)
-  parser.add_argument('--output', default=os.path.join(readme_tables.RESULTS_DIR,
-                                                       'backtest_cost.json'))
+  parser.add_argument('--output', default=os.path.join(readme_tables.RESULTS_DIR, output_name))
   parser.add_argument('--work-dir', help='keep the runs and their logs here (default: a '
                       'temporary directory, removed)')
-  args = parser.parse_args()
+  return parser
+
+
+def write_measured(args: argparse.Namespace,
+                   measure_in: Callable[[List[str], str], Dict[str, Any]]) -> Dict[str, Any]:
+  """`measure_in(options, work_dir)` in `args.work_dir` (else a temporary directory), the
+  host and commit added, written to `args.output`; returns the result."""
   options = ['--seed', str(args.seed), '--no-warm-start']
   if args.work_dir:
     os.makedirs(args.work_dir, exist_ok=True)
-    result = measure(args.dataset, args.origins, options, args.work_dir)
+    result = measure_in(options, args.work_dir)
   else:
     with tempfile.TemporaryDirectory() as work_dir:
-      result = measure(args.dataset, args.origins, options, work_dir)
+      result = measure_in(options, work_dir)
   result.update(host=host.description(), commit=host.commit())
   with open(args.output, 'w', encoding='utf-8') as f:
     json.dump(result, f, indent=2)
+  return result
+
+
+def main() -> None:
+  args = arguments(__doc__.splitlines()[0], 'backtest_cost.json').parse_args()
+  result = write_measured(args, lambda options, work_dir: measure(
+      args.dataset, args.origins, options, work_dir))
   print(json.dumps({key: result[key] for key in ('run_seconds', 'backtest_seconds',
                                                  'backtest_over_run')}))
 
