@@ -166,6 +166,20 @@ def _rounds(model: lightgbm.Booster) -> int:
   return model.best_iteration or model.current_iteration()
 
 
+def capped(model: lightgbm.Booster) -> bool:
+  """Whether `model` ran to MAX_ROUNDS: early stopping did not stop it."""
+  return model.current_iteration() >= MAX_ROUNDS
+
+
+def course(model: lightgbm.Booster) -> str:
+  """'156 rounds (stopped early)' or '1,000 rounds: the cap, not stopped early (the best
+  round 987 kept)'."""
+  if capped(model):
+    return (f'{MAX_ROUNDS:,} rounds: the cap, not stopped early (the best round '
+            f'{_rounds(model):,} kept)')
+  return f'{_rounds(model):,} rounds (stopped early)'
+
+
 def forecast(models: Sequence[lightgbm.Booster], rows: Table, horizon: int) -> np.ndarray:
   """The models' forecasts [N, H, Q] in original units, as they come."""
   return np.stack([
@@ -246,14 +260,15 @@ def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
   started = time.monotonic()
   train_rows, eval_rows = table(train, spec), table(evaluation, spec)
   PROGRESS.info('fitting a model per quantile on %s rows (%s windows x %d steps), each '
-                 'stopped early on the %s eval windows', f'{len(train_rows.label):,}',
-                 f'{len(train):,}', spec.horizon, f'{len(evaluation):,}')
+                 'stopped once its loss on the %s eval windows stops falling (at most %s '
+                 'rounds)', f'{len(train_rows.label):,}', f'{len(train):,}', spec.horizon,
+                 f'{len(evaluation):,}', f'{MAX_ROUNDS:,}')
   models = []
   for q in quantiles:
     fitted = time.monotonic()
     models.append(fit(train_rows, eval_rows, quantile=q, seed=seed, threads=threads))
-    PROGRESS.info('%s: %d rounds, %.1f s', export.quantile_key(q).upper(),
-                   _rounds(models[-1]), time.monotonic() - fitted)
+    PROGRESS.info('%s: %s, %.1f s', export.quantile_key(q).upper(), course(models[-1]),
+                   time.monotonic() - fitted)
   eval_forecasts = forecast(models, eval_rows, spec.horizon)
   factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
              if calibrate else {})
@@ -280,6 +295,7 @@ def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
       'training_windows': len(train),
       'training_rows': len(train_rows.label),
       'rounds': {export.quantile_key(q): _rounds(model) for q, model in zip(quantiles, models)},
+      'capped': [export.quantile_key(q) for q, model in zip(quantiles, models) if capped(model)],
       'params': {**PARAMS, 'seed': seed, 'max_rounds': MAX_ROUNDS,
                  'early_stopping_rounds': EARLY_STOPPING_ROUNDS},
       'top_features': [name for name, gain in ranked[:10] if gain > 0],

@@ -202,3 +202,19 @@ def test_the_judged_forecasts_are_saved_with_their_actuals(tmp_path):
   np.testing.assert_array_equal(saved['forecasts'], forecasts)
   np.testing.assert_array_equal(saved['actual'], actual)
   assert saved['quantiles'].tolist() == [0.1, 0.5, 0.9]
+
+
+def test_a_model_that_ran_to_the_round_cap_is_said_to_have(monkeypatch):
+  train, evaluation = _windows(200, seed=5), _windows(50, seed=6)
+  rows = gbm_baseline.table(train, SPEC), gbm_baseline.table(evaluation, SPEC)
+  stopped = gbm_baseline.fit(*rows, threads=1)
+  assert not gbm_baseline.capped(stopped)
+  assert gbm_baseline.course(stopped).endswith(' rounds (stopped early)')
+  monkeypatch.setattr(gbm_baseline, 'MAX_ROUNDS', 3)
+  capped = gbm_baseline.fit(*rows, threads=1)
+  assert gbm_baseline.capped(capped)
+  assert gbm_baseline.course(capped) == (
+      '3 rounds: the cap, not stopped early (the best round 3 kept)')
+  # The record names the quantiles whose model ran to the cap.
+  assert gbm_baseline.compare(train, evaluation, SPEC, threads=1)['capped'] == [
+      'p10', 'p50', 'p90']
