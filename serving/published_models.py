@@ -6,13 +6,13 @@ such as the hidden directory a publish writes to before renaming it, are not ver
 """
 
 import os
-from typing import FrozenSet
+from typing import FrozenSet, Optional
 
 import tensorflow as tf
 from tfx.utils import path_utils
 
 from components.model_publishing import latest_version_dir
-from pipeline.run_layout import SERVING_MODEL_DIR
+from pipeline.run_layout import RUN_SUMMARY_FILE, SERVING_MODEL_DIR
 from schema.features import SERIES_VOCABULARY
 from trainer_module import vocabularies
 
@@ -38,6 +38,9 @@ def resolve_model_dir(path: str) -> str:
   if tf.io.gfile.exists(os.path.join(path_utils.serving_model_path(path), SAVED_MODEL_FILE)):
     return path_utils.serving_model_path(path)
   if not tf.io.gfile.isdir(path):
+    unpublished = never_published(path)
+    if unpublished:
+      raise ModelNotFoundError(unpublished)
     raise ModelNotFoundError(f'{path} does not exist; pass the serving directory the '
                              f'pipeline pushes to (e.g. runs/synthetic/{SERVING_MODEL_DIR}) or '
                              'one version directory in it')
@@ -55,6 +58,32 @@ def resolve_model_dir(path: str) -> str:
                              'subdirectory (an integer name) with one; run the pipeline '
                              'until a model is blessed and pushed, or pass a model directory')
   return latest
+
+
+def never_published(serving_dir: str) -> Optional[str]:
+  """Why a run directory's serving directory `serving_dir` does not exist, from the last
+  run's summary beside it: its verdict, and the model it trained, to forecast with anyway;
+  None when there is no such summary (not a run's serving directory)."""
+  run_dir = os.path.dirname(os.path.normpath(serving_dir))
+  summary_path = os.path.join(run_dir, RUN_SUMMARY_FILE)
+  if os.path.basename(os.path.normpath(serving_dir)) != SERVING_MODEL_DIR or not (
+      tf.io.gfile.exists(summary_path)):
+    return None
+  with tf.io.gfile.GFile(summary_path) as f:
+    lines = f.read().splitlines()
+  field = lambda name: next((line.split(':', 1)[1].strip() for line in lines
+                             if line.strip().startswith(f'{name}:')), None)
+  verdict, model = field('blessed'), field('model')
+  because = [line.strip() for line in lines if line.strip().startswith('because ')]
+  text = (f'no model of {os.path.basename(run_dir)} has been blessed yet, so none is '
+          f'published in {serving_dir}; the last run ({summary_path}) says: blessed: '
+          f"{verdict or 'not recorded'}")
+  if because:
+    text += f' ({because[0]})'
+  if model:
+    text += (f'. To forecast with that run\'s model anyway, unblessed, pass --model-dir '
+             f'{model}')
+  return text
 
 
 def series_vocabulary(model_dir: str) -> FrozenSet[str]:

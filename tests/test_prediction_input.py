@@ -365,3 +365,25 @@ def test_the_paths_a_run_prints_lead_to_its_model(tmp_path):
   assert str(error.value) == (
       f"{runs} holds the runs of data sets ['synthetic']; pass one's serving directory, e.g. "
       f"{runs / 'synthetic' / 'serving_model'}")
+
+
+def test_a_run_that_published_nothing_says_so_with_its_verdict_and_its_model(tmp_path):
+  run = tmp_path / 'runs' / 'shop'
+  run.mkdir(parents=True)
+  model = run / 'pipeline_root' / 'Trainer' / 'model' / '9'
+  (run / 'run_summary.txt').write_text(
+      'Pipeline run summary\n'
+      f'  model:       {model}\n'
+      '  blessed:     no, on the test windows (held out: nothing chose on them): ...\n'
+      "    because the test MAE is 1.021 times the best naive forecast's, above 1\n"
+      '  pushed to:   not pushed (model not blessed)\n')
+  with pytest.raises(published_models.ModelNotFoundError) as error:
+    published_models.resolve_model_dir(str(run / 'serving_model'))
+  assert str(error.value) == (
+      f'no model of shop has been blessed yet, so none is published in {run / "serving_model"}; '
+      f'the last run ({run / "run_summary.txt"}) says: blessed: no, on the test windows '
+      "(held out: nothing chose on them): ... (because the test MAE is 1.021 times the best "
+      "naive forecast's, above 1). To forecast with that run's model anyway, unblessed, pass "
+      f'--model-dir {model}')
+  with pytest.raises(published_models.ModelNotFoundError, match='does not exist'):
+    published_models.resolve_model_dir(str(tmp_path / 'elsewhere' / 'serving_model'))
