@@ -31,9 +31,12 @@ def real_value(text: str, where: str) -> Optional[float]:
   try:
     number = float(text)
   except ValueError:
-    fix = ("write decimals with '.' and no thousands separator (12.5, 1234.5)"
-           if re.fullmatch(r'[-+]?[\d.]*\d,\d+', text) else
-           f'a missing value may be empty or one of {sorted(MISSING_MARKERS - {""})}')
+    if re.fullmatch(r'[-+]?\d+,(\d{1,2}|\d{4,})', text):  # no thousands group after it
+      fix = f"a decimal comma: write {text.replace(',', '.')}"
+    elif re.fullmatch(r'[-+]?[\d.]*\d,\d+', text):
+      fix = "write decimals with '.' and no thousands separator (12.5, 1234.5)"
+    else:
+      fix = f'a missing value may be empty or one of {sorted(MISSING_MARKERS - {""})}'
     raise ValueError(f'{where} holds {text!r}, which is not a number; the dataset spec '
                      f'declares it real ({fix})') from None
   return number if abs(number) <= _FLOAT32_MAX else None  # inf, nan and overflows

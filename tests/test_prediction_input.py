@@ -80,7 +80,9 @@ def test_the_forecast_times_keep_the_utc_offset_their_rows_name(tmp_path):
     ('load', 'inf', r"line 4: column 'load' holds 'inf', which is not a finite number"),
     ('price', '1e39', r"line 6: column 'price' holds '1e39', which is beyond float32's "
      r'range \(3.4e38\), which the model computes in'),
-    ('load', '"12,5"', r"line 4: column 'load' holds '12,5', which is not a number.*write "
+    ('load', '"12,5"', r"line 4: column 'load' holds '12,5', which is not a number.*\(a "
+     r"decimal comma: write 12.5\)"),
+    ('load', '"1,250"', r"line 4: column 'load' holds '1,250', which is not a number.*write "
      r"decimals with '.' and no thousands separator"),
     ('station', '', r"line 4: key column 'station' is empty"),
 ])
