@@ -137,11 +137,12 @@ def paired(model: str, other: str, window_mae: Dict[str, pd.Series],
 
 def sign_test_p_value(wins: int, losses: int) -> float:
   """The two-sided p-value of `wins` against `losses` when each is as likely (ties left
-  out): twice the binomial tail of the smaller count, at most 1."""
+  out): twice the binomial tail of the smaller count, at most 1. In integers until the
+  one division, so that a thousand windows and more do not overflow a float."""
   count = wins + losses
   if count == 0:
     return 1.0
-  tail = sum(math.comb(count, k) for k in range(min(wins, losses) + 1)) / 2.0 ** count
+  tail = sum(math.comb(count, k) for k in range(min(wins, losses) + 1)) / 2 ** count
   return min(1.0, 2.0 * tail)
 
 

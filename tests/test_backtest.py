@@ -54,6 +54,10 @@ def test_the_sign_test_is_the_binomial_tail_twice():
   assert backtest_scores.sign_test_p_value(5, 5) == 1.0
   assert backtest_scores.sign_test_p_value(0, 0) == 1.0
   assert backtest_scores.sign_test_p_value(0, 12) == pytest.approx(2 / 4096)
+  # 350 series x 3 origins: beyond a float's 2 ** 1024.
+  assert backtest_scores.sign_test_p_value(525, 525) == 1.0
+  assert backtest_scores.sign_test_p_value(600, 450) == pytest.approx(4.0e-6, rel=0.05)
+  assert backtest_scores.sign_test_p_value(0, 1100) == 0.0  # below the smallest float
 
 
 def _frame(rng, origins=2, series=5, horizon=3) -> pd.DataFrame:
