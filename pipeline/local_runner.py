@@ -104,8 +104,8 @@ def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
   parser.add_argument('--refit', action=argparse.BooleanOptionalAction,
                       default=DEFAULT_REFIT,
                       help='once blessed, train the model again on every row (train, eval '
-                      'and test) for the epochs it chose, and publish that one (default: '
-                      '%(default)s)')
+                      'and test) for the epochs it chose, and publish that one; --no-refit '
+                      'publishes the judged model (default: %(default)s)')
   parser.add_argument('--verbose', action='store_true', help='show all TFX and Beam logs')
   return parser.parse_args(argv)
 

@@ -41,13 +41,16 @@ def test_each_origin_is_a_fit_of_its_own_a_horizon_apart(backtested):
   # One window per series and origin, H steps each, every model's quantiles beside it.
   assert len(frame) == 3 * 3 * 12
   assert {'tft_p10', 'tft_p50', 'tft_p90', 'lightgbm_p50', 'naive_repeat_last'} <= set(frame)
+  # The refit (the default) of each origin, on its rows before the origin, beside it.
+  assert {'tft_refit_p10', 'tft_refit_p50', 'tft_refit_p90'} <= set(frame)
+  assert summary['comparisons'][-1]['model'] == 'tft_refit_p50'
   assert (backtested / 'backtest' / 'forecasts.parquet').exists()
   assert (backtested / 'backtest' / 'index.html').read_text().count('<img') == 3
 
 
 def test_the_summary_is_what_the_written_forecasts_give(backtested):
   frame, summary = _written(backtested)
-  for model in ('tft_p50', 'lightgbm_p50', summary['best_naive']):
+  for model in ('tft_p50', 'tft_refit_p50', 'lightgbm_p50', summary['best_naive']):
     error = (frame[model] - frame['actual']).abs()
     assert summary['mae'][model] == pytest.approx(error.mean())
     assert summary['mae_by_origin'][model] == pytest.approx(
@@ -69,9 +72,11 @@ def test_a_value_after_an_origin_leaves_that_origins_fit_unchanged(backtested, t
                             '--output-dir', str(tmp_path / 'runs')]) == 0
   again, _ = _written(tmp_path / 'runs' / 'synthetic')
   before = newest.reset_index(drop=True)
-  # The same forecasts (the TFT's to TensorFlow's rounding; LightGBM's exactly); the
-  # actuals are the changed ones.
+  # The same forecasts (the TFT's and its refit's to TensorFlow's rounding; LightGBM's
+  # exactly); the actuals are the changed ones.
   np.testing.assert_allclose(again['tft_p50'], before['tft_p50'], rtol=1e-3, atol=1e-3)
+  np.testing.assert_allclose(again['tft_refit_p50'], before['tft_refit_p50'], rtol=1e-3,
+                             atol=1e-3)
   np.testing.assert_array_equal(again['lightgbm_p50'], before['lightgbm_p50'])
   np.testing.assert_allclose(again['actual'], before['actual'] + 1000, rtol=1e-6)
 
@@ -102,5 +107,6 @@ def test_the_backtest_compiled_into_one_pipeline_finds_what_the_local_one_found(
   assert compiled['origin_starts'] == local['origin_starts']
   assert compiled['windows'] == local['windows']
   assert compiled['mae']['lightgbm_p50'] == local['mae']['lightgbm_p50']
-  assert compiled['mae']['tft_p50'] == pytest.approx(local['mae']['tft_p50'], rel=1e-3)
+  for model in ('tft_p50', 'tft_refit_p50'):
+    assert compiled['mae'][model] == pytest.approx(local['mae'][model], rel=1e-3)
   assert (report / 'index.html').read_text().count('<img') == 3

@@ -89,7 +89,7 @@ def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]
   executors = job['pipelineSpec']['deploymentSpec']['executors']
   containers = [spec['container'] for spec in executors.values() if 'container' in spec]
-  assert len(containers) == 13  # every component but the resolvers
+  assert len(containers) == 14  # every component but the resolvers, the Refit among them
   assert {container['image'] for container in containers} == {IMAGE}
 
 
@@ -399,12 +399,11 @@ def test_the_forecasts_wait_for_the_pusher_so_a_bad_future_file_cannot_stop_publ
   assert 'Pusher' in tasks['ForecastGen']['dependentTasks']
 
 
-def test_with_refit_the_blessed_model_is_refit_and_the_refit_published(tmp_path, compiled):
-  _, plain = compiled['tpu']
-  assert 'Refit' not in plain['pipelineSpec']['root']['dag']['tasks']
-  deployment = make_deployment(refit=True, training=deployment_lib.TrainingHardware(
-      'tpu', 'cloud-tpu', 'TPU_V3', 8), trainer_image=TPU_TRAINER_IMAGE)
-  job = runner.compile_pipeline(deployment, str(tmp_path / 'refit.json'))
+def test_the_blessed_model_is_refit_and_the_refit_published_unless_refit_is_off(
+    tmp_path, compiled):
+  off = runner.compile_pipeline(make_deployment(refit=False), str(tmp_path / 'off.json'))
+  assert 'Refit' not in off['pipelineSpec']['root']['dag']['tasks']
+  _, job = compiled['tpu']  # refit: the default
   tasks = job['pipelineSpec']['root']['dag']['tasks']
   producer = lambda task, name: tasks[task]['inputs']['artifacts'][name][
       'taskOutputArtifact']['producerTask']
