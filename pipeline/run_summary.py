@@ -70,8 +70,8 @@ class RunSummary:
   refit: Optional[str] = None  # what the Refit did (`trainer_module.refit`); None: no Refit
 
   def rows_read(self) -> str:
-    """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00; spans 3, 4: ...)' from the
-    split report, or ''."""
+    """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00 UTC; spans 3, 4: ...)' from
+    the split report, or ''. ExampleGen places the boundaries in UTC."""
     if not self.split_report:
       return ''
     counts = ' | '.join(f'{name} {count}' for name, count in self.split_report.items()
@@ -79,11 +79,12 @@ class RunSummary:
     # Where the boundaries fell (a report from before they were written has none); placed
     # per series, from the earliest place to the latest.
     per_series = self.split_report.get(SERIES_BOUNDARIES, {})
-    notes = [f'{name.replace("_start", "")} from {time}' if name != 'end' else f'end at {time}'
+    notes = [f'{name.replace("_start", "")} from {time} UTC' if name != 'end'
+             else f'end at {time} UTC'
              for name, time in self.split_report.get(BOUNDARIES, {}).items()
              if name not in per_series]
-    notes += [f'{name.replace("_start", "")} from {earliest} to {latest}, each series its '
-              'own last steps' for name, (earliest, latest) in per_series.items()]
+    notes += [f'{name.replace("_start", "")} from {earliest} to {latest} UTC, each series '
+              'its own last steps' for name, (earliest, latest) in per_series.items()]
     spans = self.split_report.get(SPANS_READ, [])
     if len(spans) > 1:
       notes.append(f"spans {', '.join(map(str, spans))}: every row of the older spans is "

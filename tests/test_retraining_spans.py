@@ -100,8 +100,8 @@ def test_the_second_run_reads_the_new_span_and_trains_on_both(two_spans):
   assert 0 < span_2_train < span_2_rows
   assert span_2_train + reports[1]['eval'] + reports[1]['test'] == span_2_rows
   # The run summary says so.
-  periods = [f"eval from {report['boundaries']['eval_start']}; test from "
-             f"{report['boundaries']['test_start']}" for report in reports]
+  periods = [f"eval from {report['boundaries']['eval_start']} UTC; test from "
+             f"{report['boundaries']['test_start']} UTC" for report in reports]
   counts = [f"train {report['train']} | eval {report['eval']} | test {report['test']}"
             for report in reports]
   assert first.rows_read() == f'{counts[0]} ({periods[0]})'

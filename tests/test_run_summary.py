@@ -137,7 +137,7 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
   summary.split_report.update(spans=[4], boundaries={'eval_start': '2024-03-14 00:00:00',
                                                      'end': '2024-06-30 00:00:00'})
   assert summary.rows_read() == ('train 1729 | eval 432 | after_end 5 (eval from 2024-03-14 '
-                                 '00:00:00; end at 2024-06-30 00:00:00)')
+                                 '00:00:00 UTC; end at 2024-06-30 00:00:00 UTC)')
   # Columns of the data the spec does not declare are named under the rows.
   assert 'not in the spec' not in summary.format('/root')
   summary.split_report.update(undeclared_columns=['promo', 'note'])
