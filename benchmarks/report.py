@@ -560,6 +560,42 @@ def time_zone_table(results: Results) -> List[str]:
                      f'{result["train_steps"]} training steps per run.']
 
 
+def suite_table(results: Results) -> List[str]:
+  """Per data set of the development suite (`benchmarks.suite`): the held-out test MAE of
+  the TFT, the run's LightGBM and the best naive forecast (mean over seeds), the TFT's
+  P10-P90 coverage, both models' q-risks, the run time, and which goals the TFT meets."""
+  result = results['suite']
+  low, high = result['coverage_target']
+  rows, met = [], 0
+  for name, entry in result['datasets'].items():
+    runs = entry['runs']
+    mean = lambda path: _mean([functools.reduce(dict.get, path, run) for run in runs])
+    tft, gbm = mean(('tft', 'mae')), mean(('lightgbm', 'mae'))
+    naive_means = {key: _mean([run['naive'][key] for run in runs]) for key in runs[0]['naive']}
+    best = min(naive_means, key=naive_means.get)
+    coverage = mean(('tft', 'coverage'))
+    keys = list(runs[0]['tft']['q_risk'])
+    risks = {model: [mean((model, 'q_risk', key)) for key in keys]
+             for model in ('tft', 'lightgbm')}
+    goals = {'MAE at most LightGBM': tft <= gbm, 'below the best naive': tft < naive_means[best],
+             'coverage': low <= coverage <= high,
+             'q-risks at most LightGBM': all(t <= g for t, g in zip(*risks.values()))}
+    missed = [goal for goal, held in goals.items() if not held]
+    met += not missed
+    rows.append([f'{name} (H {entry["horizon"]}, {entry["frequency"]})', f'{tft:.4g}',
+                 f'{gbm:.4g}', f'{_NAIVE_NAMES.get(best, best)}: {naive_means[best]:.4g}',
+                 f'{coverage:.3f}',
+                 ' / '.join(f'{t:.3g}' for t in risks['tft']) + ' vs '
+                 + ' / '.join(f'{g:.3g}' for g in risks['lightgbm']),
+                 f'{mean(("command_seconds",)):.0f}', len(runs),
+                 'all' if not missed else 'misses: ' + ', '.join(missed)])
+  return _table(['data', 'TFT test MAE', 'LightGBM', 'best naive', 'TFT P10-P90 coverage',
+                 f'q-risk {"/".join(k.upper() for k in keys)}: TFT vs LightGBM',
+                 's per run', 'seeds', 'goals'], rows) + [
+                     '', f'{met} of {len(rows)} data sets meet every goal (coverage '
+                     f'{low:.2f} to {high:.2f}). Reproduce: `{result["command"]}`.']
+
+
 # Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table,
@@ -576,4 +612,5 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'step_profile_avx2_op_types': functools.partial(
         step_profile_table, key='step_profile_avx2', breakdown='op_types_op_ms'),
     'scale': scale_table,
-    'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table}
+    'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table,
+    'suite': suite_table}

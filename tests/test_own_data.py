@@ -17,58 +17,13 @@ import sys
 import numpy as np
 import pytest
 
+from benchmarks import shop_data
 from components import forecasting
 from pipeline import run_summary
 from schema import dataset_file
 from schema.dataset_spec import DType, Role
 
 pytestmark = pytest.mark.slow  # runs a pipeline
-
-HEADER = ['day', 'region_code', 'store_no', 'floor_m2', 'promo_flag', 'footfall',
-          'units_sold']
-DAYS = 200
-FIRST_DAY = datetime.date(2023, 1, 2)
-WEEKLY = (1.0, 0.9, 0.95, 1.0, 1.2, 1.5, 0.6)  # Monday to Sunday
-STORES = [(region, store) for region in ('N', 'S') for store in (1, 2, 3)]
-HORIZON = 7  # init's default for daily data
-
-
-def _level(region, store):
-  return 50 + 20 * store + (10 if region == 'S' else 0)
-
-
-def _area(region, store):
-  return 100.5 * store + (50 if region == 'S' else 0)
-
-
-def _write_sales(path):
-  """Daily sales: a weekly cycle, promotions that lift sales by 60%, noise."""
-  rng = np.random.RandomState(3)
-  with open(path, 'w', newline='', encoding='utf-8-sig') as f:
-    writer = csv.writer(f)
-    writer.writerow(HEADER)
-    for region, store in STORES:
-      for offset in range(DAYS):
-        day = FIRST_DAY + datetime.timedelta(days=offset)
-        promo = int(rng.uniform() < 0.2)
-        units = (_level(region, store) * WEEKLY[day.weekday()] * (1.6 if promo else 1.0)
-                 + rng.normal(0, 2))
-        footfall = rng.choice(['NA', '', f'{3 * units + rng.normal(0, 5):.1f}'],
-                              p=[0.05, 0.02, 0.93])
-        writer.writerow([day.isoformat(), region, store, _area(region, store), promo,
-                         footfall, f'{units:.2f}'])
-
-
-def _write_future(path):
-  """The known column over the 7 days after the data: a promotion on the third."""
-  with open(path, 'w', newline='') as f:
-    writer = csv.writer(f)
-    writer.writerow(HEADER)
-    for region, store in STORES:
-      for step in range(1, HORIZON + 1):
-        day = FIRST_DAY + datetime.timedelta(days=DAYS - 1 + step)
-        writer.writerow([day.isoformat(), region, store, _area(region, store),
-                         int(step == 3), '', ''])
 
 
 def _tft_pipeline(*args, cwd, env=None):
@@ -79,8 +34,8 @@ def _tft_pipeline(*args, cwd, env=None):
 @pytest.fixture(scope='module')
 def workspace(tmp_path_factory):
   root = tmp_path_factory.mktemp('own_data')
-  _write_sales(root / 'shop_sales.csv')
-  _write_future(root / 'future.csv')
+  shop_data.write_sales(root / 'shop_sales.csv')
+  shop_data.write_future(root / 'future.csv')
   (root / 'scratch').mkdir()  # its temporary files, which must not outlive it
   init = _tft_pipeline('init', '--data', 'shop_sales.csv', '--target', 'units_sold', cwd=root,
                        env={**os.environ, 'TMPDIR': str(root / 'scratch')})
@@ -98,7 +53,7 @@ def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
   assert spec.series_key_columns == ('region_code', 'store_no')
   assert (spec.time_column, spec.target_column) == ('day', 'units_sold')
   assert spec.frequency.value == 'daily'
-  assert (spec.encoder_steps, spec.horizon) == (28, HORIZON)
+  assert (spec.encoder_steps, spec.horizon) == (28, shop_data.HORIZON)
   assert spec.forecast_floor == 0.0  # sales are never negative
   roles = {c.name: (c.role, c.dtype, c.allow_missing) for c in spec.columns}
   assert roles['floor_m2'] == (Role.STATIC, DType.REAL, False)
@@ -150,22 +105,24 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
 
   report = forecasting.read_report(summary.forecasts_uri)
   assert report['model_blessed'] is True
-  assert (report['series_forecast'], report['series_not_forecast']) == (len(STORES), 0)
+  assert (report['series_forecast'], report['series_not_forecast']) == (
+      len(shop_data.STORES), 0)
   with open(os.path.join(summary.forecasts_uri, forecasting.FORECASTS_CSV)) as f:
     rows = list(csv.DictReader(f))
-  assert len(rows) == len(STORES) * HORIZON
-  last_day = FIRST_DAY + datetime.timedelta(days=DAYS - 1)
-  for region, store in STORES:
+  assert len(rows) == len(shop_data.STORES) * shop_data.HORIZON
+  last_day = shop_data.FIRST_DAY + datetime.timedelta(days=shop_data.DAYS - 1)
+  for region, store in shop_data.STORES:
     mine = [r for r in rows if (r['region_code'], r['store_no']) == (region, str(store))]
     assert [r['day'][:10] for r in mine] == [
         (last_day + datetime.timedelta(days=step)).isoformat() for step in range(1, 8)]
     p50 = np.array([float(r['p50']) for r in mine])
     # Original units: each store's forecasts lie around its own sales level.
-    assert 0.4 * _level(region, store) < p50.mean() < 2.5 * _level(region, store)
+    level = shop_data.level(region, store)
+    assert 0.4 * level < p50.mean() < 2.5 * level
     # The promotion on the third day, known ahead, lifts its forecast above the same
     # weekday's level without promotion.
-    third = FIRST_DAY + datetime.timedelta(days=DAYS + 2)
-    assert p50[2] > _level(region, store) * WEEKLY[third.weekday()]
+    third = shop_data.FIRST_DAY + datetime.timedelta(days=shop_data.DAYS + 2)
+    assert p50[2] > shop_data.level(region, store) * shop_data.WEEKLY[third.weekday()]
 
 
 def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_after(
@@ -196,7 +153,7 @@ def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_a
 
 
 def test_init_explains_data_it_cannot_use(tmp_path):
-  (tmp_path / 'empty.csv').write_text(','.join(HEADER) + '\n')
+  (tmp_path / 'empty.csv').write_text(','.join(shop_data.HEADER) + '\n')
   run = _tft_pipeline('init', '--data', 'empty.csv', '--target', 'units_sold', cwd=tmp_path)
   assert run.returncode == 2
   assert 'the file has a header and no rows' in run.stderr

@@ -1,0 +1,229 @@
+"""The development suite: every data set as a new user runs it, scored on its held-out test.
+
+Each data set goes through the commands a user types: `tft-pipeline init` drafts its spec
+(with the horizon its domain needs, and the answers its documentation gives to the lines
+`init` marks CHECK), then `tft-pipeline --spec ... --seed S` trains with the default budget.
+The figures are the run's own, on the test period `init` held out, which nothing chose
+on: the TFT's MAE, q-risk and P10-P90 coverage, the LightGBM the run fits beside it on the
+same windows, and the naive forecasts. The runs skip the Refit (`--no-refit`): it trains
+on the test rows, and the test figures are the judged model's either way.
+
+Writes `results/suite.json` (each run as it ends, so a partial suite keeps what ran) and
+the README tables generated from it.
+
+  .venv/bin/python -m benchmarks.suite                         # every data set, seeds 1-3
+  .venv/bin/python -m benchmarks.suite --datasets ercot epf --seeds 1
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import yaml
+
+from benchmarks import host, readme_tables, shop_data
+
+TFT_PIPELINE = os.path.join(os.path.dirname(sys.executable), 'tft-pipeline')
+RESULTS_FILE = os.path.join(readme_tables.RESULTS_DIR, 'suite.json')
+SEEDS = (1, 2, 3)
+COVERAGE_TARGET = (0.75, 0.85)  # P10-P90: 0.80 +- 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteData:
+  """One data set of the suite and the edits a user makes to `init`'s draft.
+
+  Attributes:
+    name: the suite's name of it (and its spec's).
+    write: writes the CSV into a directory; returns its path.
+    target: the column to forecast.
+    horizon: the horizon its domain needs; None keeps `init`'s.
+    roles: answers to `init`'s CHECK lines from the data's documentation: a column's role,
+      or None to remove the column.
+  """
+  name: str
+  write: Callable[[str], str]
+  target: str
+  horizon: Optional[int] = None
+  roles: Dict[str, Optional[str]] = dataclasses.field(default_factory=dict)
+
+
+def _shared(file_name: str) -> Callable[[str], str]:
+  return lambda _: host.data_file(os.path.join(host.SHARED_DATA_DIR, file_name), '--shared')
+
+
+def _default_data(directory: str) -> str:
+  from pipeline import default_data
+  path = os.path.join(directory, 'default_data.csv')
+  default_data.generate(path)
+  return path
+
+
+def _shop(directory: str) -> str:
+  path = os.path.join(directory, 'shop_sales.csv')
+  shop_data.write_sales(path)
+  return path
+
+
+# The horizons and answers are `../shared/data/README.md`'s and the generators' docstrings'.
+DATASETS = {data.name: data for data in (
+    SuiteData('etth1', _shared('ETTh1.csv'), 'OT', 24),
+    SuiteData('stallion', _shared('stallion.csv'), 'volume', 6,
+              {'discount': 'observed', 'timeseries': None}),
+    SuiteData('epf', _shared('epf_prices.csv'), 'y', 24,
+              {'Exogenous1': 'known', 'Exogenous2': 'known'}),
+    SuiteData('ercot', _shared('ercot_load.csv'), 'value', 24),
+    SuiteData('default', _default_data, 'load', roles={'price': 'known'}),
+    SuiteData('shop', _shop, 'units_sold'),
+)}
+
+
+def run(command: List[str], log_path: str) -> float:
+  """Runs `command`, its output into `log_path`; its wall time in seconds.
+
+  Raises:
+    SystemExit: it failed, naming its log.
+  """
+  started = time.monotonic()
+  with open(log_path, 'w', encoding='utf-8') as log:
+    done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+  if done.returncode:
+    raise SystemExit(f'{" ".join(command)} exited {done.returncode}; see {log_path}')
+  return time.monotonic() - started
+
+
+def draft_spec(data: SuiteData, work_dir: str) -> str:
+  """`init`'s spec of `data` in `work_dir` with the user's edits; its path."""
+  csv_path = data.write(work_dir)
+  spec_path = os.path.join(work_dir, f'{data.name}.yaml')
+  command = [TFT_PIPELINE, 'init', '--data', csv_path, '--target', data.target, '--name',
+             data.name, '--output', spec_path, '--force']
+  if data.horizon:
+    command += ['--horizon', str(data.horizon)]
+  run(command, os.path.join(work_dir, 'init.log'))
+  with open(spec_path, encoding='utf-8') as f:
+    spec = yaml.safe_load(f)
+  spec['columns'] = [_answered(column, data.roles) for column in spec['columns']
+                     if data.roles.get(column['name'], column['role']) is not None]
+  missing = set(data.roles) - {column['name'] for column in spec['columns']} - {
+      name for name, role in data.roles.items() if role is None}
+  if missing:
+    raise SystemExit(f"{data.name}: init's draft has no column {sorted(missing)}")
+  with open(spec_path, 'w', encoding='utf-8') as f:
+    yaml.safe_dump(spec, f, sort_keys=False)
+  return spec_path
+
+
+def _answered(column: Dict[str, Any], roles: Dict[str, Optional[str]]) -> Dict[str, Any]:
+  return {**column, 'role': roles.get(column['name'], column['role'])}
+
+
+def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict[str, Any]:
+  """One seeded run of `spec_path` in a fresh output directory: its test figures."""
+  output_dir = os.path.join(work_dir, f'seed-{seed}')
+  shutil.rmtree(output_dir, ignore_errors=True)
+  seconds = run([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
+                 '--no-warm-start', '--output-dir', output_dir],
+                os.path.join(work_dir, f'seed-{seed}.log'))
+  from pipeline import run_layout, run_summary
+  from tfx import v1 as tfx
+  metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
+      os.path.join(output_dir, data.name, run_layout.METADATA_FILE))
+  return {'seed': seed, 'command_seconds': round(seconds, 1),
+          **test_figures(run_summary.latest_run_summary(metadata, f'tft-{data.name}'))}
+
+
+def test_figures(summary) -> Dict[str, Any]:
+  """The TFT's, LightGBM's and the naive forecasts' figures on a run's test windows, and
+  the run's component times.
+
+  Raises:
+    SystemExit: the run judged no test split.
+  """
+  from components.gbm_baseline import figures_on
+  from evaluation.metrics import NAIVE_MAE_PREFIX, coverage_name, q_risk_name
+  from schema.time_split import TEST_SPLIT
+  from trainer_module import interval_calibration
+  from trainer_module.export import quantile_key
+
+  if summary.judged_split != TEST_SPLIT:
+    raise SystemExit('the run held out no test period: its spec has no split.test_start')
+  metrics, quantiles = summary.metrics, summary.gbm_baseline['quantiles']
+  gbm = figures_on(summary.gbm_baseline, TEST_SPLIT)
+  band = interval_calibration.band_key(quantiles, 0, -1)
+  naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
+           if name.startswith(NAIVE_MAE_PREFIX)}
+  return {
+      'test_windows': int(metrics['example_count']),
+      'tft': {'mae': metrics['mean_absolute_error'],
+              'q_risk': {quantile_key(q): metrics[q_risk_name(q)] for q in quantiles},
+              'coverage': metrics[coverage_name(quantiles)]},
+      'lightgbm': {'mae': gbm['mae'], 'q_risk': dict(gbm['q_risk']),
+                   'coverage': gbm['coverage'][band]},
+      'naive': naive, 'blessed': summary.blessed,
+      'components': {c.node_id: round(c.seconds, 1) for c in summary.components},
+  }
+
+
+def _load(path: str) -> Dict[str, Any]:
+  if os.path.exists(path):
+    with open(path, encoding='utf-8') as f:
+      return json.load(f)
+  return {'datasets': {}}
+
+
+def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any]) -> None:
+  """Adds one run's `result` to the suite's results at `path` (replacing the same seed's),
+  with the spec it ran and the host and commit it ran on."""
+  suite = _load(path)
+  entry = suite['datasets'].setdefault(data.name, {'runs': []})
+  with open(spec_path, encoding='utf-8') as f:
+    spec = yaml.safe_load(f)
+  entry.update(horizon=spec['horizon'], encoder_steps=spec['encoder_steps'],
+               frequency=spec['frequency'], user_edits={
+                   'horizon': data.horizon, 'roles': data.roles})
+  result = {**result, 'host': host.description(), 'commit': host.commit()}
+  entry['runs'] = sorted([r for r in entry['runs'] if r['seed'] != result['seed']] + [result],
+                         key=lambda r: r['seed'])
+  suite.update(command='.venv/bin/python -m benchmarks.suite', seeds=list(SEEDS),
+               coverage_target=list(COVERAGE_TARGET))
+  readme_tables.write_results(path, suite)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('--datasets', nargs='+', choices=sorted(DATASETS),
+                      default=list(DATASETS))
+  parser.add_argument('--seeds', nargs='+', type=int, default=list(SEEDS))
+  parser.add_argument('--output', default=RESULTS_FILE)
+  parser.add_argument('--work-dir', help='keep the runs and their logs here (default: a '
+                      'temporary directory, removed)')
+  args = parser.parse_args(argv)
+  work_root = args.work_dir or tempfile.mkdtemp(prefix='suite-')
+  try:
+    for name in args.datasets:
+      data = DATASETS[name]
+      work_dir = os.path.join(work_root, name)
+      os.makedirs(work_dir, exist_ok=True)
+      spec_path = draft_spec(data, work_dir)
+      for seed in args.seeds:
+        print(f'[suite] {name}, seed {seed} (log: {work_dir}/seed-{seed}.log)', flush=True)
+        result = score_run(data, spec_path, seed, work_dir)
+        print(f"[suite] {name}, seed {seed}: test MAE TFT {result['tft']['mae']:.4g} | "
+              f"LightGBM {result['lightgbm']['mae']:.4g} | best naive "
+              f"{min(result['naive'].values()):.4g}; {result['command_seconds']} s", flush=True)
+        record(args.output, data, spec_path, result)
+  finally:
+    if not args.work_dir:
+      shutil.rmtree(work_root, ignore_errors=True)
+
+
+if __name__ == '__main__':
+  main()

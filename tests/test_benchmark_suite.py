@@ -1,0 +1,94 @@
+"""The development suite benchmark: the spec edits it makes, how runs are kept, its table."""
+
+import json
+
+import pytest
+import yaml
+
+from benchmarks import report, suite
+
+
+def _result(seed, tft_mae, gbm_mae=10.0, coverage=0.8, tft_risks=(0.1, 0.2, 0.1)):
+  return {'seed': seed, 'command_seconds': 100.0 + seed, 'test_windows': 56,
+          'tft': {'mae': tft_mae, 'coverage': coverage,
+                  'q_risk': dict(zip(('p10', 'p50', 'p90'), tft_risks))},
+          'lightgbm': {'mae': gbm_mae, 'coverage': 0.9,
+                       'q_risk': {'p10': 0.1, 'p50': 0.2, 'p90': 0.1}},
+          'naive': {'repeat_last': 30.0, 'seasonal_24': 12.0}, 'blessed': True,
+          'components': {'Trainer': 60.0}}
+
+
+def test_the_draft_gets_the_documented_roles_and_loses_the_removed_columns(tmp_path,
+                                                                          monkeypatch):
+  drafted = {'name': 'x', 'horizon': 24, 'columns': [
+      {'name': 'id', 'role': 'series_key'}, {'name': 'load', 'role': 'target'},
+      {'name': 'price', 'role': 'observed'}, {'name': 'row_no', 'role': 'static'},
+      {'name': 'temp', 'role': 'observed'}]}
+
+  def fake_init(command, log_path):
+    with open(command[command.index('--output') + 1], 'w') as f:
+      yaml.safe_dump(drafted, f)
+    assert command[command.index('--horizon') + 1] == '24'
+    return 1.0
+
+  monkeypatch.setattr(suite, 'run', fake_init)
+  data = suite.SuiteData('x', lambda d: str(tmp_path / 'data.csv'), 'load', 24,
+                         {'price': 'known', 'row_no': None})
+  with open(suite.draft_spec(data, str(tmp_path))) as f:
+    spec = yaml.safe_load(f)
+  assert [(c['name'], c['role']) for c in spec['columns']] == [
+      ('id', 'series_key'), ('load', 'target'), ('price', 'known'), ('temp', 'observed')]
+
+
+def test_an_answer_for_a_column_the_draft_lacks_is_refused(tmp_path, monkeypatch):
+  def fake_init(command, log_path):
+    with open(command[command.index('--output') + 1], 'w') as f:
+      yaml.safe_dump({'name': 'x', 'columns': [{'name': 'load', 'role': 'target'}]}, f)
+    return 1.0
+
+  monkeypatch.setattr(suite, 'run', fake_init)
+  data = suite.SuiteData('x', lambda d: str(tmp_path / 'data.csv'), 'load',
+                         roles={'prize': 'known'})
+  with pytest.raises(SystemExit, match=r"no column \['prize'\]"):
+    suite.draft_spec(data, str(tmp_path))
+
+
+def test_a_rerun_seed_replaces_its_run_and_other_seeds_stay(tmp_path, monkeypatch):
+  monkeypatch.setattr(suite.readme_tables, 'write_results',
+                      lambda path, result: open(path, 'w').write(json.dumps(result)))
+  spec_path = tmp_path / 'spec.yaml'
+  spec_path.write_text(yaml.safe_dump({'horizon': 24, 'encoder_steps': 168,
+                                       'frequency': 'hourly'}))
+  results = str(tmp_path / 'suite.json')
+  data = suite.DATASETS['ercot']
+  for seed, mae in ((1, 9.0), (2, 11.0), (1, 8.0)):
+    suite.record(results, data, str(spec_path), _result(seed, mae))
+  with open(results) as f:
+    runs = json.load(f)['datasets']['ercot']['runs']
+  assert [(run['seed'], run['tft']['mae']) for run in runs] == [(1, 8.0), (2, 11.0)]
+
+
+def _suite(runs_by_dataset):
+  return {'suite': {'command': 'python -m benchmarks.suite', 'coverage_target': [0.75, 0.85],
+                    'datasets': {name: {'horizon': 24, 'frequency': 'hourly', 'runs': runs}
+                                 for name, runs in runs_by_dataset.items()}}}
+
+
+def test_the_table_averages_the_seeds_and_names_the_goals_missed():
+  lines = report.suite_table(_suite({
+      'wins': [_result(1, 9.0), _result(2, 10.0)],
+      'loses': [_result(1, 11.0, coverage=0.7, tft_risks=(0.1, 0.3, 0.1))]}))
+  wins = next(line for line in lines if line.startswith('| wins'))
+  loses = next(line for line in lines if line.startswith('| loses'))
+  assert '| 9.5 | 10 | seasonal naive, 24 h: 12 |' in wins and wins.endswith('| 2 | all |')
+  assert loses.endswith('misses: MAE at most LightGBM, coverage, q-risks at most LightGBM |')
+  assert '1 of 2 data sets meet every goal' in lines[-1]
+
+
+def test_a_tft_at_or_above_the_best_naive_misses_that_goal():
+  lines = report.suite_table(_suite({'flat': [_result(1, 9.0, gbm_mae=9.0)]}))
+  row = next(line for line in lines if line.startswith('| flat'))
+  assert row.endswith('| all |')
+  lines = report.suite_table(_suite({'flat': [_result(1, 12.0, gbm_mae=13.0)]}))
+  assert next(line for line in lines if line.startswith('| flat')).endswith(
+      'misses: below the best naive |')
