@@ -65,8 +65,9 @@ class TFTConfig:
       as in ETTh1).
     history_highway: Add a linear forecast from the scaled target history to
       every quantile (`tft.highway.HistoryHighway`), so the forecast follows the
-      recent history's level and shape where the level or the amplitude of a
-      cycle drifts (ETTh1). Not explained by the selection weights.
+      recent history's level and the shape of its last cycles. On by default, as
+      measured on the development suite (benchmarks/README.md, "The development
+      suite"). Not explained by the selection weights.
     point_loss: The loss of the 0.5 quantile's forecast, the point forecast:
       'pinball', as for every quantile (it forecasts the median; best for MAE),
       or 'squared' error (it forecasts the mean; best for MSE, which the ETTh1
@@ -105,7 +106,7 @@ class TFTConfig:
   jit_compile: bool = False
   lstm_unroll: bool = False
   target_location: str = 'mean'
-  history_highway: bool = False
+  history_highway: bool = True
   point_loss: str = 'pinball'
   ensemble_size: int = 1
   precision: str = 'auto'
