@@ -7,7 +7,6 @@ Each table has one function here; `results.md` (`markdown`) and the tables of
 import functools
 from typing import Any, Callable, Dict, List, Tuple
 
-from evaluation.metrics import NAIVE_MAE_PREFIX
 
 Results = Dict[str, Dict[str, Any]]  # benchmark name (JSON file stem) -> its JSON
 _STALLION_METRICS = (('mae', 1), ('q_risk_p50', 3), ('q_risk_p90', 3), ('coverage_p10_p90', 2))
@@ -374,8 +373,8 @@ def _ratio_cell(result: Dict[str, Any], key: str) -> str:
 
 
 def headline_table(results: Results) -> List[str]:
-  """A few lines for README.md: each data set's best single TFT (and ensemble), the
-  strongest simple model, the best naive forecast."""
+  """A few lines for README.md: each published protocol's best single TFT (and ensemble),
+  the strongest simple model, the best naive forecast."""
   rows = []
   etth1 = results['etth1']
   configurations = _configurations(etth1)
@@ -402,16 +401,6 @@ def headline_table(results: Results) -> List[str]:
                f'{stallion["protocol"]["horizon_months"]} months (MAE)', tft,
                f'{strongest[0]}: {strongest[1]:.1f}',
                f'last value: {stallion["naive_last_value"]["mae"]:.1f}'])
-  synthetic = results.get('speed', {}).get('synthetic_pipeline', {})
-  if 'eval_metrics' in synthetic:  # the speed benchmark's run of the default data
-    metrics = synthetic['eval_metrics']
-    naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
-             if name.startswith(NAIVE_MAE_PREFIX)}
-    best = min(naive, key=naive.get)
-    gbm = synthetic.get('gbm_baseline')
-    rows.append(['default data, eval (MAE)', f'{metrics["mean_absolute_error"]:.2f}',
-                 f'LightGBM, global: {gbm["mae"]:.2f}' if gbm else '',
-                 f'{_NAIVE_NAMES.get(best, best)}: {naive[best]:.2f}'])
   return _table(['data', 'TFT', 'strongest simple model', 'naive'], rows)
 
 

@@ -20,17 +20,14 @@ import dataclasses
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from typing import Any, Callable, Dict, List, Optional
 
 import yaml
 
 from benchmarks import host, readme_tables, shop_data
+from benchmarks.backtest_cost import TFT_PIPELINE, timed
 
-TFT_PIPELINE = os.path.join(os.path.dirname(sys.executable), 'tft-pipeline')
 RESULTS_FILE = os.path.join(readme_tables.RESULTS_DIR, 'suite.json')
 SEEDS = (1, 2, 3)
 COVERAGE_TARGET = (0.75, 0.85)  # P10-P90: 0.80 +- 0.05
@@ -85,20 +82,6 @@ DATASETS = {data.name: data for data in (
 )}
 
 
-def run(command: List[str], log_path: str) -> float:
-  """Runs `command`, its output into `log_path`; its wall time in seconds.
-
-  Raises:
-    SystemExit: it failed, naming its log.
-  """
-  started = time.monotonic()
-  with open(log_path, 'w', encoding='utf-8') as log:
-    done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
-  if done.returncode:
-    raise SystemExit(f'{" ".join(command)} exited {done.returncode}; see {log_path}')
-  return time.monotonic() - started
-
-
 def draft_spec(data: SuiteData, work_dir: str) -> str:
   """`init`'s spec of `data` in `work_dir` with the user's edits; its path."""
   csv_path = data.write(work_dir)
@@ -107,7 +90,7 @@ def draft_spec(data: SuiteData, work_dir: str) -> str:
              data.name, '--output', spec_path, '--force']
   if data.horizon:
     command += ['--horizon', str(data.horizon)]
-  run(command, os.path.join(work_dir, 'init.log'))
+  timed(command, os.path.join(work_dir, 'init.log'))
   with open(spec_path, encoding='utf-8') as f:
     spec = yaml.safe_load(f)
   spec['columns'] = [_answered(column, data.roles) for column in spec['columns']
@@ -129,7 +112,7 @@ def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict
   """One seeded run of `spec_path` in a fresh output directory: its test figures."""
   output_dir = os.path.join(work_dir, f'seed-{seed}')
   shutil.rmtree(output_dir, ignore_errors=True)
-  seconds = run([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
+  seconds = timed([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
                  '--no-warm-start', '--output-dir', output_dir],
                 os.path.join(work_dir, f'seed-{seed}.log'))
   from pipeline import run_layout, run_summary

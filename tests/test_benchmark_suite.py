@@ -31,7 +31,7 @@ def test_the_draft_gets_the_documented_roles_and_loses_the_removed_columns(tmp_p
     assert command[command.index('--horizon') + 1] == '24'
     return 1.0
 
-  monkeypatch.setattr(suite, 'run', fake_init)
+  monkeypatch.setattr(suite, 'timed', fake_init)
   data = suite.SuiteData('x', lambda d: str(tmp_path / 'data.csv'), 'load', 24,
                          {'price': 'known', 'row_no': None})
   with open(suite.draft_spec(data, str(tmp_path))) as f:
@@ -46,7 +46,7 @@ def test_an_answer_for_a_column_the_draft_lacks_is_refused(tmp_path, monkeypatch
       yaml.safe_dump({'name': 'x', 'columns': [{'name': 'load', 'role': 'target'}]}, f)
     return 1.0
 
-  monkeypatch.setattr(suite, 'run', fake_init)
+  monkeypatch.setattr(suite, 'timed', fake_init)
   data = suite.SuiteData('x', lambda d: str(tmp_path / 'data.csv'), 'load',
                          roles={'prize': 'known'})
   with pytest.raises(SystemExit, match=r"no column \['prize'\]"):

@@ -1,10 +1,9 @@
 """A new user's own CSV, end to end, through the commands they type.
 
-The data is unlike the built-in sets: daily rows, other column names, two key columns
-(store numbers repeat across regions), a known covariate, an observed column with
-missing values written as 'NA' and empty, a decimal static column, and a UTF-8
-byte-order mark (Excel's export). `tft-pipeline init` drafts the spec, the pipeline runs
-on it with a small budget, and the run's forecasts are read back.
+The data (`benchmarks.shop_data`) is unlike the built-in sets: daily rows, two key columns,
+a known covariate, missing values written two ways, a byte-order mark. `tft-pipeline init`
+drafts the spec, the pipeline runs on it with a small budget, and the run's forecasts are
+read back.
 """
 
 import csv
