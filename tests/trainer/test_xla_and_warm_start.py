@@ -170,19 +170,19 @@ def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highw
     base, tmp_path):
   directory = tmp_path / warm_start.WARM_START_DIR
   directory.mkdir(parents=True)
-  recorded = warm_start.architecture(base.layout, base.config)
+  config = dataclasses.replace(base.config, history_highway=False)  # as before the option
+  recorded = warm_start.architecture(base.layout, config)
   del recorded['target_location'], recorded['history_highway'], recorded['seasonal_lag']
   (directory / 'architecture.json').write_text(json.dumps(recorded))
-  source = build_tft_model(base.layout, base.config)
+  source = build_tft_model(base.layout, config)
   tf.train.Checkpoint(**{layer.name: layer for layer in source.layers}).write(
       str(directory / 'weights'))
-  same_model = build_tft_model(base.layout, base.config)
+  same_model = build_tft_model(base.layout, config)
   last_model = build_tft_model(
-      base.layout, dataclasses.replace(base.config, target_location='last'))
+      base.layout, dataclasses.replace(config, target_location='last'))
 
-  assert (base.config.target_location, base.config.history_highway,
-          base.config.seasonal_lag) == ('mean', False, 0)
-  assert warm_start.restore(same_model, base.layout, base.config, str(tmp_path))
+  assert (config.target_location, config.history_highway, config.seasonal_lag) == ('mean', False, 0)
+  assert warm_start.restore(same_model, base.layout, config, str(tmp_path))
   assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
   for got, want in zip(same_model.get_weights(), source.get_weights()):
     np.testing.assert_array_equal(got, want)
