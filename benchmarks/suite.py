@@ -93,19 +93,15 @@ def draft_spec(data: SuiteData, work_dir: str) -> str:
   timed(command, os.path.join(work_dir, 'init.log'))
   with open(spec_path, encoding='utf-8') as f:
     spec = yaml.safe_load(f)
-  spec['columns'] = [_answered(column, data.roles) for column in spec['columns']
-                     if data.roles.get(column['name'], column['role']) is not None]
-  missing = set(data.roles) - {column['name'] for column in spec['columns']} - {
-      name for name, role in data.roles.items() if role is None}
+  missing = set(data.roles) - {column['name'] for column in spec['columns']}
   if missing:
     raise SystemExit(f"{data.name}: init's draft has no column {sorted(missing)}")
+  spec['columns'] = [{**column, 'role': data.roles.get(column['name'], column['role'])}
+                     for column in spec['columns']
+                     if data.roles.get(column['name'], column['role']) is not None]
   with open(spec_path, 'w', encoding='utf-8') as f:
     yaml.safe_dump(spec, f, sort_keys=False)
   return spec_path
-
-
-def _answered(column: Dict[str, Any], roles: Dict[str, Optional[str]]) -> Dict[str, Any]:
-  return {**column, 'role': roles.get(column['name'], column['role'])}
 
 
 def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict[str, Any]:
@@ -113,8 +109,8 @@ def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict
   output_dir = os.path.join(work_dir, f'seed-{seed}')
   shutil.rmtree(output_dir, ignore_errors=True)
   seconds = timed([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
-                 '--no-warm-start', '--output-dir', output_dir],
-                os.path.join(work_dir, f'seed-{seed}.log'))
+                   '--no-warm-start', '--output-dir', output_dir],
+                  os.path.join(work_dir, f'seed-{seed}.log'))
   from pipeline import run_layout, run_summary
   from tfx import v1 as tfx
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
