@@ -7,7 +7,6 @@ Each table has one function here; `results.md` (`markdown`) and the tables of
 import functools
 from typing import Any, Callable, Dict, List, Tuple
 
-
 Results = Dict[str, Dict[str, Any]]  # benchmark name (JSON file stem) -> its JSON
 _STALLION_METRICS = (('mae', 1), ('q_risk_p50', 3), ('q_risk_p90', 3), ('coverage_p10_p90', 2))
 _NAIVE_NAMES = {'repeat_last': 'repeat last value', 'seasonal_24': 'seasonal naive, 24 h',
