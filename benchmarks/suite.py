@@ -147,6 +147,11 @@ def test_figures(summary) -> Dict[str, Any]:
       'lightgbm': {'mae': gbm['mae'], 'q_risk': dict(gbm['q_risk']),
                    'coverage': gbm['coverage'][band]},
       'naive': naive, 'blessed': summary.blessed,
+      # What chose on the eval windows: the epoch and the bands.
+      'eval': {'tft_mae': summary.eval_metrics.get('mean_absolute_error'),
+               'tft_coverage_before_calibration': (summary.calibration or {}).get(
+                   'eval_coverage_before', {}).get(band),
+               'training': summary.training},
       'components': {c.node_id: round(c.seconds, 1) for c in summary.components},
   }
 
