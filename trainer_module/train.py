@@ -137,28 +137,14 @@ def learning_rate_schedule(
       warmup_target=peak, warmup_steps=warmup_steps)
 
 
-# The weights the moving average starts an epoch from count exp(-3), 5%, at its end.
-_AVERAGED_EPOCH_TIME_CONSTANTS = 3
-
-
-def weight_averaging(steps_per_epoch: int) -> Dict[str, object]:
-  """Adam's arguments for an exponential moving average of the weights that replaces
-  them at the end of every epoch of `steps_per_epoch` steps: averaged with a time
-  constant of a third of an epoch, so that it holds the epoch's last steps, not its
-  start (Polyak averaging, restarted each epoch)."""
-  return {'use_ema': True, 'ema_overwrite_frequency': steps_per_epoch,
-          'ema_momentum': math.exp(-_AVERAGED_EPOCH_TIME_CONSTANTS / steps_per_epoch)}
-
-
 def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
                        training: TrainingConfig, plan: _Plan, name: str,
                        on_tpu: bool) -> keras.Model:
   """A TFT and its optimizer; call under `strategy.scope()`."""
   model = build_tft_model(layout, config, name, on_tpu=on_tpu)
-  averaging = weight_averaging(plan.steps_per_epoch) if training.average_weights else {}
   optimizer = keras.optimizers.Adam(
       learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
-      clipnorm=config.clipnorm, **averaging)
+      clipnorm=config.clipnorm)
   model.compile(optimizer=optimizer, steps_per_execution=training.steps_per_execution,
                 jit_compile=config.jit_compile, **loss_and_metrics(config))
   return model

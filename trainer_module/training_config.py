@@ -57,10 +57,6 @@ class TrainingConfig:
       quantiles (P10 to P90) so that it leaves its nominal share of the eval windows'
       actuals beyond it (`trainer_module.interval_calibration`); the exported model
       serves the calibrated bands. The median is never changed.
-    average_weights: at the end of every epoch, replace the weights by their exponential
-      moving average over the epoch's steps (`train.weight_averaging`), so that the
-      validation, the early stop and the export see weights with less of the last
-      batches' noise, and the next epoch trains on from them.
   """
 
   steps_per_execution: int = 1
@@ -72,7 +68,6 @@ class TrainingConfig:
   warm_start: bool = True
   seed: Optional[int] = None
   calibrate_intervals: bool = True
-  average_weights: bool = True
 
   def __post_init__(self):
     for name in ('steps_per_execution', 'shuffle_buffer'):

@@ -257,28 +257,6 @@ def test_learning_rate_warms_up_then_decays_to_its_final_fraction():
   assert rates[100] == pytest.approx(2e-4)
 
 
-def test_weights_are_replaced_by_their_moving_average_at_each_epochs_end():
-  # A constant gradient moves Adam's weight by exactly the learning rate per step, so
-  # the raw weights are w0 - k lr and their average has a closed form.
-  steps, rate = 5, 0.1
-  averaging = train.weight_averaging(steps)
-  momentum = averaging['ema_momentum']
-  weight = tf.Variable(1.0)
-  optimizer = keras.optimizers.Adam(rate, **averaging)
-  seen = []
-  for _ in range(steps + 1):
-    optimizer.apply_gradients([(tf.constant(2.0), weight)])
-    seen.append(float(weight.numpy()))
-
-  raw = [1.0 - k * rate for k in range(steps + 1)]
-  average = momentum ** steps * raw[0] + sum(
-      (1 - momentum) * momentum ** (steps - k) * raw[k] for k in range(1, steps + 1))
-  assert seen[:steps - 1] == pytest.approx(raw[1:steps], abs=1e-5)
-  assert seen[steps - 1] == pytest.approx(average, abs=1e-5)
-  assert raw[steps] < average < raw[steps - 2]  # mostly the epoch's last steps
-  assert seen[steps] == pytest.approx(average - rate, abs=1e-5)  # trains on from it
-
-
 def _fn_args(train_steps=100):
   return types.SimpleNamespace(train_steps=train_steps)
 
