@@ -1,0 +1,117 @@
+"""Do the bands calibrated on the eval windows hold on the test windows? A suite run's TFT
+and LightGBM P10-P90 coverage on its test windows, the TFT's before calibration too, by
+horizon step, and the factors the test windows themselves would have asked for.
+
+```bash
+.venv/bin/python -m benchmarks.suite --datasets ercot --seeds 1 --work-dir /tmp/suite
+.venv/bin/python -m benchmarks.calibration_transfer /tmp/suite/ercot/seed-1
+```
+
+The exported TFT serves calibrated bands (`trainer_module.interval_calibration`); its
+bands before calibration are recovered from them and the factors in its
+`calibration.json` (`uncalibrated_band`), exact wherever the forecast floor did not clip
+the lower end.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from benchmarks import readme_tables
+
+RESULTS_FILE = os.path.join(readme_tables.RESULTS_DIR, 'calibration_transfer.json')
+BAND = '0.1:0.9'
+
+
+def uncalibrated_band(lower: np.ndarray, upper: np.ndarray,
+                      factors: Mapping[str, float]) -> Tuple[np.ndarray, np.ndarray]:
+  """The band (lo, hi) that `interval_calibration.apply` moved to (lower, upper) with
+  `factors`: the served width is (1 + w_lo + w_hi) times the band's."""
+  width = (upper - lower) / (1 + factors['lower'] + factors['upper'])
+  return lower + factors['lower'] * width, upper - factors['upper'] * width
+
+
+def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray, axis=None):
+  return np.mean((actual >= lower) & (actual <= upper), axis=axis)
+
+
+def _only(pattern: str) -> str:
+  found = glob.glob(pattern, recursive=True)
+  if len(found) != 1:
+    raise SystemExit(f'expected one match of {pattern}, found {len(found)}: is this the '
+                     'output directory of one suite run (benchmarks.suite --work-dir)?')
+  return found[0]
+
+
+def transfer(run_dir: str) -> Dict[str, Any]:
+  """The coverage figures of the suite run in `run_dir` (a `seed-N` directory)."""
+  import tensorflow as tf
+
+  from evaluation.gbm_baseline import read_forecasts
+  from trainer_module import export, interval_calibration, window_inputs
+
+  model_dir = _only(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
+  spec = export.read_dataset_spec(model_dir)
+  with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
+    calibration = json.load(f)
+  test = [os.path.join(_only(os.path.join(run_dir, '**', 'Windowing', '**', 'Split-test')),
+                       '*')]
+  served = tf.saved_model.load(model_dir).signatures[export.EVAL_SIGNATURE]
+  records = list(window_inputs.read_records(test))
+  batches = [served(examples=tf.stack(records[i:i + 256])) for i in range(0, len(records), 256)]
+  band = {key: np.concatenate([batch[key].numpy() for batch in batches])
+          for key in ('p10', 'p90')}
+  actual = np.concatenate([label.numpy() for _, label in window_inputs.windows_in_order(
+      test, spec, segments=False)])
+  raw_lo, raw_hi = uncalibrated_band(band['p10'], band['p90'], calibration['factors'][BAND])
+  gbm = read_forecasts(_only(os.path.join(run_dir, '**', 'GbmBaseline', '**',
+                                          'judged_forecasts.npz')))
+  needed = interval_calibration.conformal_factors(raw_lo, raw_hi, actual, 0.1)
+  return {
+      'test_windows': int(actual.shape[0]),
+      'tft_served': float(coverage(band['p10'], band['p90'], actual)),
+      'tft_uncalibrated': float(coverage(raw_lo, raw_hi, actual)),
+      'tft_uncalibrated_eval': calibration['eval_coverage_before'][BAND],
+      'tft_uncalibrated_by_step': [round(float(c), 3) for c in coverage(
+          raw_lo, raw_hi, actual, axis=0)],
+      'factors_eval': calibration['factors'][BAND],
+      'factors_test_would_ask': needed,
+      'lightgbm_served': float(coverage(gbm['forecasts'][..., 0], gbm['forecasts'][..., -1],
+                                        gbm['actual'])),
+  }
+
+
+def describe(name: str, figures: Mapping[str, Any]) -> str:
+  eval_factors, test_factors = figures['factors_eval'], figures['factors_test_would_ask']
+  steps = figures['tft_uncalibrated_by_step']
+  return (f'{name}: P10-P90 coverage on {figures["test_windows"]} test windows: TFT '
+          f'{figures["tft_served"]:.3f} served, {figures["tft_uncalibrated"]:.3f} before '
+          f'calibration (eval windows {figures["tft_uncalibrated_eval"]:.3f}); LightGBM '
+          f'{figures["lightgbm_served"]:.3f}; factors lower/upper from eval '
+          f'{eval_factors["lower"]:.3f}/{eval_factors["upper"]:.3f}, the test would ask '
+          f'{test_factors["lower"]:.3f}/{test_factors["upper"]:.3f}; before calibration by '
+          f'step: first {steps[0]:.2f}, last {steps[-1]:.2f}')
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('run_dirs', nargs='+', help='seed-N directories of benchmarks.suite '
+                      '--work-dir: WORK/DATA/seed-N')
+  parser.add_argument('--output', default=RESULTS_FILE)
+  args = parser.parse_args(argv)
+  results = {'command': '.venv/bin/python -m benchmarks.calibration_transfer '
+                        'WORK/DATA/seed-N ...', 'runs': {}}
+  for run_dir in args.run_dirs:
+    name = '/'.join(os.path.normpath(run_dir).split(os.sep)[-2:])
+    results['runs'][name] = transfer(run_dir)
+    print(describe(name, results['runs'][name]), flush=True)
+  readme_tables.write_results(args.output, results)
+
+
+if __name__ == '__main__':
+  main(sys.argv[1:])
