@@ -18,6 +18,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from benchmarks import host, pipeline_run, readme_tables, report, speed
+from pipeline import local_runner
 
 RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'scale.json')
 # Multiples of the default rows (12 series x 100 days of hours): (series, days).
@@ -68,11 +69,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                       "worker processes instead of the local runner's in-process one")
   args = parser.parse_args(argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')  # for the child processes
-  beam_args = pipeline_run.BEAM_ARGS
-  if args.beam_workers > 1:
-    beam_args = ['--direct_running_mode=multi_processing',
-                 f'--direct_num_workers={args.beam_workers}'] + [
-                     arg for arg in beam_args if not arg.startswith('--direct_')]
+  beam_args = local_runner.beam_args(args.beam_workers if args.beam_workers > 1 else None)
   runs = [run_scale(scale, args.train_steps, args.work_dir, beam_args)
           for scale in args.scales]
   readme_tables.write_results(args.output, {

@@ -11,10 +11,11 @@ COMMAND_STARTED = time.monotonic()  # before the imports, most of the command's 
 
 # pylint: disable=wrong-import-position
 import argparse
+import functools
 import os
 import re
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from pipeline import cli_logs
 from pipeline.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
@@ -33,6 +34,26 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 49 MB) into a temporary directory that is never deleted (tfx.utils.dependency_utils).
 BEAM_ARGS = ['--direct_running_mode=in_memory', '--direct_num_workers=1',
              f'--setup_file={os.path.join(PROJECT_ROOT, "setup.py")}']
+
+
+def beam_args(workers: Optional[int] = None) -> List[str]:
+  """The Beam arguments of the local components: the in-process DirectRunner (None), or
+  its multi-process mode with `workers` worker processes (0: one per core), which pickles
+  every DoFn into the workers as Vertex AI's containers do (`kubeflow.deployment`)."""
+  if workers is None:
+    return BEAM_ARGS
+  if workers < 0:
+    raise ValueError(f'--beam-workers must be 0 (one per core) or more, got {workers}')
+  return ['--direct_running_mode=multi_processing', f'--direct_num_workers={workers}',
+          *[arg for arg in BEAM_ARGS if not arg.startswith('--direct_')]]
+
+
+def describe_beam(workers: Optional[int]) -> str:
+  """'in process' or 'N worker processes' for the run's header."""
+  if workers is None:
+    return 'Beam in process'
+  count = os.cpu_count() if workers == 0 else workers
+  return f'Beam in {count} worker process{"es" if count != 1 else ""}'
 
 
 def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
@@ -77,6 +98,11 @@ def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
                       '(default: %(default)s)')
   parser.add_argument('--no-warm-start', action='store_true',
                       help='train from scratch instead of from the last blessed model')
+  parser.add_argument('--beam-workers', type=int, metavar='N',
+                      help="run the Beam components (ExampleGen, StatisticsGen, Transform, "
+                      "Windowing, the Evaluator) in Beam's multi-process DirectRunner with N "
+                      'worker processes, 0 for one per core, as Vertex AI runs them '
+                      '(default: in this process)')
   parser.add_argument('--seed', type=int,
                       help="seed the Trainer's initialisation, dropout and shuffle, so a "
                       'rerun starts alike (default: unseeded)')
@@ -256,6 +282,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv[1:] if backtest else argv, backtest=backtest)
   cli_logs.configure(args.verbose)
   try:
+    beam = beam_args(args.beam_workers)
+  except ValueError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return 2
+  try:
     dataset = _load_dataset(args)
   except dataset_file.DatasetFileError as error:
     print(f'error: {error}', file=sys.stderr)
@@ -308,7 +339,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   _prepare_data(args, input_path, data_root, config)
   _check_input_files(args, data_root, spec, config.time_split)
   if backtest:
-    return _backtest(args, config, os.path.join(output_dir, BACKTEST_DIR))
+    return _backtest(args, config, os.path.join(output_dir, BACKTEST_DIR), beam)
   if future is not None:
     try:
       uncovered = future_check.check_coverage(
@@ -325,10 +356,11 @@ def main(argv: Optional[List[str]] = None) -> int:
   saved = os.path.join(output_dir, RUN_SUMMARY_FILE)
   if os.path.exists(saved):  # the last run's: it would read as this one's if this one fails
     os.remove(saved)
-  print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}')
+  print(f'[pipeline] {pipeline_name}: data {data_root}, artifacts {config.pipeline_root}; '
+        f'{describe_beam(args.beam_workers)}')
   started = time.monotonic()
   try:
-    summary = run_pipeline(config, os.path.join(output_dir, METADATA_FILE))
+    summary = run_pipeline(config, os.path.join(output_dir, METADATA_FILE), beam)
   except Exception as error:  # pylint: disable=broad-except
     return _stopped(args, 'the pipeline', error, config.pipeline_root)
   text = (f'{summary.format(config.pipeline_root)}\n'
@@ -340,7 +372,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   return 0
 
 
-def run_pipeline(config, metadata_path: str):
+def run_pipeline(config, metadata_path: str, beam_pipeline_args: Sequence[str] = BEAM_ARGS):
   """Runs `create_pipeline(config)` with LocalDagRunner, its metadata at `metadata_path`,
   printing each component's progress; the run's `run_summary.RunSummary`."""
   from tfx import v1 as tfx
@@ -351,11 +383,11 @@ def run_pipeline(config, metadata_path: str):
   with progress.ComponentProgress(metadata):
     tfx.orchestration.LocalDagRunner().run(
         create_pipeline(config, metadata_connection_config=metadata,
-                        beam_pipeline_args=BEAM_ARGS))
+                        beam_pipeline_args=list(beam_pipeline_args)))
   return run_summary.latest_run_summary(metadata, config.pipeline_name)
 
 
-def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
+def _backtest(args: argparse.Namespace, config, output_dir: str, beam: List[str]) -> int:
   """`tft-pipeline backtest`: every origin's fit and score (`pipeline.backtest`), the
   verdict printed, the files written into `output_dir`."""
   from evaluation import backtest_scores
@@ -372,7 +404,8 @@ def _backtest(args: argparse.Namespace, config, output_dir: str) -> int:
     return 2
   started = time.monotonic()
   try:
-    summary = backtest.run(config, times, args.origins, args.every, output_dir, run_pipeline)
+    summary = backtest.run(config, times, args.origins, args.every, output_dir,
+                           functools.partial(run_pipeline, beam_pipeline_args=beam))
   except backtest.BacktestError as error:
     print(f'error: {error}', file=sys.stderr)
     return 2

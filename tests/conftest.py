@@ -17,14 +17,15 @@ from pipeline.pipeline import create_pipeline
 
 @pytest.fixture(scope='session')
 def run_pipeline():
-  """Runs `create_pipeline(config)` with LocalDagRunner; returns the run's summary."""
+  """Runs `create_pipeline(config)` with LocalDagRunner (Beam in process unless
+  `beam_pipeline_args` say otherwise); returns the run's summary."""
 
-  def run(config):
+  def run(config, beam_pipeline_args=BEAM_ARGS):
     metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
         os.path.join(os.path.dirname(config.pipeline_root), 'metadata.sqlite'))
     try:
       tfx.orchestration.LocalDagRunner().run(create_pipeline(
-          config, metadata_connection_config=metadata, beam_pipeline_args=BEAM_ARGS))
+          config, metadata_connection_config=metadata, beam_pipeline_args=beam_pipeline_args))
     finally:
       run.last_metadata = metadata
     return run_summary.latest_run_summary(metadata, config.pipeline_name)

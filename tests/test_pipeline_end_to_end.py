@@ -3,7 +3,8 @@
 Asserts on what the metadata store recorded: every component executed, the model was
 evaluated with finite metrics on the eval and the held-out test windows, blessed on the
 test windows and pushed, and the pushed model serves forecasts; a second run whose
-test-period targets are absurd chose and fitted everything as the first did.
+test-period targets are absurd chose and fitted everything as the first did, and a run with
+Beam's multi-process runner (as on Vertex AI) wrote the same splits, windows and forecasts.
 """
 
 import csv
@@ -19,7 +20,7 @@ from tfx.utils import path_utils
 from components import forecasting
 from evaluation import results
 from evaluation.eval_config import split_slice
-from pipeline import default_data
+from pipeline import default_data, local_runner
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
@@ -62,6 +63,43 @@ def finished_run(tmp_path_factory, run_pipeline):
   default_data.generate(str(root / 'data' / 'data.csv'), num_series=3, days=12, seed=1)
   config = _config(root)
   return config, run_pipeline(config)
+
+
+@pytest.fixture(scope='module')
+def multi_process_run(tmp_path_factory, run_pipeline):
+  """The same run with Beam's multi-process DirectRunner, as Vertex AI runs the Beam
+  components without Dataflow: every DoFn is pickled into two worker processes."""
+  root = tmp_path_factory.mktemp('multi_process')
+  default_data.generate(str(root / 'data' / 'data.csv'), num_series=3, days=12, seed=1)
+  config = _config(root)
+  return config, run_pipeline(config, local_runner.beam_args(workers=2))
+
+
+def _not_forecast(summary):
+  """What ForecastGen's report says of the series, and its list of those not forecast."""
+  report = forecasting.read_report(summary.forecasts_uri)
+  with open(os.path.join(summary.forecasts_uri, forecasting.NOT_FORECAST_CSV)) as f:
+    return ({key: report[key] for key in ('model_blessed', 'series_forecast',
+                                          'series_not_forecast', 'reasons_not_forecast')},
+            list(csv.DictReader(f)))
+
+
+def test_the_multi_process_beam_runner_gives_the_same_splits_windows_and_forecasts(
+    finished_run, multi_process_run):
+  (in_process, expected), (config, summary) = finished_run, multi_process_run
+  assert {c.node_id: c.state for c in summary.components} == dict.fromkeys(
+      EXPECTED_NODES, 'COMPLETE')
+  assert summary.rows_read() == expected.rows_read() != ''  # counts and boundaries
+  training_files = lambda run: sorted(glob.glob(os.path.join(
+      run.pipeline_root, 'Windowing', 'windows', '*', 'Split-train', '*.gz')))
+  assert (training_windows(training_files(config), config.dataset)
+          == training_windows(training_files(in_process), in_process.dataset))
+  for split in ('eval', 'test'):
+    assert _window_order(config, split) == _window_order(in_process, split)
+  assert summary.blessed is True and summary.pushed_to.startswith(config.serving_model_dir)
+  _, forecasts, _ = _windows_and_forecasts(config, summary)
+  assert np.all(np.isfinite(forecasts))
+  assert _not_forecast(summary) == _not_forecast(expected)
 
 
 def test_every_component_executed(finished_run):
