@@ -49,7 +49,7 @@ def beam_args(workers: Optional[int] = None) -> List[str]:
 
 
 def describe_beam(workers: Optional[int]) -> str:
-  """'in process' or 'N worker processes' for the run's header."""
+  """'Beam in process' or 'Beam in N worker processes', for the run's header."""
   if workers is None:
     return 'Beam in process'
   count = os.cpu_count() if workers == 0 else workers

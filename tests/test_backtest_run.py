@@ -92,7 +92,7 @@ def test_the_backtest_compiled_into_one_pipeline_finds_what_the_local_one_found(
 
   made = {}
   monkeypatch.setattr(local_runner, '_backtest',
-                      lambda args, config, output_dir: made.update(config=config) or 0)
+                      lambda args, config, output_dir, beam: made.update(config=config) or 0)
   assert local_runner.main(['backtest', *ARGS, '--origins', '3',
                             '--output-dir', str(tmp_path)]) == 0
   config = made['config'].replace(pipeline_root=str(tmp_path / 'one' / 'pipeline_root'))
