@@ -480,9 +480,10 @@ SCALE_MODEL_COMPONENTS = ('Trainer', 'GbmBaseline', 'ForecastGen')
 
 
 def scale_table(results: Results) -> List[str]:
-  """Per scale of the default data (`benchmarks.scale`): each data component's seconds and
-  rows per second, the other components' seconds ('-' in runs measured before they were
-  timed), the run's peak memory, the artifacts' bytes against the CSV's."""
+  """Per scale of the default data and Beam mode (`benchmarks.scale`): the run's seconds,
+  each data component's seconds and rows per second, the other components' seconds ('-' in
+  runs measured before they were timed), the run's peak memory, the artifacts' bytes
+  against the CSV's."""
   rows = []
   for run in results['scale']['runs']:
     components = run['components']
@@ -494,13 +495,19 @@ def scale_table(results: Results) -> List[str]:
     artifacts = {name: figures['artifact_bytes'] / run['csv_bytes']
                  for name, figures in components.items()}
     rows.append([f'{run["scale"]}x: {run["series"]} x {run["days"]} days',
-                 f'{run["rows"]:,}'] + cells + timed + [
+                 _beam_mode(run['beam_workers']), f'{run["rows"]:,}',
+                 f'{run["seconds"]:.0f} s'] + cells + timed + [
                      _gib(run['peak_rss_mib']), f'{run["csv_bytes"] / 2**20:.1f} MiB',
                      f'{artifacts["TimeSeriesExampleGen"]:.1f} / {artifacts["Windowing"]:.1f}'])
-  return _table(['data', 'rows', 'ExampleGen', 'StatisticsGen', 'Transform', 'Windowing',
+  return _table(['data', 'Beam', 'rows', 'run', 'ExampleGen', 'StatisticsGen', 'Transform',
+                 'Windowing',
                  f'Trainer ({results["scale"]["runs"][0]["train_steps"]} steps)',
                  'GbmBaseline', 'ForecastGen', 'peak RSS', 'CSV', 'examples / windows, x CSV'],
                 rows)
+
+
+def _beam_mode(workers: int) -> str:
+  return 'in process' if workers == 1 else f'{workers} workers'
 
 
 def stallion_calibration_table(results: Results) -> List[str]:

@@ -233,8 +233,8 @@ def test_scale_table_gives_rows_per_second_and_bytes_against_the_csv():
   def component(seconds, rows_per_second, artifact_bytes):
     return {'seconds': seconds, 'rows_per_second': rows_per_second,
             'artifact_bytes': artifact_bytes}
-  run = {'scale': 10, 'series': 60, 'days': 200, 'rows': 288000, 'csv_bytes': 2 * 2**20,
-         'train_steps': 20, 'peak_rss_mib': 5120.0,
+  run = {'scale': 10, 'beam_workers': 1, 'series': 60, 'days': 200, 'rows': 288000,
+         'csv_bytes': 2 * 2**20, 'train_steps': 20, 'seconds': 301.4, 'peak_rss_mib': 5120.0,
          'components': {'TimeSeriesExampleGen': component(61.0, 4721, 6 * 2**20),
                         'StatisticsGen': component(10.0, 28800, 1000),
                         'Transform': component(26.0, 11077, 8 * 2**20),
@@ -242,13 +242,16 @@ def test_scale_table_gives_rows_per_second_and_bytes_against_the_csv():
                         'Trainer': component(40.0, 7200, 5000)}}
 
   [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
-  assert row == ('| 10x: 60 x 200 days | 288,000 | 61 s (4,721/s) | 10 s (28,800/s) | '
+  assert row == ('| 10x: 60 x 200 days | in process | 288,000 | 301 s | 61 s (4,721/s) | 10 s (28,800/s) | '
                  '26 s (11,077/s) | 111 s (2,595/s) | 40 s | - | - | 5.0 GiB | 2.0 MiB | '
                  '3.0 / 15.0 |')  # measured before GbmBaseline and ForecastGen were timed
   run['components'].update(GbmBaseline=component(35.0, None, 100),
                            ForecastGen=component(2.4, None, 200))
   [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
   assert '| 111 s (2,595/s) | 40 s | 35 s | 2 s | 5.0 GiB |' in row
+  run['beam_workers'] = 2
+  [_, _, row] = report.scale_table({'scale': {'runs': [run]}})
+  assert row.startswith('| 10x: 60 x 200 days | 2 workers | 288,000 |')
 
 
 def test_directory_bytes_counts_every_file_below(tmp_path):
