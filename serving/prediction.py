@@ -24,6 +24,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 import numpy as np
 import tensorflow as tf
 
+from common.exit_codes import InputError
 from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
@@ -41,7 +42,7 @@ _BATCH_SIZE = 256
 _SERIES_NAMED = 10  # series a message lists by name
 
 
-class PredictionInputError(ValueError):
+class PredictionInputError(InputError):
   """The input CSV cannot make windows for the model. `summary`, of each kind of error:
   the kind in words, read after a count of series ('3 with too little history')."""
   summary = 'whose rows cannot make a window'
