@@ -5,9 +5,9 @@ the pipeline read them); its window is its last E rows and the next H steps of t
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
 columns need values over those H steps: they come from a future file (the key, time
 and known columns, a row per series and future step), or, when
-the spec declares no known columns, nothing is needed: the steps are written on the
-spec's `time_zone` clock, or in the UTC offset of the series' last time as the data
-files write it (the examples keep only the instant). A series that cannot be forecast
+the spec declares no known columns, nothing is needed: the steps are written as the
+data files write the series' last time (the examples keep only the instant): in its UTC
+offset, or on the spec's `time_zone` clock where the data are written on it. A series that cannot be forecast
 is listed with the reason, never dropped: its rows end a horizon or more before the
 newest rows (its forecast would lie in the past), too little history, a gap in its last
 E rows, no known values for the horizon, unknown to the model, or only in the future
