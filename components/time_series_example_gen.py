@@ -57,7 +57,7 @@ from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.frequency import off_grid_hint
 from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
-                               last_steps, names_utc_offset, parse_timestamp)
+                               last_steps, parse_timestamp, written_apart_from_utc)
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
@@ -345,12 +345,12 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
 def times_as_written(files: Iterable[str], spec: DatasetSpec,
                      instants: Mapping[str, int]) -> Dict[str, str]:
   """How `files` write the time of each series' row at `instants` (epoch seconds, by
-  series key), for the UTC offset the examples' epoch seconds do not keep; {} when no
-  file's first row names an offset. For later components, which see times as epoch
-  seconds only; with offsets, every row of `files` is read again."""
+  series key), for the UTC offset or period notation ('2001 Q1') the examples' epoch
+  seconds do not keep; {} when no file's first row has either. For later components,
+  which see times as epoch seconds only; then every row of `files` is read again."""
   files = list(files)
   first_times = (next(keys_and_times(path, spec), (None, None, ''))[2] for path in files)
-  if not any(names_utc_offset(time) for time in first_times if time):
+  if not any(written_apart_from_utc(time) for time in first_times if time):
     return {}
   written = {}
   for path in files:
