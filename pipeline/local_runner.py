@@ -17,7 +17,7 @@ import re
 import sys
 from typing import List, Optional, Sequence
 
-from common.exit_codes import BAD_INPUT, DONE, RUN_FAILED, InputError
+from common.exit_codes import BAD_INPUT, DONE, RUN_FAILED, InputError, input_error_message
 from pipeline import cli_logs
 from pipeline.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
                                  METADATA_FILE, RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
@@ -436,9 +436,11 @@ def _stopped(args: argparse.Namespace, what: str, error: Exception, artifacts: s
   `RUN_FAILED` otherwise."""
   if args.verbose:
     raise error
-  print(f'\nerror: {what} stopped: {stopped_because(error)}\n(run with --verbose for the '
-        f'full trace; artifacts so far are in {artifacts})', file=sys.stderr)
-  return BAD_INPUT if isinstance(error, InputError) else RUN_FAILED
+  bad_input = input_error_message(error)
+  because = stopped_because(error) if bad_input is None else _BEAM_STEP.sub('', bad_input)
+  print(f'\nerror: {what} stopped: {because}\n(run with --verbose for the full trace; '
+        f'artifacts so far are in {artifacts})', file=sys.stderr)
+  return RUN_FAILED if bad_input is None else BAD_INPUT
 
 
 def stopped_because(error: Exception) -> str:
