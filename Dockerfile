@@ -25,6 +25,7 @@ WORKDIR /pipeline
 COPY requirements.lock ./
 RUN python -m pip install --no-cache-dir -r requirements.lock && python -m pip check
 COPY setup.py ./
+COPY common ./common
 COPY components ./components
 COPY evaluation ./evaluation
 COPY kubeflow ./kubeflow

@@ -8,9 +8,9 @@ setuptools.setup(
     description='A TFX pipeline that trains a Temporal Fusion Transformer, TPU-aware',
     python_requires='>=3.10,<3.11',
     packages=setuptools.find_packages(include=[
-        'pipeline', 'pipeline.*', 'components', 'components.*', 'trainer_module',
-        'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*', 'serving',
-        'serving.*', 'evaluation', 'evaluation.*']),
+        'common', 'common.*', 'pipeline', 'pipeline.*', 'components', 'components.*',
+        'trainer_module', 'trainer_module.*', 'schema', 'schema.*', 'kubeflow', 'kubeflow.*',
+        'serving', 'serving.*', 'evaluation', 'evaluation.*']),
     package_data={'schema': ['schemas/*.pbtxt', 'specs/*.yaml']},
     # Exact versions live in requirements.lock; these are the direct dependencies.
     install_requires=[

@@ -14,11 +14,12 @@ from tensorflow_metadata.proto.v0 import anomalies_pb2
 from tfx import v1 as tfx
 from tfx.types import artifact_utils
 
+from common.exit_codes import InputError
 SCHEMA_DIFF_FILE = 'SchemaDiff.pb'  # written by ExampleValidator per split
 MODES = ('stop', 'warn')
 
 
-class DataAnomaliesError(ValueError):
+class DataAnomaliesError(InputError):
   """The data does not match its schema."""
 
 

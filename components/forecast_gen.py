@@ -73,9 +73,9 @@ def ForecastGen(  # pylint: disable=invalid-name
   for split in artifact_utils.decode_split_names(examples.split_names):
     files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
   series = forecasting.series_from_examples(files, spec, keep=spec.encoder_steps)
-  # The future file's rows give the times when there are known columns, a time zone names
-  # the clock; else the data's own offsets do.
-  if not spec.columns_with(Role.KNOWN) and spec.time_zone is None:
+  # The future file's rows give the times when there are known columns; else the data's
+  # own notation does.
+  if not spec.columns_with(Role.KNOWN):
     series = forecasting.with_last_times_as_written(series, _times_as_written(
         examples.uri, spec, forecasting.last_instants(series, spec)), spec)
   future = prediction.read_series(future_file, spec, future=True) if future_file else {}
@@ -83,4 +83,4 @@ def ForecastGen(  # pylint: disable=invalid-name
                                       ends_apart=ends_apart)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={
       'model': model_dir, 'model_blessed': blessed or chosen is not model,
-      'future_file': future_file or None})
+      'future_file': future_file or None, 'calendar_time_zone': spec.time_zone or 'UTC'})

@@ -5,9 +5,9 @@ the pipeline read them); its window is its last E rows and the next H steps of t
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
 columns need values over those H steps: they come from a future file (the key, time
 and known columns, a row per series and future step), or, when
-the spec declares no known columns, nothing is needed: the steps are written on the
-spec's `time_zone` clock, or in the UTC offset of the series' last time as the data
-files write it (the examples keep only the instant). A series that cannot be forecast
+the spec declares no known columns, nothing is needed: the steps are written as the
+data files write the series' last time (the examples keep only the instant): in its UTC
+offset, or on the spec's `time_zone` clock where the data are written on it. A series that cannot be forecast
 is listed with the reason, never dropped: its rows end a horizon or more before the
 newest rows (its forecast would lie in the past), too little history, a gap in its last
 E rows, no known values for the horizon, unknown to the model, or only in the future
@@ -139,7 +139,7 @@ def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
                                spec: DatasetSpec) -> SeriesRows:
   """`series` with each one's last row's time as the data writes it (`written`, by
   series key: `time_series_example_gen.times_as_written`) where it is the same instant,
-  so that the steps the run adds after it are written in its UTC offset."""
+  so that the steps the run adds after it are written in its UTC offset or notation."""
   result = {}
   for key_values, rows in series.items():
     time = written.get(series_key(key_values, spec))

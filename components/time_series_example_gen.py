@@ -49,6 +49,7 @@ from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
+from common.exit_codes import InputError
 from components import artifact_json, csv_chunks, record_chunks, span_files
 from schema import forecast_starts
 from schema.csv_values import check_header, clean_header, data_rows, real_value
@@ -56,7 +57,7 @@ from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
 from schema.frequency import off_grid_hint
 from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
-                               last_steps, names_utc_offset, parse_timestamp)
+                               last_steps, parse_timestamp, written_apart_from_utc)
 
 SPLIT_REPORT_FILE = 'split_report.json'
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecord.gz', '.gz')
@@ -116,7 +117,7 @@ def older_spans(exec_properties: Dict[str, Any]) -> List[Tuple[int, str]]:
 def matching_files(pattern: str) -> List[str]:
   files = sorted(tf.io.gfile.glob(pattern))
   if not files:
-    raise ValueError(f'no input files match {pattern}; check the data path and pattern')
+    raise InputError(f'no input files match {pattern}; check the data path and pattern')
   return files
 
 
@@ -132,12 +133,12 @@ def read_header(path: str, spec: DatasetSpec) -> List[str]:
     header = next(csv.reader(f), None)
   header = clean_header(header)
   if not header:
-    raise ValueError(f'{shown_path(path)} is empty; expected a CSV header with columns '
+    raise InputError(f'{shown_path(path)} is empty; expected a CSV header with columns '
                      f'{[c.name for c in spec.columns]}')
   check_header(header, shown_path(path))
   missing = [c.name for c in spec.columns if c.name not in header]
   if missing:
-    raise ValueError(f'{shown_path(path)}: columns {missing} are missing; dataset spec '
+    raise InputError(f'{shown_path(path)}: columns {missing} are missing; dataset spec '
                      f"'{spec.name}' declares them. The file has {header}")
   return header
 
@@ -166,7 +167,7 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
       continue
     if column.dtype == DType.CATEGORICAL:
       if not text:  # specs allow no missing categoricals
-        raise ValueError(f"{where}: column '{column.name}' is empty; dataset spec "
+        raise InputError(f"{where}: column '{column.name}' is empty; dataset spec "
                          f"'{spec.name}' does not allow missing values in it. Fill the "
                          'value (e.g. with a category such as "unknown")')
       features[column.name] = tf.train.Feature(
@@ -179,11 +180,11 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
       future = ('; rows that give the known columns over the forecast horizon belong in a '
                 'future file (tft-pipeline --future FILE, future_file: in a deployment '
                 'file), not among the data files' if spec.columns_with(Role.KNOWN) else '')
-      raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; it is the target "
+      raise InputError(f"{where}: column '{column.name}' {_no_value(text)}; it is the target "
                        f"of dataset spec '{spec.name}', which every row of the data needs. "
                        f'Fill the value or drop the row{future}')
     elif not column.allow_missing:
-      raise ValueError(f"{where}: column '{column.name}' {_no_value(text)}; dataset spec "
+      raise InputError(f"{where}: column '{column.name}' {_no_value(text)}; dataset spec "
                        f"'{spec.name}' does not allow missing values in it. Fill the value, "
                        f"or declare the column with allow_missing: true")
   return tf.train.Example(features=tf.train.Features(feature=features))
@@ -200,7 +201,7 @@ def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> No
   try:
     frequency.step_of(seconds)
   except ValueError:
-    raise ValueError(
+    raise InputError(
         f'{where}: {text!r} is not on the {frequency.value} grid ({frequency.description}) '
         f"of dataset spec '{spec.name}'; {off_grid_hint(frequency, text)}. If the data "
         "has another frequency, give that as the spec's 'frequency' "
@@ -246,7 +247,7 @@ def _csv_line_chunks(path: str, spec: DatasetSpec
   if chunk:
     yield header, chunk
   if not rows:
-    raise ValueError(f'{shown} has a header and no rows; put the data under the header, or '
+    raise InputError(f'{shown} has a header and no rows; put the data under the header, or '
                      'remove the file from the input directory')
 
 
@@ -295,7 +296,7 @@ def _as_text(example: tf.train.Example, spec: DatasetSpec, where: str) -> Dict[s
     kind = feature.WhichOneof('kind') if feature is not None else None
     found = list(getattr(feature, kind).value) if kind else []
     if len(found) > 1:
-      raise ValueError(f"{where}: column '{column.name}' holds {len(found)} values; "
+      raise InputError(f"{where}: column '{column.name}' holds {len(found)} values; "
                        'each example is one row with one value per column')
     value = found[0] if found else ''
     if kind == 'int64_list' and column.role == Role.TIME:
@@ -316,13 +317,13 @@ def read_chunks(path: str, spec: DatasetSpec) -> Iterator[csv_chunks.Encoded]:
   raise _unknown_format(path)
 
 
-def _unknown_format(path: str) -> ValueError:
+def _unknown_format(path: str) -> InputError:
   if tf.io.gfile.isdir(path):
-    return ValueError(f'{path} is a directory among the input files; for span directories '
+    return InputError(f'{path} is a directory among the input files; for span directories '
                       "(span-1/, span-2/, ...) give --input-pattern 'span-{SPAN}/*.csv' "
                       '(input_pattern in a deployment file), else leave it out of the '
                       'data directory')
-  return ValueError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
+  return InputError(f'{path}: unknown input format; use .csv, or TFRecords of tf.Examples '
                     f'named {TFRECORD_SUFFIXES}')
 
 
@@ -344,12 +345,12 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
 def times_as_written(files: Iterable[str], spec: DatasetSpec,
                      instants: Mapping[str, int]) -> Dict[str, str]:
   """How `files` write the time of each series' row at `instants` (epoch seconds, by
-  series key), for the UTC offset the examples' epoch seconds do not keep; {} when no
-  file's first row names an offset. For later components, which see times as epoch
-  seconds only; with offsets, every row of `files` is read again."""
+  series key), for the UTC offset or period notation ('2001 Q1') the examples' epoch
+  seconds do not keep; {} when no file's first row has either. For later components,
+  which see times as epoch seconds only; then every row of `files` is read again."""
   files = list(files)
   first_times = (next(keys_and_times(path, spec), (None, None, ''))[2] for path in files)
-  if not any(names_utc_offset(time) for time in first_times if time):
+  if not any(written_apart_from_utc(time) for time in first_times if time):
     return {}
   written = {}
   for path in files:
@@ -441,7 +442,7 @@ def _indices(seconds: np.ndarray, split: TimeSplit, time_range,
   placed = [(name, value, resolve_boundary(value, time_range, spec)) for name, value in given]
   for (earlier, first, at), (later, second, then) in zip(placed, placed[1:]):
     if not at < then:
-      raise ValueError(f'time split {later}={second!r} falls at or before {earlier}={first!r} '
+      raise InputError(f'time split {later}={second!r} falls at or before {earlier}={first!r} '
                        f'in the data, which runs from {format_time(time_range[0])} to '
                        f'{format_time(time_range[1])}; put eval_start, test_start and end in '
                        'that order')
@@ -529,7 +530,7 @@ def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSpli
                                                              spec)) for name in names}
   empty = [name for name in split.split_names if report[name] == 0]
   if empty:
-    raise ValueError(f'time split {split} leaves splits {empty} empty (rows per split: '
+    raise InputError(f'time split {split} leaves splits {empty} empty (rows per split: '
                      f'{report}); move the split boundaries inside the data time range')
   with tf.io.gfile.GFile(path, 'w') as f:
     json.dump(report, f, indent=2)

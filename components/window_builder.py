@@ -28,6 +28,7 @@ from typing import Collection, Dict, Iterable, List, Mapping, Sequence, Tuple, U
 import numpy as np
 import tensorflow as tf
 
+from common.exit_codes import InputError
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
@@ -40,7 +41,7 @@ _LONGEST = 'longest_'
 LONGEST_SERIES = f'{_LONGEST}series_steps'  # the most grid steps one series spans
 
 
-class RowsError(ValueError):
+class RowsError(InputError):
   """Rows of one series that cannot be windowed, which a caller with the input files can
   name by file and line: `times` holds their epoch seconds."""
 

@@ -45,6 +45,7 @@ from tfx.dsl.components.base import base_beam_component, base_beam_executor, exe
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
+from common.exit_codes import InputError
 from components import artifact_json
 from components import time_series_example_gen as example_gen
 from components import window_builder, window_files
@@ -153,7 +154,7 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
       where = example_gen.find_rows(input_files, spec, key, error.times)
     except Exception as unreadable:  # pylint: disable=broad-except
       where = f' (their files could not be read again: {unreadable})'
-    raise ValueError(f'{error}{where}') from None
+    raise InputError(f'{error}{where}') from None
   if refit_splits:
     refit, refit_counts = window_builder.build_windows(
         key, [refit_rows(rows, refit_splits)], spec, {REFIT_SPLIT: strides[TRAINING_SPLIT]},
@@ -207,7 +208,7 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
             f'{spec.frequency.value} grid')
   # No "see <path>": a failed run's outputs are removed.
   if counts.get('series_too_short', 0) == counts.get('series', 0):
-    raise ValueError(f'every series is shorter than one window: the longest spans '
+    raise InputError(f'every series is shorter than one window: the longest spans '
                      f'{counts.get(window_builder.LONGEST_SERIES, 0)} steps, a window '
                      f'{window}. Use a shorter encoder or horizon, or more history')
   empty = [split for split in splits if report['windows'][split] == 0]
@@ -222,7 +223,7 @@ def write_window_report(counts: Dict[str, int], path: str, splits: List[str],
     gaps = counts.get('windows_skipped_gap', 0)
     gap_note = (f' {gaps} windows were skipped for gaps in the series: if the data has none, '
                 "check that the spec's frequency is the data's time step." if gaps else '')
-    raise ValueError(f'no windows in splits {empty} ({spans}). A window needs its history '
+    raise InputError(f'no windows in splits {empty} ({spans}). A window needs its history '
                      'and horizon (E + H steps) without gaps; a training window lies before '
                      'eval_start, an eval or test window has its horizon inside its split '
                      '(its history may lie before it), starting on a step divisible by H: '

@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 from tfx.utils import path_utils
 
+from common.exit_codes import InputError
 from components import time_series_example_gen as example_gen
 from components.gbm_baseline import FORECASTS_FILE
 from evaluation import backtest_scores
@@ -30,7 +31,7 @@ from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_tim
                                parse_timestamp)
 
 
-class BacktestError(ValueError):
+class BacktestError(InputError):
   """The data or the spec cannot be backtested as asked."""
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import os
 from typing import Dict, Optional, Sequence
 
+from common.exit_codes import InputError
 from components import time_series_example_gen as example_gen
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import series_key
@@ -22,7 +23,7 @@ from serving import prediction, published_models
 from trainer_module import export
 
 
-class FutureFileError(ValueError):
+class FutureFileError(InputError):
   """The future file cannot give the run's forecasts; the message says why and the fix."""
 
 

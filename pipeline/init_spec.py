@@ -16,6 +16,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING, List, Optional
 
+from common.exit_codes import BAD_INPUT, DONE
 from pipeline import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
@@ -54,7 +55,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--horizon', type=int, help='forecast length H in steps (default: '
                       'by frequency, e.g. a day of hourly steps)')
   parser.add_argument('--encoder-steps', type=int, help='history length E in steps '
-                      '(default: by frequency, e.g. a week of hourly steps)')
+                      '(default: by frequency, e.g. a week of hourly steps, or two horizons '
+                      'in whole seasons when longer)')
   parser.add_argument('--force', action='store_true', help='overwrite existing files')
   return parser.parse_args(argv)
 
@@ -67,7 +69,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, flag) is not None and getattr(args, flag) < 1:
       print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
             file=sys.stderr)
-      return 2
+      return BAD_INPUT
   csv_path = os.path.abspath(args.data)
   name = args.name or _name_from(csv_path)
   spec_path = os.path.abspath(args.output or f'{name}.yaml')
@@ -76,14 +78,15 @@ def main(argv: Optional[List[str]] = None) -> int:
   if existing and not args.force:
     print(f'tft-pipeline init: error: {existing} exist; pass --force to overwrite, or '
           '--output another spec file', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   try:
     drafted = draft(read_table(csv_path), target=args.target, name=name, time=args.time,
                     horizon=args.horizon, encoder_steps=args.encoder_steps,
                     series_key=args.series_key)
   except (DraftError, OSError) as error:
-    print(f'tft-pipeline init: error: {csv_path}: {error}', file=sys.stderr)
-    return 2
+    where = '' if str(error).startswith(csv_path) else f'{csv_path}: '  # a row names it
+    print(f'tft-pipeline init: error: {where}{error}', file=sys.stderr)
+    return BAD_INPUT
   text = render(drafted, csv_path, spec_path, schema_path)
   os.makedirs(os.path.dirname(spec_path), exist_ok=True)
   with open(spec_path, 'w', encoding='utf-8') as f:
@@ -96,9 +99,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   except ValueError as error:  # a spec or a row the pipeline would reject
     os.remove(spec_path)
     print(f'tft-pipeline init: error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   print(summary(drafted, spec_path, schema_path, csv_path))
-  return 0
+  return DONE
 
 
 def _timed(drafted: 'spec_draft.Draft') -> bool:

@@ -17,6 +17,7 @@ import re
 import sys
 from typing import List, Optional, Sequence
 
+from common.exit_codes import BAD_INPUT, DONE, RUN_FAILED, InputError, input_error_message
 from pipeline import cli_logs
 from pipeline.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
                                  METADATA_FILE, RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
@@ -154,7 +155,7 @@ def _input_path(args: argparse.Namespace, dataset: dataset_file.Dataset) -> Opti
   if dataset.data_path is not None:
     return dataset.data_path
   if args.spec or args.dataset != GENERATED_DATASET:
-    raise SystemExit(f"error: spec '{dataset.spec.name}' names no data file; pass "
+    raise InputError(f"spec '{dataset.spec.name}' names no data file; pass "
                      "--data my.csv, or add 'data: my.csv' to the spec file")
   return None
 
@@ -190,7 +191,7 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
   if os.path.isdir(input_path):
     return
   if not os.path.isfile(input_path):
-    raise SystemExit(f"error: data file {input_path} not found; pass --data with a CSV "
+    raise InputError(f"data file {input_path} not found; pass --data with a CSV "
                      'file or directory')
   # ExampleGen reads a directory: link the file into one of its own.
   os.makedirs(data_dir, exist_ok=True)
@@ -213,7 +214,7 @@ def _check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpe
   if not tf.io.gfile.glob(os.path.join(data_dir, span_files.as_glob(pattern))):
     held = sorted(tf.io.gfile.listdir(data_dir)) if tf.io.gfile.isdir(data_dir) else []
     shown = ', '.join(held[:10]) + (f' and {len(held) - 10} more' if len(held) > 10 else '')
-    raise SystemExit(f"error: no file in {data_dir} matches --input-pattern '{pattern}'"
+    raise InputError(f"no file in {data_dir} matches --input-pattern '{pattern}'"
                      f"{' ({SPAN} is a span number)' if '{SPAN' in pattern else ''}; it holds: "
                      f"{shown or 'nothing'}")
   if '{SPAN' not in pattern:
@@ -223,12 +224,12 @@ def _check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpe
   except ValueError as error:
     if args.train_spans == 1:  # a pattern ExampleGen resolves itself ({VERSION}, dates)
       return
-    raise SystemExit(f'error: --train-spans {args.train_spans}: {error}') from None
+    raise InputError(f'--train-spans {args.train_spans}: {error}') from None
   short = span_check.eval_period_error(
       future_check.data_files(data_dir, pattern, 1), spec, split,
       f'span {spans[-1]} ({span_files.with_span(pattern, spans[-1])})')
   if short:
-    raise SystemExit(f'error: {short}')
+    raise InputError(short)
   if args.train_spans > len(spans):
     print(f'[pipeline] --train-spans {args.train_spans}: {data_dir} holds {len(spans)} '
           f'span{"s" if len(spans) > 1 else ""} ({", ".join(map(str, spans))}); the run '
@@ -259,7 +260,7 @@ def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
   if args.schema == 'infer':
     return None
   if dataset.schema_path is None:
-    raise SystemExit(f"error: spec '{dataset.spec.name}' names no curated schema; add "
+    raise InputError(f"spec '{dataset.spec.name}' names no curated schema; add "
                      "'schema: FILE.pbtxt' to the spec file (tft-pipeline init writes one), "
                      'or run with --schema infer')
   path, left_out = curated_schema.schema_for_run(
@@ -272,6 +273,8 @@ def _schema_file(args: argparse.Namespace, dataset: dataset_file.Dataset,
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+  """The command: exits 0 when done, 2 on bad input, 1 when the run fails
+  (`common.exit_codes`)."""
   # Called as the command: its start-up began before this module's imports.
   command_started = COMMAND_STARTED if argv is None else time.monotonic()
   argv = sys.argv[1:] if argv is None else argv
@@ -282,19 +285,25 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv[1:] if backtest else argv, backtest=backtest)
   cli_logs.configure(args.verbose)
   try:
+    return _run(args, backtest, command_started)
+  except InputError as error:
+    print(f'error: {error}', file=sys.stderr)
+    return BAD_INPUT
+
+
+def _run(args: argparse.Namespace, backtest: bool, command_started: float) -> int:
+  """`main` after the arguments: checks the input, then runs the pipeline or the
+  backtest."""
+  try:
     beam = beam_args(args.beam_workers)
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
-    return 2
-  try:
-    dataset = _load_dataset(args)
-  except dataset_file.DatasetFileError as error:
-    print(f'error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
+  dataset = _load_dataset(args)
   if args.future and not os.path.isfile(args.future):
     print(f'error: future file {os.path.abspath(args.future)} not found; pass --future with '
           "a CSV of the spec's columns over the horizon, or leave it out", file=sys.stderr)
-    return 2
+    return BAD_INPUT
 
   spec = dataset.spec
   if args.encoder_steps is not None or args.horizon is not None:
@@ -304,7 +313,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           spec.horizon if args.horizon is None else args.horizon)
     except ValueError as error:
       print(f'error: --encoder-steps/--horizon: {error}', file=sys.stderr)
-      return 2
+      return BAD_INPUT
   future = None
   if args.future:
     from pipeline import future_check
@@ -312,7 +321,7 @@ def main(argv: Optional[List[str]] = None) -> int:
       future = future_check.read(os.path.abspath(args.future), spec)
     except future_check.FutureFileError as error:
       print(f'error: --future: {error}', file=sys.stderr)
-      return 2
+      return BAD_INPUT
   output_dir = os.path.abspath(os.path.join(args.output_dir, spec.name))
   if future is not None:
     notes = (future_check.short_series_note(future, spec),
@@ -330,7 +339,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                               future_file=_future_file(args, input_path, output_dir))
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   known = [column.name for column in spec.columns_with(Role.KNOWN)]
   if known and not config.future_file and not backtest:
     print(f'warning: the spec declares known columns {known} and no --future file gives '
@@ -348,7 +357,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           config.time_split)
     except future_check.FutureFileError as error:
       print(f'error: --future: {error}', file=sys.stderr)
-      return 2
+      return BAD_INPUT
     except ValueError:  # data ExampleGen refuses, naming the file, line and fix
       uncovered = None
     if uncovered:
@@ -369,7 +378,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   with open(saved, 'w', encoding='utf-8') as f:
     f.write(text.lstrip('\n'))
   print(f'{text}  saved:       {saved} (the last run\'s summary)')
-  return 0
+  return DONE
 
 
 def run_pipeline(config, metadata_path: str, beam_pipeline_args: Sequence[str] = BEAM_ARGS):
@@ -396,19 +405,19 @@ def _backtest(args: argparse.Namespace, config, output_dir: str, beam: List[str]
   if not config.gbm_baseline:
     print('error: a backtest scores the TFT beside LightGBM: leave out --no-gbm-baseline',
           file=sys.stderr)
-    return 2
+    return BAD_INPUT
   try:
     times = backtest.data_times(config)
   except backtest.BacktestError as error:
     print(f'error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   started = time.monotonic()
   try:
     summary = backtest.run(config, times, args.origins, args.every, output_dir,
                            functools.partial(run_pipeline, beam_pipeline_args=beam))
   except backtest.BacktestError as error:
     print(f'error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   except Exception as error:  # pylint: disable=broad-except
     return _stopped(args, 'the backtest', error, output_dir)
   print(f"\nBacktest of {config.dataset.name}: {len(summary['origins'])} origins, "
@@ -418,17 +427,20 @@ def _backtest(args: argparse.Namespace, config, output_dir: str, beam: List[str]
   print(f'  report:      {os.path.join(output_dir, "index.html")}\n'
         f'  forecasts:   {os.path.join(output_dir, "forecasts.csv")} (and .parquet), '
         f'with the actuals')
-  return 0
+  return DONE
 
 
 def _stopped(args: argparse.Namespace, what: str, error: Exception, artifacts: str) -> int:
   """Says that `what` stopped with `error` (re-raised with --verbose) and where its
-  artifacts are; the exit code of a failed run."""
+  artifacts are; the exit code: `BAD_INPUT` when a component met input the user can fix,
+  `RUN_FAILED` otherwise."""
   if args.verbose:
     raise error
-  print(f'\nerror: {what} stopped: {stopped_because(error)}\n(run with --verbose for the '
-        f'full trace; artifacts so far are in {artifacts})', file=sys.stderr)
-  return 1
+  bad_input = input_error_message(error)
+  because = stopped_because(error) if bad_input is None else _BEAM_STEP.sub('', bad_input)
+  print(f'\nerror: {what} stopped: {because}\n(run with --verbose for the full trace; '
+        f'artifacts so far are in {artifacts})', file=sys.stderr)
+  return RUN_FAILED if bad_input is None else BAD_INPUT
 
 
 def stopped_because(error: Exception) -> str:

@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 import numpy as np
 import pandas as pd
 
+from common.exit_codes import InputError
 from schema import forecast_starts
 from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
@@ -37,6 +38,9 @@ from trainer_module.naive_forecasts import naive_forecasts, periods_for
 # data (at most 384 history steps, to keep training on a CPU practical), then a week,
 # a month, half a year and a year ahead.
 _MAX_DEFAULT_HISTORY = 384
+# A longer horizon than the grid's default gets a history of at least this many horizons,
+# in whole seasons of the grid, so that it holds more than the span it forecasts.
+_HISTORY_HORIZONS = 2
 # Of the longest series' steps, each at least one horizon: the test period at the end of
 # the data, the eval period before it.
 EVAL_SHARE = TEST_SHARE = 0.15
@@ -73,7 +77,7 @@ _STRAY_TEXT_SHARE = 0.05
 DEFAULT_BATCH_SIZE = PRESETS[DEFAULT_PRESET].batch_size
 
 
-class DraftError(ValueError):
+class DraftError(InputError):
   """The data cannot be described by a spec; the message says what to change."""
 
 
@@ -129,18 +133,18 @@ def read_table(path: str) -> pd.DataFrame:
   by its line in the file.
 
   Raises:
-    DraftError: the file is empty or not UTF-8, its header repeats a name or looks
+    DraftError: the file is empty or not UTF-8 (named by `path` and line), its header repeats a name or looks
       separated by another character, or a row has another number of fields.
   """
   with open(path, 'rb') as f:
-    text = decode_utf8(f.read(), 'the file', DraftError)
+    text = decode_utf8(f.read(), path, DraftError)
   reader = csv.reader(io.StringIO(text, newline=''))
   header = clean_header(next(reader, []))
   if not header:
     raise DraftError('the file is empty; init reads a header line, then a row per series '
                      'and time step')
   check_header(header, 'line 1', DraftError)
-  rows = dict(data_rows(reader, header, 'the file', DraftError))
+  rows = dict(data_rows(reader, header, path, DraftError))
   return pd.DataFrame(list(rows.values()), columns=header, index=list(rows), dtype=str)
 
 
@@ -889,8 +893,7 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
   forecasts there, so each holds a whole window. Series too short to train before both
   get no test period; the history is shortened before that, so that the training period
   holds windows."""
-  default_horizon, default_history = _default_window(frequency)
-  horizon = horizon or default_horizon
+  horizon = horizon or _default_window(frequency)[0]
   stride = forecast_starts.default_stride(EVAL_SPLIT, horizon)
   period = lambda end, share: forecast_starts.last_start_until(
       end - max(horizon, int(round(share * longest))), stride)
@@ -913,7 +916,7 @@ def _window(frequency: Frequency, longest: int, last_step: int, horizon: Optiona
       'also choose the epoch and flatter the model; longer series, or a shorter --horizon, '
       'give one']
   if encoder_steps is None:
-    encoder_steps = default_history
+    encoder_steps = drafted_history(frequency, horizon)
     if encoder_steps + horizon > _longest_window(train_steps):
       shortened = max(horizon, _longest_window(train_steps) - horizon)
       notes.insert(0, f'history shortened from {encoder_steps} to {shortened} steps so that '
@@ -996,6 +999,18 @@ def _default_window(frequency: Frequency) -> Tuple[int, int]:
     return 7, 28
   per_day, per_week = DAY // step, WEEK // step
   return per_day, per_week if per_week <= _MAX_DEFAULT_HISTORY else 4 * per_day
+
+
+def drafted_history(frequency: Frequency, horizon: int) -> int:
+  """The history `init` drafts for `horizon` steps ahead: the grid's default
+  (`_default_window`), or `_HISTORY_HORIZONS` horizons rounded up to whole seasons of the
+  grid when that is longer (a 56-day history for 28 days ahead), at most
+  `_MAX_DEFAULT_HISTORY` steps unless one horizon is longer."""
+  default = _default_window(frequency)[1]
+  wanted = _HISTORY_HORIZONS * horizon
+  season = max((period for period in frequency.seasons if period <= wanted), default=1)
+  wanted = -(-wanted // season) * season
+  return max(default, min(wanted, max(_MAX_DEFAULT_HISTORY, horizon)))
 
 
 def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,

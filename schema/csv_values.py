@@ -12,6 +12,7 @@ from typing import Iterable, Iterator, List, Optional, Tuple, Type
 
 import numpy as np
 
+from common.exit_codes import InputError
 MISSING_MARKERS = frozenset({'', 'na', 'nan', 'null', 'none'})
 BYTE_ORDER_MARK = '\ufeff'
 OTHER_SEPARATORS = (';', '\t', '|')  # what a one-column header holds when not comma-separated
@@ -37,13 +38,13 @@ def real_value(text: str, where: str) -> Optional[float]:
       fix = "write decimals with '.' and no thousands separator (12.5, 1234.5)"
     else:
       fix = f'a missing value may be empty or one of {sorted(MISSING_MARKERS - {""})}'
-    raise ValueError(f'{where} holds {text!r}, which is not a number; the dataset spec '
+    raise InputError(f'{where} holds {text!r}, which is not a number; the dataset spec '
                      f'declares it real ({fix})') from None
   return number if abs(number) <= _FLOAT32_MAX else None  # inf, nan and overflows
 
 
 def data_rows(reader: Iterable[List[str]], header: List[str], where: str,
-              error: Type[ValueError] = ValueError) -> Iterator[Tuple[int, List[str]]]:
+              error: Type[ValueError] = InputError) -> Iterator[Tuple[int, List[str]]]:
   """(line number, fields) of each non-empty row after the header.
 
   Raises:
@@ -66,7 +67,7 @@ def clean_header(header: List[str]) -> List[str]:
   return header
 
 
-def decode_utf8(raw: bytes, where: str, error: Type[ValueError] = ValueError) -> str:
+def decode_utf8(raw: bytes, where: str, error: Type[ValueError] = InputError) -> str:
   """`raw` as text; `error`, naming `where` (the file) and the line, if it is not UTF-8."""
   try:
     return raw.decode('utf-8')
@@ -76,7 +77,7 @@ def decode_utf8(raw: bytes, where: str, error: Type[ValueError] = ValueError) ->
                 'save the file as UTF-8 (in a spreadsheet: CSV UTF-8)') from None
 
 
-def check_header(header: List[str], where: str, error: Type[ValueError] = ValueError) -> None:
+def check_header(header: List[str], where: str, error: Type[ValueError] = InputError) -> None:
   """Raises `error`, naming `where` (the file), when the header is one name that holds
   another separator (';', tab, '|'), or gives a name twice: the later column would hide
   the earlier one."""

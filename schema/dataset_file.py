@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import yaml
 
+from common.exit_codes import InputError
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, check_keys
 from schema.time_split import TimeSplit
 from trainer_module.hparams import TFTConfig, check_seasonal_lag
@@ -42,7 +43,7 @@ SPLIT_KEYS = ('eval_start', 'test_start', 'end')
 BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression', 'beat_lightgbm_by')
 
 
-class DatasetFileError(ValueError):
+class DatasetFileError(InputError):
   """A spec file is unreadable or declares something inconsistent."""
 
 

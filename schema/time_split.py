@@ -119,13 +119,19 @@ def _position(boundary: Boundary) -> float:
 
 
 def parse_timestamp(text: str, what: str = 'timestamp') -> int:
-  """Seconds since the Unix epoch for an ISO 8601 timestamp; naive means UTC, and so
-  does a 'Z' after the time."""
+  """Seconds since the Unix epoch for an ISO 8601 timestamp, naive meaning UTC (and so
+  does a 'Z' after the time), or a period in a notation of `PERIOD_NOTATIONS`, at its
+  first instant (00:00 UTC).
+
+  Raises:
+    ValueError: neither; a date with the day and the month in an order the text cannot
+      tell (06/07/2016) is refused with both readings.
+  """
   try:
     moment = _moment(text)
   except ValueError:
-    raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; use ISO 8601, e.g. '
-                     "'2024-01-31' or '2024-01-31 13:00:00'") from None
+    raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; '
+                     f'{_ambiguous_date(text) or _WRITE_ISO}') from None
   if moment.tzinfo is None:
     moment = moment.replace(tzinfo=datetime.timezone.utc)
   return int(moment.timestamp())
@@ -139,12 +145,19 @@ def format_time(seconds: int) -> str:
 
 def format_time_as_given(seconds: int, text: str) -> str:
   """The instant `seconds` in the UTC offset that timestamp `text` names
-  ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'); as a date if `text` is a date
-  and the instant a UTC midnight ('2025-01-06'); else as `format_time`."""
+  ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'); in the period notation `text` is
+  written in (`PERIOD_NOTATIONS`: '2001 Q2' after '2001 Q1') if the instant starts such a
+  period; as a date if `text` is a date and the instant a UTC midnight ('2025-01-06');
+  else as `format_time`."""
+  notation = _notation(text)
+  if notation is not None:
+    written = notation.format(seconds)
+    if written is not None:
+      return written
   offset = _moment(text).tzinfo
   if offset is None:
     written = format_time(seconds)
-    is_date = len(text.strip()) == len('2025-01-06')
+    is_date = notation is not None or len(text.strip()) == len('2025-01-06')
     return written[:10] if is_date and written.endswith(' 00:00:00') else written
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
@@ -176,8 +189,100 @@ def names_utc_offset(text: str) -> bool:
   return _moment(text).tzinfo is not None
 
 
+def written_apart_from_utc(text: str) -> bool:
+  """Whether times written as `text` need their own text to be written back, beyond the
+  instant: it names a UTC offset, or is in a period notation ('2001 Q1')."""
+  return names_utc_offset(text) or _notation(text) is not None
+
+
 def _moment(text: str) -> datetime.datetime:
+  notation = _notation(text)
+  if notation is not None:
+    return notation.parse(PERIOD_NOTATIONS[notation.kind].fullmatch(text.strip()))
   iso = text.strip()
   if iso.endswith(('Z', 'z')):  # Python 3.10's fromisoformat reads '+00:00' only
     iso = iso[:-1] + '+00:00'
   return datetime.datetime.fromisoformat(iso)
+
+
+_WRITE_ISO = "use ISO 8601, e.g. '2024-01-31' or '2024-01-31 13:00:00'"
+_AMBIGUOUS_DATE = re.compile(r'\s*(\d{1,2})([/.])(\d{1,2})\2(\d{4})\s*')
+
+
+def _ambiguous_date(text: str) -> Optional[str]:
+  """What to do with a date written day and month first ('06/07/2016'), naming each order
+  it reads in; None for other text."""
+  match = _AMBIGUOUS_DATE.fullmatch(text)
+  if not match:
+    return None
+  first, second, year = int(match.group(1)), int(match.group(3)), int(match.group(4))
+  readings = []
+  for day, month, order in ((first, second, 'day first'), (second, first, 'month first')):
+    try:
+      readings.append(f'{datetime.date(year, month, day).isoformat()} ({order})')
+    except ValueError:
+      pass
+  if not readings:
+    return _WRITE_ISO
+  return (f"it reads as {' or '.join(readings)}; write the dates as ISO 8601 "
+          f"(year-month-day, {readings[0].split(' ')[0]}), which reads one way only")
+
+
+# Period notations people export besides ISO 8601, each unambiguous: read as the period's
+# first instant (00:00 UTC), and written back in the same notation (`format_time_as_given`).
+PERIOD_NOTATIONS = {
+    'quarter': re.compile(r'(?P<year>\d{4})(?P<sep>[ -]?)(?P<q>[Qq])(?P<number>[1-4])'),
+    'ISO week': re.compile(r'(?P<year>\d{4})(?P<sep>-?)(?P<q>W)(?P<number>\d{2})'),
+    'month': re.compile(r'(?P<year>\d{4})(?P<sep>[-/])(?P<number>\d{1,2})'),
+    'date with slashes': re.compile(
+        r'(?P<year>\d{4})(?P<sep>/)(?P<number>\d{1,2})/(?P<day>\d{1,2})'),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Notation:
+  """One text's period notation: its kind, separator, the letter before a quarter or week
+  number and the digits of the number and the day, so that times are written as it is."""
+  kind: str
+  sep: str
+  letter: str
+  digits: int
+  day_digits: int
+
+  def parse(self, match: 're.Match') -> datetime.datetime:
+    year, number = int(match.group('year')), int(match.group('number'))
+    if self.kind == 'quarter':
+      return datetime.datetime(year, 3 * number - 2, 1)
+    if self.kind == 'ISO week':
+      return datetime.datetime.fromisocalendar(year, number, 1)
+    day = int(match.group('day')) if self.kind == 'date with slashes' else 1
+    return datetime.datetime(year, number, day)
+
+  def format(self, seconds: int) -> Optional[str]:
+    """The period starting at `seconds` in this notation; None if none starts then."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    if moment.time() != datetime.time():
+      return None
+    if self.kind == 'quarter':
+      if moment.day != 1 or moment.month % 3 != 1:
+        return None
+      return f'{moment.year}{self.sep}{self.letter}{(moment.month + 2) // 3}'
+    if self.kind == 'ISO week':
+      year, week, weekday = moment.isocalendar()
+      return f'{year}{self.sep}{self.letter}{week:02d}' if weekday == 1 else None
+    if self.kind == 'month':
+      return (f'{moment.year}{self.sep}{moment.month:0{self.digits}d}' if moment.day == 1
+              else None)
+    return (f'{moment.year}/{moment.month:0{self.digits}d}/'
+            f'{moment.day:0{self.day_digits}d}')
+
+
+def _notation(text: str) -> Optional[_Notation]:
+  """The period notation `text` is written in, or None (ISO 8601, or no time)."""
+  for kind, pattern in PERIOD_NOTATIONS.items():
+    match = pattern.fullmatch(text.strip())
+    if match:
+      groups = match.groupdict()
+      return _Notation(kind, groups['sep'], groups.get('q') or '', len(groups['number']),
+                       len(groups.get('day') or ''))
+  return None

@@ -17,6 +17,8 @@ from typing import Mapping, Tuple
 
 import numpy as np
 
+from schema import time_split
+
 # The table covers these years; before them the first offset holds, after them the last.
 FIRST_YEAR, LAST_YEAR = 1900, 2100
 _DAY = 86400
@@ -38,6 +40,13 @@ def check(name: object, where: str) -> None:
 def format_time(seconds: int, name: str) -> str:
   """Epoch `seconds` on zone `name`'s clock, with its offset: '2024-04-20 00:15:00+02:00'."""
   return datetime.datetime.fromtimestamp(seconds, zoneinfo.ZoneInfo(name)).isoformat(sep=' ')
+
+
+def writes_on_clock(text: str, seconds: int, name: str) -> bool:
+  """Whether timestamp `text` (the instant `seconds`) is written on zone `name`'s clock:
+  it names the offset the zone has then, other than UTC's (a '+00:00' reads as UTC)."""
+  offset = time_split.utc_offset_seconds(text)
+  return bool(offset) and offset == _offset_at(seconds, zoneinfo.ZoneInfo(name))
 
 
 def matching(offsets_at: Mapping[int, int]) -> Tuple[str, ...]:

@@ -4,9 +4,10 @@ Prints the forecasts (series key columns, time, horizon step, P10/P50/P90 in ori
 units) as CSV, or with `--output` writes them there (whole or not at all: a file beside
 it, renamed into place) and prints a line saying so. A categorical value the model was not
 trained on is named on stderr as a warning; so is each series left out with
-`--skip-bad-series`, and then the command exits with `PARTIAL` (3) instead of 0 and, with
-`--output`, lists them (key columns and reason, as the pipeline's `not_forecast.csv`) in
-`<output>.not_forecast.csv`. The input format and its checks are in `serving.prediction`.
+`--skip-bad-series`, and then the command exits with `PARTIAL` (3, `common.exit_codes`)
+instead of 0 and, with `--output`, lists them (key columns and reason, as the pipeline's
+`not_forecast.csv`) in `<output>.not_forecast.csv`. The input format and its checks are
+in `serving.prediction`.
 """
 
 import argparse
@@ -17,11 +18,11 @@ import sys
 import tempfile
 from typing import List, Optional
 
+from common.exit_codes import BAD_INPUT, DONE, PARTIAL
 from pipeline import cli_logs, run_layout
 
 DEFAULT_MODEL_DIR = os.path.join(run_layout.DEFAULT_OUTPUT, run_layout.GENERATED_DATASET,
                                  run_layout.SERVING_MODEL_DIR)
-PARTIAL = 3  # exit code: forecasts written, but --skip-bad-series left series out
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -64,7 +65,7 @@ def main(argv: Optional[List[str]] = None) -> int:
              else None)
   if problem:
     print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   from serving import prediction  # after the log settings: it imports TensorFlow
 
   not_forecast = []
@@ -75,7 +76,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         not_forecast=not_forecast, future_path=args.future)
   except (prediction.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   if not args.output:
     prediction.write_forecasts(rows, sys.stdout)
   else:
@@ -90,14 +91,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         _write_whole(path, lambda f, table=table: prediction.write_forecasts(table, f))
       except OSError as error:
         print(f'tft-predict: error: --output {path}: {error.strerror}', file=sys.stderr)
-        return 2
+        return BAD_INPUT
     series = sum(row[prediction.HORIZON_STEP] == 1 for row in rows)
     print(f'tft-predict: wrote {len(rows)} forecast rows ({series} series) to {args.output}')
   if not_forecast:
     listed = f', listed in {not_forecast_path(args.output)}' if args.output else ''
     print(f'tft-predict: {len(not_forecast)} series not forecast{listed}', file=sys.stderr)
     return PARTIAL
-  return 0
+  return DONE
 
 
 def not_forecast_path(output: str) -> str:

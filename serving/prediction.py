@@ -24,6 +24,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 import numpy as np
 import tensorflow as tf
 
+from common.exit_codes import InputError
 from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
@@ -41,7 +42,7 @@ _BATCH_SIZE = 256
 _SERIES_NAMED = 10  # series a message lists by name
 
 
-class PredictionInputError(ValueError):
+class PredictionInputError(InputError):
   """The input CSV cannot make windows for the model. `summary`, of each kind of error:
   the kind in words, read after a count of series ('3 with too little history')."""
   summary = 'whose rows cannot make a window'
@@ -448,8 +449,9 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
                  future_file: str = '') -> List[InputRow]:
   """The series' rows and its H steps after the last one: the rows at those steps of the
   future file (`future_file`, '' if none was given), or, where no known column is
-  declared, rows holding only the key and the time: on the spec's `time_zone` clock if it
-  has one, else in the UTC offset the last row's time names (UTC if none).
+  declared, rows holding only the key and the time, written as the last row's time is: on
+  the spec's `time_zone` clock if it is written on it (`time_zones.writes_on_clock`), else
+  in the UTC offset it names (UTC if none), whatever clock the calendar features read.
 
   Raises:
     MissingFutureRowsError: known columns are declared and the future rows
@@ -459,9 +461,11 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
     return rows + future_rows_after(rows[-1].seconds, future, spec, future_file)
   key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
   last_time = rows[-1].values[spec.time_column]
+  on_clock = spec.time_zone is not None and time_zones.writes_on_clock(
+      last_time, rows[-1].seconds, spec.time_zone)
   return rows + [InputRow(None, seconds, {
       **{c.name: '' for c in spec.columns}, **key_values,
-      spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if spec.time_zone
+      spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if on_clock
                          else format_time_as_given(seconds, last_time))})
                  for seconds in _horizon_times(rows[-1].seconds, spec)]
 

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import List, Optional
 
+from common.exit_codes import BAD_INPUT, DONE
 from pipeline import cli_logs
 from serving.predict import DEFAULT_MODEL_DIR
 
@@ -49,14 +50,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     result = interpretation.interpret(model_dir, windows)
   except (ValueError, FileNotFoundError) as error:
     print(f'tft-report: error: {error}', file=sys.stderr)
-    return 2
+    return BAD_INPUT
   report = report_writer.write_report(
       result, args.output_dir, title=f'Model interpretation: {model_dir}',
       sources={'model': model_dir, 'windows': ' '.join(args.windows)},
       series_count=args.series)
   print(f"tft-report: {report['windows']} windows of {report['series']} series; wrote "
         f'{os.path.join(args.output_dir, report_writer.INDEX_HTML)}')
-  return 0
+  return DONE
 
 
 if __name__ == '__main__':

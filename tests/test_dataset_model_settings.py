@@ -4,6 +4,7 @@ import dataclasses
 
 import pytest
 
+from common import exit_codes
 from kubeflow import runner as kubeflow_runner
 from pipeline import local_runner
 from serving import prediction
@@ -149,17 +150,16 @@ def test_a_window_flag_below_one_is_refused_not_ignored(tmp_path, capsys, flag, 
 
 
 def test_an_input_pattern_that_matches_no_file_stops_the_run_naming_what_is_there(
-    tmp_path):
+    tmp_path, capsys):
   data = tmp_path / 'data'
   (data / 'span-1').mkdir(parents=True)
   (data / 'readme.txt').write_text('x')
   argv = ['--data', str(data), '--input-pattern', 'spans-{SPAN}/*.csv', '--output-dir',
           str(tmp_path / 'runs')]
-  with pytest.raises(SystemExit) as stopped:
-    local_runner.main(argv)
-  assert str(stopped.value) == (
-      f"error: no file in {data} matches --input-pattern 'spans-{{SPAN}}/*.csv' ({{SPAN}} is "
-      'a span number); it holds: readme.txt, span-1')
+  assert local_runner.main(argv) == exit_codes.BAD_INPUT
+  assert capsys.readouterr().err.endswith(
+      f"\nerror: no file in {data} matches --input-pattern 'spans-{{SPAN}}/*.csv' ({{SPAN}} is "
+      'a span number); it holds: readme.txt, span-1\n')
 
 
 def test_fewer_spans_than_train_spans_asks_for_are_said(tmp_path, capsys):
@@ -192,10 +192,10 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   write_span(2, range(48, 51))  # three new hours, a horizon of four
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/*.csv', '--train-spans', '2'])
   split = dataclasses.replace(_SPEC_AND_SPLIT[1], eval_start='last 8 steps', test_start=None)
-  with pytest.raises(SystemExit) as stopped:
+  with pytest.raises(exit_codes.InputError) as stopped:
     check_input_files(args, str(tmp_path), spec, split)
   assert str(stopped.value) == (
-      'error: the newest span, span 2 (span-2/*.csv), holds 3 steps of the hourly grid '
+      'the newest span, span 2 (span-2/*.csv), holds 3 steps of the hourly grid '
       '(2024-01-03 00:00:00 to 2024-01-03 02:00:00), and its own split gives the eval and '
       "test windows (the older spans' rows are all training data): eval_start 'last 8 steps' "
       "leaves it an eval period of 3 steps, in which no eval window's 4 forecast steps fit "
@@ -204,7 +204,7 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
       '(docs/pipeline.md: retraining as new data arrives)')
   # Four steps, but from hour 49: the first eval forecast starts at hour 52, after them.
   write_span(2, range(49, 53))
-  with pytest.raises(SystemExit, match='an eval period of 4 steps, in which no eval window'):
+  with pytest.raises(exit_codes.InputError, match='an eval period of 4 steps, in which no eval window'):
     check_input_files(args, str(tmp_path), spec,
                       dataclasses.replace(split, eval_start='last 4 steps'))
   write_span(2, range(48, 60))  # twelve hours: an eval period of 8
@@ -215,7 +215,7 @@ def test_a_newest_span_too_short_for_an_eval_window_stops_the_run_before_it(tmp_
   write_span(2, range(48, 60))
   held_out = dataclasses.replace(split, eval_start='last 12 steps',
                                  test_start='2024-01-03 10:00:00')
-  with pytest.raises(SystemExit, match="test_start '2024-01-03 10:00:00' leaves it a test "
+  with pytest.raises(exit_codes.InputError, match="test_start '2024-01-03 10:00:00' leaves it a test "
                      "period of 2 steps, in which no test window's 4 forecast steps fit"):
     check_input_files(args, str(tmp_path), spec, held_out)
   check_input_files(args, str(tmp_path), spec,
@@ -229,7 +229,7 @@ def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(
   check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)
   args = local_runner.parse_args(['--input-pattern', 'span-{SPAN}/ver-{VERSION}/*.csv',
                                   '--train-spans', '2'])
-  with pytest.raises(SystemExit, match=r'error: --train-spans 2: training on several spans '
+  with pytest.raises(exit_codes.InputError, match=r'--train-spans 2: training on several spans '
                      r'reads patterns with \{SPAN\} only'):
     check_input_files(args, str(tmp_path), *_SPEC_AND_SPLIT)
 

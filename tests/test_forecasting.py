@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from components import forecasting
 from components import time_series_example_gen as gen
-from schema import datasets
+from schema import datasets, time_zones
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
 from serving import prediction, published_models
@@ -228,18 +228,40 @@ def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data(
   assert window.horizon_times == ('2024-01-01 06:00:00+02:00', '2024-01-01 07:00:00+02:00')
 
 
-def test_with_a_time_zone_the_steps_the_run_adds_are_on_its_clock():
-  """Across a clock change too: Berlin moved from +01:00 to +02:00 at 01:00 UTC on
-  2024-03-31."""
+def test_with_a_time_zone_the_steps_the_run_adds_are_written_as_the_data_writes_times():
+  """On the zone's clock where the data are written on it, across a clock change too
+  (Berlin moved from +01:00 to +02:00 at 01:00 UTC on 2024-03-31); in the data's own UTC
+  offset or naive UTC where they are not, whatever clock the calendar reads."""
   zoned = dataclasses.replace(NO_KNOWN, calendar_features=('hour_of_day',),
                               time_zone='Europe/Berlin')
   last = gen.parse_timestamp('2024-03-30 23:00:00')
-  rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
-      'station': 's1', 'timestamp': '', 'load': '2.0', 'region': 'north', 'capacity': '50',
-      'temperature': '1.0'}) for h in range(4)]
-  extended = prediction.with_horizon(rows, [], zoned)
-  assert [r.values['timestamp'] for r in extended[4:]] == ['2024-03-31 01:00:00+01:00',
-                                                           '2024-03-31 03:00:00+02:00']
+
+  def added_steps(last_time, spec=zoned):
+    rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
+        'station': 's1', 'timestamp': last_time if h == 3 else '', 'load': '2.0',
+        'region': 'north', 'capacity': '50', 'temperature': '1.0'}) for h in range(4)]
+    return [r.values['timestamp'] for r in prediction.with_horizon(rows, [], spec)[4:]]
+
+  assert added_steps('2024-03-31 00:00:00+01:00') == ['2024-03-31 01:00:00+01:00',
+                                                      '2024-03-31 03:00:00+02:00']
+  assert added_steps('2024-03-30 23:00:00+00:00') == ['2024-03-31 00:00:00+00:00',
+                                                      '2024-03-31 01:00:00+00:00']
+  assert added_steps('2024-03-30 23:00:00') == ['2024-03-31 00:00:00', '2024-03-31 01:00:00']
+  new_york = dataclasses.replace(zoned, time_zone='America/New_York')  # -04:00 then
+  assert added_steps('2024-03-30 19:00:00-04:00', new_york) == ['2024-03-30 20:00:00-04:00',
+                                                                '2024-03-30 21:00:00-04:00']
+  assert added_steps('2024-03-30 23:00:00+00:00', new_york) == ['2024-03-31 00:00:00+00:00',
+                                                                '2024-03-31 01:00:00+00:00']
+
+
+def test_times_written_on_a_zones_clock_are_told_from_utc_and_other_offsets():
+  berlin = 'Europe/Berlin'
+  winter = gen.parse_timestamp('2024-01-15 11:00:00')
+  assert time_zones.writes_on_clock('2024-01-15 12:00:00+01:00', winter, berlin)
+  assert not time_zones.writes_on_clock('2024-01-15 13:00:00+02:00', winter, berlin)
+  assert not time_zones.writes_on_clock('2024-01-15 11:00:00', winter, berlin)
+  assert not time_zones.writes_on_clock('2024-01-15 11:00:00Z', winter, berlin)
+  assert not time_zones.writes_on_clock('2024-01-15 11:00:00+00:00', winter, 'Europe/London')
 
 
 def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_path, caplog):

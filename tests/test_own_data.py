@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from benchmarks import shop_data
+from common import exit_codes
 from components import forecasting
 from pipeline import run_summary
 from schema import dataset_file
@@ -136,7 +137,7 @@ def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_a
   bad.write_text('\n'.join(lines) + '\n')
   run = _tft_pipeline('--spec', 'shop_sales.yaml', '--data', str(bad), '--output-dir',
                       'bad_runs', '--train-steps', '5', cwd=root)
-  assert run.returncode == 1
+  assert run.returncode == exit_codes.BAD_INPUT
   assert (f"{bad}, line 42: column 'units_sold' holds 'NaN', a missing or non-finite "
           'value') in run.stderr
   # Run without a future file: said at the start, before any component.
@@ -149,6 +150,32 @@ def test_a_literal_nan_target_stops_the_run_at_its_line_and_nothing_is_written_a
   pipeline_root = root / 'bad_runs' / 'shop_sales' / 'pipeline_root'
   assert not (pipeline_root / 'Transform').exists()
   assert not (pipeline_root / 'Trainer').exists()
+
+
+def test_a_value_that_is_not_a_number_exits_2_from_every_command_naming_its_line(workspace):
+  root, _ = workspace
+  lines = (root / 'shop_sales.csv').read_text(encoding='utf-8-sig').splitlines()
+  line = 1 + shop_data.DAYS - 2  # the first store's third-last day, inside its last window
+  fields = lines[line - 1].split(',')
+  fields[-1] = 'x'
+  lines[line - 1] = ','.join(fields)
+  bad = root / 'not_a_number' / 'shop_sales.csv'
+  bad.parent.mkdir()
+  bad.write_text('\n'.join(lines) + '\n')
+  where = f'line {line}'
+  init = _tft_pipeline('init', '--data', str(bad), '--target', 'units_sold',
+                       '--output', str(bad.parent / 'drafted.yaml'), cwd=root)
+  assert (init.returncode, where in init.stderr) == (exit_codes.BAD_INPUT, True), init.stderr
+  run = _tft_pipeline('--spec', 'shop_sales.yaml', '--data', str(bad), '--output-dir',
+                      'not_a_number_runs', '--train-steps', '5', cwd=root)
+  assert (run.returncode, f'{bad}, {where}' in run.stderr) == (exit_codes.BAD_INPUT, True), (
+      run.stderr[-3000:])
+  model_dir = root / 'runs' / 'shop_sales' / 'serving_model'  # the run above published it
+  predict = subprocess.run([sys.executable, '-m', 'serving.predict', '--model-dir',
+                            str(model_dir), '--input', str(bad)], cwd=root,
+                           capture_output=True, text=True, timeout=600, check=False)
+  assert (predict.returncode, where in predict.stderr) == (exit_codes.BAD_INPUT, True), (
+      predict.stderr)
 
 
 def test_init_explains_data_it_cannot_use(tmp_path):

@@ -5,9 +5,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from common import exit_codes
 from pipeline import init_spec, spec_draft
 from schema import dataset_file
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
+from schema.frequency import Frequency
 from schema.time_split import parse_timestamp, utc_offset
 
 SHOPS = [f'shop_{letter}' for letter in 'ABCDEFGHIJKL']  # 12
@@ -136,10 +138,12 @@ def test_a_file_the_pipeline_cannot_read_is_refused_with_the_fix(tmp_path, text,
     _read(tmp_path, text)
 
 
-def test_text_that_is_not_utf8_is_refused_at_its_line(tmp_path):
-  with pytest.raises(spec_draft.DraftError, match=r'the file, line 3: byte 0xe9 is not UTF-8 '
-                     r'text; save the file as UTF-8'):
+def test_text_that_is_not_utf8_is_refused_at_its_file_and_line(tmp_path):
+  with pytest.raises(spec_draft.DraftError) as refused:
     _read(tmp_path, 'shop,day,sales\nA,2024-01-01,1\nCafé,2024-01-01,2\n', encoding='latin-1')
+  assert str(refused.value).endswith(', line 3: byte 0xe9 is not UTF-8 text; save the file as '
+                                     'UTF-8 (in a spreadsheet: CSV UTF-8)')
+  assert str(refused.value).startswith(str(tmp_path))
 
 
 def test_a_repeated_row_of_a_series_is_named_rather_than_taken_for_another_key(tmp_path):
@@ -453,9 +457,9 @@ def test_the_eval_period_starts_where_a_forecast_can_so_that_it_holds_a_window(t
 
 
 def test_dates_not_in_iso_8601_in_a_column_named_for_time_are_named_with_line(tmp_path):
-  text = _daily().replace('2024-01-', '2024/01/')
+  text = _daily().replace('2024-01-', 'Jan 2024 ')
   with pytest.raises(spec_draft.DraftError, match=r"line 2: column 'day': cannot parse "
-                     r"'2024/01/01' as a timestamp; use ISO 8601.*; or, if the times are in "
+                     r"'Jan 2024 01' as a timestamp; use ISO 8601.*; or, if the times are in "
                      'another column, pass --time COLUMN'):
     spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
 
@@ -796,3 +800,45 @@ def test_a_few_series_that_stopped_keep_the_periods_of_the_data(tmp_path):
   assert any('list them as not forecast' in finding for finding in drafted.findings)
   assert 'of each series' not in init_spec.render(drafted, '/d/p.csv', '/d/p.yaml',
                                                   '/d/p.schema')
+
+
+def test_init_names_the_file_and_line_of_a_row_and_exits_as_for_bad_input(tmp_path, capsys):
+  path = tmp_path / 'sales.csv'
+  path.write_text('day,sales\n2024-01-01,1\n2024-01-02,2,3\n')
+  code = init_spec.main(['--data', str(path), '--target', 'sales',
+                         '--output', str(tmp_path / 'sales.yaml')])
+  assert (code, capsys.readouterr().err) == (
+      exit_codes.BAD_INPUT, f'tft-pipeline init: error: {path}, line 3: 3 fields, but the '
+      'header has 2; fix the row\n')
+  path.write_text('day,sales\n2024-01-01,1\n')  # an error of the whole file: named before it
+  code = init_spec.main(['--data', str(path), '--target', 'units',
+                         '--output', str(tmp_path / 'sales.yaml')])
+  assert code == exit_codes.BAD_INPUT
+  assert capsys.readouterr().err.startswith(f'tft-pipeline init: error: {path}: ')
+
+
+@pytest.mark.parametrize('frequency, horizon, history', [
+    ('daily', 7, 28),  # the grid's default
+    ('daily', 28, 56),  # two horizons, in whole weeks
+    ('daily', 30, 63),
+    ('hourly', 24, 168),  # a week back holds more than two days
+    ('hourly', 168, 336),
+    ('hourly', 240, 384),  # two horizons, but at most the longest default history
+    ('hourly', 500, 500),  # ... unless one horizon is longer
+    ('monthly', 12, 24),
+    ('monthly', 18, 36),
+    ('quarterly', 8, 16),
+])
+def test_a_longer_horizon_gets_a_history_of_two_horizons_in_whole_seasons(
+    frequency, horizon, history):
+  assert spec_draft.drafted_history(Frequency(frequency), horizon) == history
+
+
+def test_init_drafts_the_longer_history_of_a_longer_horizon_where_the_data_holds_it(tmp_path):
+  drafted = spec_draft.draft(_read(tmp_path, _daily(days=400)), 'sales', 'sales', horizon=28)
+  assert (drafted.encoder_steps, drafted.horizon) == (56, 28)
+  # Too few days for it: shortened so that the training period holds windows, and said.
+  drafted = spec_draft.draft(_read(tmp_path, _daily(days=150)), 'sales', 'sales', horizon=28)
+  assert drafted.encoder_steps < 56
+  assert any(finding.startswith(f'history shortened from 56 to {drafted.encoder_steps} steps')
+             for finding in drafted.findings)

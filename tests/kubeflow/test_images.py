@@ -61,3 +61,13 @@ def test_the_gpu_trainer_set_resolves_against_the_index(tmp_path):
   assert {name: installed[name] for name in locked} == locked
   cuda = sorted(name for name in installed if name not in locked)
   assert 'nvidia-cudnn-cu12' in cuda and 'nvidia-cublas-cu12' in cuda, cuda
+
+
+def test_the_components_image_copies_every_package_setup_py_installs():
+  with open(os.path.join(PROJECT_ROOT, 'setup.py')) as f:
+    installed = set(re.findall(r"'(\w+)'", f.read().split('find_packages(include=[')[1]
+                               .split(']')[0]))
+  with open(os.path.join(PROJECT_ROOT, 'Dockerfile')) as f:
+    copied = set(re.findall(r'^COPY (\w+) \./\1$', f.read(), flags=re.M))
+  assert 'common' in installed
+  assert installed == copied

@@ -1,0 +1,1 @@
+"""What every layer of the pipeline uses; it imports none of them."""

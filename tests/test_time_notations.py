@@ -1,0 +1,101 @@
+"""Times as people export them: period notations read at their first instant and written
+back as given, and dates whose day and month order cannot be told refused with both
+readings."""
+
+import dataclasses
+
+import pytest
+import yaml
+
+from components import time_series_example_gen as example_gen
+from pipeline import init_spec, spec_draft
+from schema import dataset_file, datasets
+from schema.dataset_spec import Role
+from schema.frequency import Frequency
+from schema.time_split import format_time, format_time_as_given, parse_timestamp
+from serving import prediction
+
+_SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
+_NO_KNOWN = dataclasses.replace(
+    _SPEC, name='no_known', columns=tuple(c for c in _SPEC.columns if c.role != Role.KNOWN))
+
+
+@pytest.mark.parametrize('text, instant, following', [
+    ('2001 Q1', '2001-01-01 00:00:00', ('2001-04-01', '2001 Q2')),
+    ('2001-Q4', '2001-10-01 00:00:00', ('2002-01-01', '2002-Q1')),
+    ('2001Q2', '2001-04-01 00:00:00', ('2001-07-01', '2001Q3')),
+    ('2024-01', '2024-01-01 00:00:00', ('2024-02-01', '2024-02')),
+    ('2024/12', '2024-12-01 00:00:00', ('2025-01-01', '2025/01')),
+    ('2024/3', '2024-03-01 00:00:00', ('2024-04-01', '2024/4')),
+    ('2016/06/19', '2016-06-19 00:00:00', ('2016-06-20', '2016/06/20')),
+    ('2024-W05', '2024-01-29 00:00:00', ('2024-02-05', '2024-W06')),
+    ('2024-W52', '2024-12-23 00:00:00', ('2024-12-30', '2025-W01')),  # ISO year 2025
+])
+def test_a_period_notation_is_read_at_its_start_and_the_next_period_written_alike(
+    text, instant, following):
+  assert format_time(parse_timestamp(text)) == instant
+  assert format_time_as_given(parse_timestamp(text), text) == text
+  assert format_time_as_given(parse_timestamp(following[0]), text) == following[1]
+
+
+def test_an_instant_that_starts_no_period_of_the_notation_is_written_in_utc():
+  assert format_time_as_given(parse_timestamp('2001-02-01'), '2001 Q1') == '2001-02-01'
+
+
+@pytest.mark.parametrize('text, readings', [
+    ('06/07/2016', '2016-07-06 (day first) or 2016-06-07 (month first)'),
+    ('06.07.2016', '2016-07-06 (day first) or 2016-06-07 (month first)'),
+    ('13/07/2016', '2016-07-13 (day first);'),
+    ('07/13/2016', '2016-07-13 (month first);'),
+])
+def test_a_date_of_day_and_month_without_the_year_first_is_refused_with_its_readings(
+    text, readings):
+  with pytest.raises(ValueError) as refused:
+    parse_timestamp(text, what="sales.csv, line 7, column 'day'")
+  assert str(refused.value).startswith(
+      f"sales.csv, line 7, column 'day': cannot parse {text!r} as a timestamp; it reads as "
+      f'{readings}')
+  assert 'write the dates as ISO 8601 (year-month-day' in str(refused.value)
+
+
+@pytest.mark.parametrize('text', ['2001 Q5', '2024-13', '2024-W54', 'Q1 2001'])
+def test_text_that_only_looks_like_a_period_is_refused(text):
+  with pytest.raises(ValueError, match='cannot parse'):
+    parse_timestamp(text)
+
+
+def _quarterly_csv(path, quarters=40, notation='{year} Q{quarter}'):
+  lines = ['Quarter,unit,sales'] + [
+      f"{notation.format(year=2001 + q // 4, quarter=q % 4 + 1)},{unit},{10 + q % 4 + unit}"
+      for unit in (1, 2) for q in range(quarters)]
+  path.write_text('\n'.join(lines) + '\n')
+  return path
+
+
+def test_init_finds_quarters_written_as_people_write_them_without_being_told(tmp_path):
+  table = spec_draft.read_table(str(_quarterly_csv(tmp_path / 'sales.csv')))
+  drafted = spec_draft.draft(table, 'sales', 'sales')
+  assert [c.name for c in drafted.columns if c.role == Role.TIME] == ['Quarter']
+  assert drafted.frequency == Frequency('quarterly')
+
+
+def test_the_steps_added_after_the_data_are_written_in_its_notation():
+  rows = [prediction.InputRow(None, parse_timestamp(text), {
+      c.name: v for c, v in zip(_NO_KNOWN.columns, ['s1', text, '2.0', 'north', '50', '20.0'])})
+          for text in ('2024-01', '2024-02', '2024-03')]
+  monthly = dataclasses.replace(_NO_KNOWN, frequency=Frequency('monthly'),
+                                calendar_features=('month_of_year',))
+  window = prediction.build_window(('s1',), prediction.with_horizon(rows, [], monthly),
+                                   monthly)
+  assert window.horizon_times == ('2024-04', '2024-05')
+
+
+def test_the_runs_forecasts_find_the_notation_of_the_data_files(tmp_path):
+  path = _quarterly_csv(tmp_path / 'sales.csv', notation='{year}-Q{quarter}')
+  drafted = spec_draft.draft(spec_draft.read_table(str(path)), 'sales', 'sales')
+  spec = dataset_file.from_dict(yaml.safe_load(init_spec.render(
+      drafted, str(path), str(tmp_path / 'sales.yaml'), str(tmp_path / 'schema'))),
+                                str(tmp_path)).spec
+  last = parse_timestamp('2010-10-01')
+  written = example_gen.times_as_written([str(path)], spec, {'1': last, '2': last})
+  assert written == {'1': '2010-Q4', '2': '2010-Q4'}
