@@ -14,7 +14,7 @@ import datetime
 import itertools
 import json
 import re
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional, Tuple, Union
 
 Boundary = Union[str, float]
 TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
@@ -149,15 +149,14 @@ def format_time_as_given(seconds: int, text: str) -> str:
   written in (`PERIOD_NOTATIONS`: '2001 Q2' after '2001 Q1') if the instant starts such a
   period; as a date if `text` is a date and the instant a UTC midnight ('2025-01-06');
   else as `format_time`."""
-  notation = _notation(text)
-  if notation is not None:
-    written = notation.format(seconds)
-    if written is not None:
-      return written
-  offset = _moment(text).tzinfo
+  read = _read_notation(text)
+  in_notation = read[0].format(seconds) if read is not None else None
+  if in_notation is not None:
+    return in_notation
+  offset = None if read is not None else _moment(text).tzinfo
   if offset is None:
     written = format_time(seconds)
-    is_date = notation is not None or len(text.strip()) == len('2025-01-06')
+    is_date = read is not None or len(text.strip()) == len('2025-01-06')
     return written[:10] if is_date and written.endswith(' 00:00:00') else written
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
@@ -192,13 +191,13 @@ def names_utc_offset(text: str) -> bool:
 def written_apart_from_utc(text: str) -> bool:
   """Whether times written as `text` need their own text to be written back, beyond the
   instant: it names a UTC offset, or is in a period notation ('2001 Q1')."""
-  return names_utc_offset(text) or _notation(text) is not None
+  return names_utc_offset(text) or _read_notation(text) is not None
 
 
 def _moment(text: str) -> datetime.datetime:
-  notation = _notation(text)
-  if notation is not None:
-    return notation.parse(PERIOD_NOTATIONS[notation.kind].fullmatch(text.strip()))
+  read = _read_notation(text)
+  if read is not None:
+    return read[1]
   iso = text.strip()
   if iso.endswith(('Z', 'z')):  # Python 3.10's fromisoformat reads '+00:00' only
     iso = iso[:-1] + '+00:00'
@@ -231,8 +230,8 @@ def _ambiguous_date(text: str) -> Optional[str]:
 # Period notations people export besides ISO 8601, each unambiguous: read as the period's
 # first instant (00:00 UTC), and written back in the same notation (`format_time_as_given`).
 PERIOD_NOTATIONS = {
-    'quarter': re.compile(r'(?P<year>\d{4})(?P<sep>[ -]?)(?P<q>[Qq])(?P<number>[1-4])'),
-    'ISO week': re.compile(r'(?P<year>\d{4})(?P<sep>-?)(?P<q>W)(?P<number>\d{2})'),
+    'quarter': re.compile(r'(?P<year>\d{4})(?P<sep>[ -]?)(?P<letter>[Qq])(?P<number>[1-4])'),
+    'ISO week': re.compile(r'(?P<year>\d{4})(?P<sep>-?)(?P<letter>W)(?P<number>\d{2})'),
     'month': re.compile(r'(?P<year>\d{4})(?P<sep>[-/])(?P<number>\d{1,2})'),
     'date with slashes': re.compile(
         r'(?P<year>\d{4})(?P<sep>/)(?P<number>\d{1,2})/(?P<day>\d{1,2})'),
@@ -248,15 +247,6 @@ class _Notation:
   letter: str
   digits: int
   day_digits: int
-
-  def parse(self, match: 're.Match') -> datetime.datetime:
-    year, number = int(match.group('year')), int(match.group('number'))
-    if self.kind == 'quarter':
-      return datetime.datetime(year, 3 * number - 2, 1)
-    if self.kind == 'ISO week':
-      return datetime.datetime.fromisocalendar(year, number, 1)
-    day = int(match.group('day')) if self.kind == 'date with slashes' else 1
-    return datetime.datetime(year, number, day)
 
   def format(self, seconds: int) -> Optional[str]:
     """The period starting at `seconds` in this notation; None if none starts then."""
@@ -277,12 +267,26 @@ class _Notation:
             f'{moment.day:0{self.day_digits}d}')
 
 
-def _notation(text: str) -> Optional[_Notation]:
-  """The period notation `text` is written in, or None (ISO 8601, or no time)."""
+def _read_notation(text: str) -> Optional[Tuple[_Notation, datetime.datetime]]:
+  """The period notation `text` is written in and the period's first instant (naive, UTC),
+  or None (ISO 8601, or no time).
+
+  Raises:
+    ValueError: the notation's numbers name no period (week 53 of a year of 52).
+  """
   for kind, pattern in PERIOD_NOTATIONS.items():
     match = pattern.fullmatch(text.strip())
     if match:
-      groups = match.groupdict()
-      return _Notation(kind, groups['sep'], groups.get('q') or '', len(groups['number']),
-                       len(groups.get('day') or ''))
-  return None
+      break
+  else:
+    return None
+  groups = match.groupdict()
+  year, number = int(groups['year']), int(groups['number'])
+  if kind == 'quarter':
+    start = datetime.datetime(year, 3 * number - 2, 1)
+  elif kind == 'ISO week':
+    start = datetime.datetime.fromisocalendar(year, number, 1)
+  else:
+    start = datetime.datetime(year, number, int(groups.get('day') or 1))
+  return _Notation(kind, groups['sep'], groups.get('letter') or '', len(groups['number']),
+                   len(groups.get('day') or '')), start
