@@ -1,13 +1,13 @@
 """Many CSV rows typed by a dataset spec and encoded as tf.Examples at once.
 
 The fast path of `time_series_example_gen`: a chunk of rows is typed column by column by
-the same rules (`schema.csv_values`, `schema.time_split.parse_timestamp`, the spec's time
-grid) and encoded by tfx_bsl's native RecordBatch-to-tf.Example encoder, a few
-microseconds a row instead of the tens a row-by-row tf.Example takes. A missing value is
-left out of its example, as `parse_row` leaves it out: rows are encoded in groups that
-share which columns are missing, each group without those columns. When any value is
-bad, `encode_rows` returns None and the caller reads the chunk row by row, whose error
-names the first bad row and column.
+the same rules (`schema.csv_values`, `DatasetSpec.read_time`, the spec's time grid) and
+encoded by tfx_bsl's native RecordBatch-to-tf.Example encoder, a few microseconds a row
+instead of the tens a row-by-row tf.Example takes. A missing value is left out of its
+example, as `parse_row` leaves it out: rows are encoded in groups that share which
+columns are missing, each group without those columns. When any value is bad,
+`encode_rows` returns None and the caller reads the chunk row by row, whose error names
+the first bad row and column.
 """
 
 from typing import Dict, List, NamedTuple, Optional, Sequence
@@ -19,8 +19,6 @@ from tfx_bsl.coders import example_coder
 from schema.csv_values import real_value
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.features import series_key
-from schema.frequency import Frequency
-from schema.time_split import parse_timestamp
 
 
 class Encoded(NamedTuple):
@@ -49,7 +47,7 @@ def encode_rows(rows: Sequence[Sequence[str]], header: Sequence[str],
   for column in spec.columns:
     texts = [row[index[column.name]] for row in rows]
     if column.role == Role.TIME:
-      seconds = _timestamps(texts, spec.frequency)
+      seconds = _timestamps(texts, spec)
       if seconds is None:
         return None
       columns[column.name] = seconds
@@ -73,14 +71,14 @@ def encode_rows(rows: Sequence[Sequence[str]], header: Sequence[str],
   return Encoded(seconds, _encode(columns, missing, len(rows)), keys)
 
 
-def _timestamps(texts: List[str], frequency: Frequency) -> Optional[np.ndarray]:
+def _timestamps(texts: List[str], spec: DatasetSpec) -> Optional[np.ndarray]:
   """Epoch seconds of each timestamp, parsing each distinct text once; None if one fails
-  or is off the grid of `frequency`."""
+  or is off the spec's grid."""
   parsed = {}
   try:
     for text in set(texts):
-      parsed[text] = parse_timestamp(text)
-      frequency.step_of(parsed[text])
+      parsed[text] = spec.read_time(text)
+      spec.frequency.step_of(parsed[text])
   except ValueError:
     return None
   return np.array([parsed[text] for text in texts], dtype=np.int64)

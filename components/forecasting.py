@@ -3,15 +3,15 @@
 Each series' rows come from the ExampleGen output (every split of the newest span, as
 the pipeline read them); its window is its last E rows and the next H steps of the time
 grid, built and served exactly as `tft-predict` does (`serving.prediction`). Known
-columns need values over those H steps: they come from a future file (the key, time
-and known columns, a row per series and future step), or, when
-the spec declares no known columns, nothing is needed: the steps are written as the
-data files write the series' last time (the examples keep only the instant): in its UTC
-offset, or on the spec's `time_zone` clock where the data are written on it. A series that cannot be forecast
-is listed with the reason, never dropped: its rows end a horizon or more before the
-newest rows (its forecast would lie in the past), too little history, a gap in its last
-E rows, no known values for the horizon, unknown to the model, or only in the future
-file.
+columns need values over those H steps: they come from a future file (the key, time and
+known columns, a row per series and future step), or, when the spec declares no known
+columns, nothing is needed: the steps are written as the data files write the series'
+last time (the examples keep only the instant): in its notation or format and its UTC
+offset, or on the spec's `time_zone` clock where the data are written on it. A series
+that cannot be forecast is listed with the reason, never dropped: its rows end a horizon
+or more before the newest rows (its forecast would lie in the past), too little history,
+a gap in its last E rows, no known values for the horizon, unknown to the model, or only
+in the future file.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),
@@ -33,7 +33,6 @@ import tensorflow as tf
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.frequency import DAY
 from schema.features import series_key
-from schema.time_split import parse_timestamp
 from components import artifact_json
 from serving import prediction, published_models
 from trainer_module import training_period
@@ -110,8 +109,11 @@ def _text(value, held: bool, column: Column) -> str:
 
 
 def _time_text(seconds: int, spec: DatasetSpec) -> str:
-  """Epoch seconds as UTC text: a date on a grid of days, weeks, months or quarters (its
-  times are UTC midnights), so that the forecasts' times read as the data's dates do."""
+  """Epoch seconds as UTC text: in the spec's time format if it has one, else a date on a
+  grid of days, weeks, months or quarters (its times are UTC midnights), so that the
+  forecasts' times read as the data's dates do."""
+  if spec.time_format is not None:
+    return spec.write_time(seconds)
   step = spec.frequency.step_seconds
   text = prediction.format_time(seconds)
   return text[:10] if step is None or step % DAY == 0 else text
@@ -143,7 +145,7 @@ def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
   result = {}
   for key_values, rows in series.items():
     time = written.get(series_key(key_values, spec))
-    if time is not None and parse_timestamp(time) == rows[-1].seconds:
+    if time is not None and spec.read_time(time) == rows[-1].seconds:
       last = rows[-1]
       rows = rows[:-1] + [dataclasses.replace(
           last, values={**last.values, spec.time_column: time})]

@@ -161,7 +161,7 @@ def parse_row(values: Dict[str, str], spec: DatasetSpec, where: str) -> tf.train
   for column in spec.columns:
     text = values[column.name].strip() if values[column.name] is not None else ''
     if column.role == Role.TIME:
-      seconds = parse_timestamp(text, what=f"{where}, column '{column.name}'")
+      seconds = spec.read_time(text, what=f"{where}, column '{column.name}'")
       _check_on_grid(seconds, text, spec, f"{where}, column '{column.name}'")
       features[column.name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[seconds]))
       continue
@@ -203,7 +203,8 @@ def _check_on_grid(seconds: int, text: str, spec: DatasetSpec, where: str) -> No
   except ValueError:
     raise InputError(
         f'{where}: {text!r} is not on the {frequency.value} grid ({frequency.description}) '
-        f"of dataset spec '{spec.name}'; {off_grid_hint(frequency, text)}. If the data "
+        f"of dataset spec '{spec.name}'; "
+        f'{off_grid_hint(frequency, seconds, text, spec.time_format)}. If the data '
         "has another frequency, give that as the spec's 'frequency' "
         '(tft-pipeline init finds it)') from None
 
@@ -335,7 +336,7 @@ def find_rows(files: Iterable[str], spec: DatasetSpec, series_key: str,
   see the rows without their files: rows are matched by their key's text before their
   time is parsed."""
   places = [place for path in files for place, key, time in keys_and_times(path, spec)
-            if key == series_key and parse_timestamp(time) in times]
+            if key == series_key and spec.read_time(time) in times]
   if not places:
     return ''
   more = f' and {len(places) - _SHOWN_ROWS} more' if len(places) > _SHOWN_ROWS else ''
@@ -350,12 +351,12 @@ def times_as_written(files: Iterable[str], spec: DatasetSpec,
   which see times as epoch seconds only; then every row of `files` is read again."""
   files = list(files)
   first_times = (next(keys_and_times(path, spec), (None, None, ''))[2] for path in files)
-  if not any(written_apart_from_utc(time) for time in first_times if time):
+  if not any(written_apart_from_utc(time, spec.time_format) for time in first_times if time):
     return {}
   written = {}
   for path in files:
     for _, key, time in keys_and_times(path, spec):
-      if key in instants and key not in written and parse_timestamp(time) == instants[key]:
+      if key in instants and key not in written and spec.read_time(time) == instants[key]:
         written[key] = time
   return written
 
@@ -363,7 +364,7 @@ def times_as_written(files: Iterable[str], spec: DatasetSpec,
 def keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str]]:
   """(place, series key, time as written) of each row of a CSV or TFRecord file, its
   other columns left unread: '<file>, line N' or '<file>, record N'; an int64 time as
-  UTC text."""
+  UTC text (in the spec's time format if it has one)."""
   shown = shown_path(path)
   if path.endswith('.csv'):
     for header, chunk in _csv_line_chunks(path, spec):
@@ -379,7 +380,7 @@ def keys_and_times(path: str, spec: DatasetSpec) -> Iterator[Tuple[str, str, str
       time = example.features.feature[spec.time_column].int64_list.value
       yield (where, series_key([values[column].strip() for column in spec.series_key_columns],
                                 spec),
-             format_time(time[0]) if time else values[spec.time_column].strip())
+             spec.write_time(time[0]) if time else values[spec.time_column].strip())
   else:
     raise _unknown_format(path)
 

@@ -27,8 +27,7 @@ from evaluation.backtest_scores import LIGHTGBM, TFT, TFT_REFIT
 from pipeline.config import PipelineConfig, default_strides
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import (EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time,
-                               parse_timestamp)
+from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT, TimeSplit, format_time
 
 
 class BacktestError(InputError):
@@ -126,7 +125,7 @@ def data_times(config: PipelineConfig) -> np.ndarray:
     raise BacktestError('a backtest reads one data file or directory; give the data without '
                         'a {SPAN} pattern')
   files = future_check.data_files(config.data_root, config.input_pattern, 1).newest
-  return np.array([parse_timestamp(text) for path in files
+  return np.array([config.dataset.read_time(text) for path in files
                    for _, _, text in example_gen.keys_and_times(path, config.dataset)])
 
 

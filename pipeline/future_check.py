@@ -18,7 +18,7 @@ from common.exit_codes import InputError
 from components import time_series_example_gen as example_gen
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import series_key
-from schema.time_split import TimeSplit, parse_timestamp
+from schema.time_split import TimeSplit
 from serving import prediction, published_models
 from trainer_module import export
 
@@ -131,13 +131,13 @@ def last_times(data: DataFiles, spec: DatasetSpec, split: TimeSplit) -> Dict[str
   Raises:
     ValueError: a file ExampleGen would refuse, or a time it cannot read.
   """
-  newest = [(key, parse_timestamp(text)) for path in data.newest
+  newest = [(key, spec.read_time(text)) for path in data.newest
             for _, key, text in example_gen.keys_and_times(path, spec)]
   if newest and split.end is not None:
     seconds = [time for _, time in newest]
     end = example_gen.resolve_boundary(split.end, (min(seconds), max(seconds)), spec)
     newest = [(key, time) for key, time in newest if time < end]
-  older = [(key, parse_timestamp(text)) for path in data.older
+  older = [(key, spec.read_time(text)) for path in data.older
            for _, key, text in example_gen.keys_and_times(path, spec)]
   last: Dict[str, int] = {}
   for key, time in newest + older:

@@ -1,6 +1,7 @@
 """`tft-pipeline init`: drafts a spec file and a curated TFDV schema from a CSV.
 
-  tft-pipeline init --data my.csv --target load [--time ts] [--output my.yaml]
+  tft-pipeline init --data my.csv --target load [--time ts] [--time-format '%d/%m/%Y']
+      [--output my.yaml]
 
 Writes `my.yaml` (the drafted spec, with the lines to check marked CHECK) and
 `my.schema.pbtxt` next to it (the TFDV schema inferred from the rows as the pipeline's
@@ -21,7 +22,7 @@ from pipeline import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
 from schema.frequency import DAY
-from schema.time_split import EACH_SERIES
+from schema.time_split import EACH_SERIES, check_time_format
 
 if TYPE_CHECKING:
   from pipeline import spec_draft
@@ -43,7 +44,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
   parser.add_argument('--data', required=True, help='the CSV file (UTF-8, with a header)')
   parser.add_argument('--target', required=True, help='the column to forecast')
   parser.add_argument('--time', help='the time column (default: the column whose every '
-                      'value is an ISO 8601 timestamp)')
+                      'value is a time: ISO 8601, or a quarter, month or week such as '
+                      '2001 Q1, 2024-01, 2024-W05)')
+  parser.add_argument('--time-format', metavar='FORMAT',
+                      help="the strptime format the times are written in, for times in "
+                      "none of those notations: '%%d/%%m/%%Y' (day first), '%%m/%%d/%%Y "
+                      "%%H:%%M' (month first, with the time); kept in the spec, and the "
+                      'forecasts are written in it')
   parser.add_argument('--series-key', nargs='+', metavar='COLUMN',
                       help='the columns that tell the series apart (default: the fewest '
                       'text or integer columns that, with the time, identify every row)')
@@ -70,6 +77,12 @@ def main(argv: Optional[List[str]] = None) -> int:
       print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
             file=sys.stderr)
       return BAD_INPUT
+  if args.time_format is not None:
+    try:
+      check_time_format(args.time_format, '--time-format')
+    except ValueError as error:
+      print(f'tft-pipeline init: error: {error}', file=sys.stderr)
+      return BAD_INPUT
   csv_path = os.path.abspath(args.data)
   name = args.name or _name_from(csv_path)
   spec_path = os.path.abspath(args.output or f'{name}.yaml')
@@ -82,7 +95,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   try:
     drafted = draft(read_table(csv_path), target=args.target, name=name, time=args.time,
                     horizon=args.horizon, encoder_steps=args.encoder_steps,
-                    series_key=args.series_key)
+                    series_key=args.series_key, time_format=args.time_format)
   except (DraftError, OSError) as error:
     where = '' if str(error).startswith(csv_path) else f'{csv_path}: '  # a row names it
     print(f'tft-pipeline init: error: {where}{error}', file=sys.stderr)
@@ -146,6 +159,9 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'horizon: {drafted.horizon}  # forecast length H, in steps',
       f'calendar_features: [{", ".join(drafted.calendar_features)}]',
   ]
+  if drafted.time_format:
+    lines.append(f'time_format: {_quoted(drafted.time_format)}  # the strptime format of the '
+                 'times, read and written back in it')
   if drafted.time_zone:
     lines.append(f'# time_zone: "{drafted.time_zone}"  # a clock the times follow (their UTC '
                  'offset changes): uncomment to read the calendar features on it; see init\'s '

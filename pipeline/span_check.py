@@ -13,7 +13,7 @@ from components import time_series_example_gen as example_gen
 from pipeline.future_check import DataFiles
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
-from schema.time_split import EVAL_SPLIT, TEST_SPLIT, TimeSplit, format_time, parse_timestamp
+from schema.time_split import EVAL_SPLIT, TEST_SPLIT, TimeSplit, format_time
 
 
 def eval_period_error(data: DataFiles, spec: DatasetSpec, split: TimeSplit,
@@ -28,7 +28,7 @@ def eval_period_error(data: DataFiles, spec: DatasetSpec, split: TimeSplit,
   if split.of_each_series:
     return None
   try:
-    times = [parse_timestamp(text) for path in data.newest
+    times = [spec.read_time(text) for path in data.newest
              for _, _, text in example_gen.keys_and_times(path, spec)]
     return _error(times, spec, split, span_name) if times else None
   except ValueError:

@@ -29,8 +29,8 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
-from schema.time_split import (EVAL_SPLIT, format_utc_offset, names_utc_offset, parse_timestamp,
-                               utc_offset_seconds)
+from schema.time_split import (EVAL_SPLIT, check_time_format, format_utc_offset,
+                               names_utc_offset, parse_timestamp, utc_offset_seconds)
 from trainer_module.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
@@ -115,6 +115,7 @@ class Draft:
   findings: List[str]
   forecast_floor: Optional[float] = None
   time_zone: Optional[str] = None  # whose clock the times follow, when it changes
+  time_format: Optional[str] = None  # the strptime format the times are written in
   training_windows: int = 0
   eval_steps: int = 0  # the data's last steps from `eval_start` (eval and test periods)
   test_steps: int = 0  # the data's last steps from `test_start` (the test period)
@@ -150,10 +151,12 @@ def read_table(path: str) -> pd.DataFrame:
 
 def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = None,
           horizon: Optional[int] = None, encoder_steps: Optional[int] = None,
-          series_key: Optional[Sequence[str]] = None) -> Draft:
+          series_key: Optional[Sequence[str]] = None,
+          time_format: Optional[str] = None) -> Draft:
   """Drafts the spec of `table` (every value a string, as in the file; the index is each
   row's line in the file, as `read_table` gives it). `series_key`, when given, names the
-  columns that tell the series apart instead of the guess.
+  columns that tell the series apart instead of the guess; `time_format`, the strptime
+  format the times are written in, when they are in none the pipeline reads by itself.
 
   Raises:
     DraftError: a named column is absent, no time column is found, the target is not
@@ -181,16 +184,23 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   empty = {c: table[c] == '' for c in table.columns}
   missing = {c: markers[c] if numbers[c] is not None else empty[c] for c in table.columns}
   _check_target_values(table[target], target, numbers[target], missing[target])
-  time = time or _guess_time_column(table, exclude=target)
-  seconds = _timestamps(table[time], time)
+  if time_format is not None:
+    try:
+      check_time_format(time_format, '--time-format')
+    except ValueError as error:
+      raise DraftError(str(error)) from None
+  time = time or _guess_time_column(table, target, time_format)
+  seconds = _timestamps(table[time], time, time_format)
   if series_key:
-    key = _given_series_key(table, seconds, tuple(series_key), time, target, empty)
+    key = _given_series_key(table, seconds, tuple(series_key), time, target, empty,
+                            time_format)
   else:
     others = [c for c in table.columns if c not in (time, target)]
     key = _series_key(table, seconds, text=[c for c in others if numbers[c] is None],
                       integers=[c for c in others
                                 if numbers[c] is not None and _integral(numbers[c])],
-                      time=time, incomplete={c for c in others if empty[c].any()})
+                      time=time, incomplete={c for c in others if empty[c].any()},
+                      time_format=time_format)
     _check_no_time_of_day_key(table, seconds, time, key)
     _check_key_filled(table, key, empty)
   series = _series_ids(table, key)
@@ -198,7 +208,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     raise DraftError(_missing_target_message(table[target], target, missing[target],
                                              seconds, series))
   _check_target_varies(table, numbers[target], target, key, series)
-  frequency = _frequency(seconds, series, table[time])
+  frequency = _frequency(seconds, series, table[time], time_format)
   moments, inverse = np.unique(seconds, return_inverse=True)
   steps = np.array([frequency.step_of(moment) for moment in moments])[inverse]
   findings = []
@@ -296,7 +306,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every {judged} '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
                     'the target column')
-  offsets, zones = _changing_clock(table[time], seconds, series, frequency)
+  offsets, zones = _changing_clock(table[time], seconds, series, frequency, time_format)
   if offsets and zones:
     more = f' or one of {len(zones) - 1} more' if len(zones) > 1 else ''
     findings.append(f'the times name the UTC offsets {" and ".join(offsets)}: a clock that '
@@ -321,6 +331,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                each_series=each_series,
                naive_maes=maes, rows=len(table), series=int(series.max()) + 1,
                findings=findings, time_zone=zones[0] if zones else None,
+               time_format=time_format,
                training_windows=windows, batch_size=batch_size,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
@@ -434,44 +445,48 @@ def _line(mask: pd.Series) -> int:
   return int(mask.index[mask.to_numpy()][0])
 
 
-def _guess_time_column(table: pd.DataFrame, exclude: str) -> str:
-  parsed = [c for c in table.columns if c != exclude and _all_timestamps(table[c])]
+def _guess_time_column(table: pd.DataFrame, exclude: str, time_format: Optional[str]) -> str:
+  parsed = [c for c in table.columns
+            if c != exclude and _all_timestamps(table[c], time_format)]
   if not parsed:
     for column in (c for c in table.columns if c != exclude and c.lower() in _TIME_NAMES):
       try:
-        _timestamps(table[column], column)
+        _timestamps(table[column], column, time_format)
       except DraftError as error:  # its first value that is no timestamp
         raise DraftError(f'{error}; or, if the times are in another column, pass --time '
                          'COLUMN') from None
+    if time_format is not None:
+      raise DraftError(f'no column holds a time in the format {time_format!r} in every '
+                       'row; pass --time COLUMN, or the format the times are written in')
     raise DraftError('no column holds an ISO 8601 timestamp (2024-01-31, 2024-01-31 '
                      '13:00:00) in every row; pass --time COLUMN, with the times written '
-                     'so')
+                     "so, or --time-format with the format they are written in ('%d/%m/%Y')")
   named = [c for c in parsed if c.lower() in _TIME_NAMES]
   return (named or parsed)[0]
 
 
-def _all_timestamps(values: pd.Series) -> bool:
+def _all_timestamps(values: pd.Series, time_format: Optional[str]) -> bool:
   for text in values.unique():
     try:
-      parse_timestamp(text)
+      parse_timestamp(text, time_format=time_format)
     except ValueError:
       return False
   return True
 
 
-def _timestamps(values: pd.Series, column: str) -> np.ndarray:
+def _timestamps(values: pd.Series, column: str, time_format: Optional[str]) -> np.ndarray:
   seconds = {}
   for text in values.unique():
     try:
-      seconds[text] = parse_timestamp(text, what=f"column '{column}'")
+      seconds[text] = parse_timestamp(text, what=f"column '{column}'", time_format=time_format)
     except ValueError as error:
       raise DraftError(f'line {_line(values == text)}: {error}') from None
   return values.map(seconds).to_numpy(dtype=np.int64)
 
 
 def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
-                integers: Sequence[str], time: str, incomplete: Set[str]
-                ) -> Tuple[str, ...]:
+                integers: Sequence[str], time: str, incomplete: Set[str],
+                time_format: Optional[str]) -> Tuple[str, ...]:
   """The fewest columns that with the time identify every row, text columns (the usual
   ids) before integer ones; of those, the ones that make the fewest, longest series, then
   those with fewest `incomplete` columns (with empty values), then those named like ids
@@ -502,7 +517,7 @@ def _series_key(table: pd.DataFrame, seconds: np.ndarray, text: Sequence[str],
     repeats = repeat(closest)
     series = _series_ids(table, closest)
     if repeats.sum() <= _DUPLICATE_SHARE * series.isin(series[repeats]).sum():
-      raise DraftError(_duplicates_message(table, times, closest, time, repeats))
+      raise DraftError(_duplicates_message(table, times, closest, time, repeats, time_format))
   earlier, line = _first_repeat(pd.concat([table[list(closest)], times], axis=1))
   at = f'e.g. lines {earlier} and {line}, {time} {table.loc[line, time]!r}'
   if closest:
@@ -527,8 +542,8 @@ def _name_words(name: str) -> List[str]:
 
 
 def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, ...],
-                      time: str, target: str, empty: Dict[str, pd.Series]
-                      ) -> Tuple[str, ...]:
+                      time: str, target: str, empty: Dict[str, pd.Series],
+                      time_format: Optional[str]) -> Tuple[str, ...]:
   """`key` as the user named it, checked: other columns than the time and target, no
   empty values, and with the time one row each."""
   for column in key:
@@ -544,7 +559,7 @@ def _given_series_key(table: pd.DataFrame, seconds: np.ndarray, key: Tuple[str, 
   times = pd.Series(seconds, index=table.index, name='__time__')
   repeats = pd.concat([table[list(key)], times], axis=1).duplicated()
   if repeats.any():
-    raise DraftError(_duplicates_message(table, times, key, time, repeats))
+    raise DraftError(_duplicates_message(table, times, key, time, repeats, time_format))
   return key
 
 
@@ -705,7 +720,7 @@ def _first_repeat(identity: pd.DataFrame) -> Tuple[int, int]:
 
 
 def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, ...],
-                        time: str, repeats: pd.Series) -> str:
+                        time: str, repeats: pd.Series, time_format: Optional[str]) -> str:
   """Names the first row that repeats a series' time under `key`, and the row it repeats."""
   earlier, line = _first_repeat(pd.concat([table[list(key)], times], axis=1))
   series = ' of the series ' + ', '.join(f'{column} {table.loc[line, column]!r}'
@@ -715,17 +730,18 @@ def _duplicates_message(table: pd.DataFrame, times: pd.Series, key: Tuple[str, .
           f'({time} {table.loc[line, time]!r}; {count} row{"s" if count > 1 else ""} in all '
           'repeat an earlier row\'s series and time): remove or aggregate the duplicates, or, '
           'if they are rows of different series, add a column that tells those apart'
-          f'{_clock_change_hint(table.loc[repeats, time], times[repeats])}')
+          f'{_clock_change_hint(table.loc[repeats, time], times[repeats], time_format)}')
 
 
 def _changing_clock(texts: pd.Series, seconds: np.ndarray, series: pd.Series,
-                    frequency: Frequency) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+                    frequency: Frequency, time_format: Optional[str]
+                    ) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
   """(offsets, zones) when a series' times name two UTC offsets or more on a sub-daily
   grid (a local clock that changes, whose zone `time_zone` can name): the offsets named,
   in order, and the zones whose clock keeps each time's offset; else ((), ())."""
   if frequency.step_seconds is None or frequency.step_seconds >= DAY:
     return (), ()
-  by_text = {text: utc_offset_seconds(text) for text in texts.unique()}
+  by_text = {text: utc_offset_seconds(text, time_format) for text in texts.unique()}
   offsets = texts.map(by_text)
   if offsets.groupby(series.to_numpy()).nunique().max() < 2:
     return (), ()
@@ -743,11 +759,12 @@ def _changing_clock(texts: pd.Series, seconds: np.ndarray, series: pd.Series,
   return tuple(format_utc_offset(s) for s in sorted(set(offsets.dropna().astype(int)))), zones
 
 
-def _clock_change_hint(texts: pd.Series, seconds: pd.Series) -> str:
+def _clock_change_hint(texts: pd.Series, seconds: pd.Series, time_format: Optional[str]) -> str:
   """A hint when every repeated time is a local hour that a clock change repeats (in the
   small hours, in March, April, October or November, without a UTC offset), else ''."""
   moments = pd.to_datetime(seconds.to_numpy(), unit='s')
-  if (any(names_utc_offset(text) for text in texts) or (moments == moments.normalize()).all()
+  if (any(names_utc_offset(text, time_format) for text in texts)
+      or (moments == moments.normalize()).all()
       or not ((moments.hour < 4) & moments.month.isin((3, 4, 10, 11))).all()):
     return ''
   return ('; if the clocks went back an hour then, write the times in UTC or with their UTC '
@@ -760,7 +777,8 @@ def _series_ids(table: pd.DataFrame, key: Tuple[str, ...]) -> pd.Series:
   return table.groupby(list(key), sort=False).ngroup()
 
 
-def _frequency(seconds: np.ndarray, series: pd.Series, times: pd.Series) -> Frequency:
+def _frequency(seconds: np.ndarray, series: pd.Series, times: pd.Series,
+               time_format: Optional[str]) -> Frequency:
   """The grid of the most common spacing of consecutive rows of a series."""
   order = np.lexsort((seconds, series.to_numpy()))
   ordered, ids = seconds[order], series.to_numpy()[order]
@@ -777,7 +795,8 @@ def _frequency(seconds: np.ndarray, series: pd.Series, times: pd.Series) -> Freq
       line = _line(pd.Series(seconds == moment, index=times.index))
       raise DraftError(f'line {line}: {times[line]!r} is not on the {frequency.value} grid '
                        f'({frequency.description}) that the rows most often follow; '
-                       f'{off_grid_hint(frequency, times[line])}') from None
+                       f'{off_grid_hint(frequency, int(moment), times[line], time_format)}'
+                       ) from None
   return frequency
 
 

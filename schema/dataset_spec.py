@@ -6,6 +6,7 @@ it round-trips through JSON so it can travel in a TFX component's `custom_config
 """
 
 import dataclasses
+import datetime
 import difflib
 import enum
 import json
@@ -15,6 +16,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from schema import time_zones
 from schema.frequency import CALENDAR_CARDINALITIES, DAY, Frequency
+from schema.time_split import (check_time_format, format_time, format_time_as_given,
+                               parse_timestamp)
 
 
 class Role(str, enum.Enum):
@@ -96,6 +99,9 @@ class DatasetSpec:
     time_zone: the IANA zone ('Europe/Berlin') on whose local clock the calendar features
       are read, for data that follows the local day across clock changes; None reads
       them in UTC. Times stay instants. Sub-daily grids only (`schema.time_zones`).
+    time_format: the strptime format the time column is written in ('%d/%m/%Y'), for
+      times that are neither ISO 8601 nor a notation `schema.time_split` reads; None
+      reads those. Forecast times are written back in it.
   """
   name: str
   columns: Tuple[Column, ...]
@@ -106,9 +112,29 @@ class DatasetSpec:
   series_id_input: bool = True
   forecast_floor: Optional[float] = None
   time_zone: Optional[str] = None
+  time_format: Optional[str] = None
 
   def __post_init__(self):
     _validate(self)
+
+  def read_time(self, text: str, what: str = 'timestamp') -> int:
+    """Epoch seconds of a time as the time column writes it; ValueError names `what`,
+    the value and the fix."""
+    return parse_timestamp(text, what=what, time_format=self.time_format)
+
+  def write_time(self, seconds: int, as_written: Optional[str] = None) -> str:
+    """The instant `seconds` written as the time column writes `as_written`: in its
+    notation or format, and on the spec's `time_zone` clock if `as_written` is written on
+    it (`time_zones.writes_on_clock`), else in the UTC offset it names; without
+    `as_written`, in UTC, in the spec's format if it has one."""
+    if as_written is None:
+      return (format_time(seconds) if self.time_format is None else
+              datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+                  self.time_format))
+    if self.time_zone is not None and time_zones.writes_on_clock(
+        as_written, self.read_time(as_written), self.time_zone, self.time_format):
+      return time_zones.format_time(seconds, self.time_zone, self.time_format)
+    return format_time_as_given(seconds, as_written, self.time_format)
 
   def columns_with(self, role: Role, dtype: Optional[DType] = None) -> Tuple[Column, ...]:
     """Columns with the given role (and dtype, if given), in declaration order."""
@@ -162,6 +188,8 @@ class DatasetSpec:
       spec['forecast_floor'] = self.forecast_floor
     if self.time_zone is not None:
       spec['time_zone'] = self.time_zone
+    if self.time_format is not None:
+      spec['time_format'] = self.time_format
     return spec
 
   def to_json(self) -> str:
@@ -204,11 +232,11 @@ class DatasetSpec:
                horizon=_positive_int(data['horizon'], 'horizon'),
                calendar_features=tuple(calendar), series_id_input=series_id_input,
                forecast_floor=_optional_number(data.get('forecast_floor'), 'forecast_floor'),
-               time_zone=data.get('time_zone'))
+               time_zone=data.get('time_zone'), time_format=data.get('time_format'))
 
 
 SPEC_KEYS = ('name', 'frequency', 'encoder_steps', 'horizon', 'calendar_features',
-             'time_zone', 'series_id_input', 'forecast_floor', 'columns')
+             'time_zone', 'time_format', 'series_id_input', 'forecast_floor', 'columns')
 COLUMN_KEYS = ('name', 'role', 'dtype', 'allow_missing', 'scaling')
 
 
@@ -345,6 +373,10 @@ def _validate(spec: DatasetSpec) -> None:
                      f'{list(varying)})')
   if spec.time_zone is not None:
     _check_time_zone(spec, where)
+  if spec.time_format is not None:
+    step = spec.frequency.step_seconds
+    check_time_format(spec.time_format, f"{where}: 'time_format'",
+                      sub_daily=step is not None and step < DAY)
   if spec.encoder_steps < 1 or spec.horizon < 1:
     raise ValueError(f'{where}: encoder_steps ({spec.encoder_steps}) and horizon '
                      f'({spec.horizon}) must both be at least 1')

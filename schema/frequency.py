@@ -16,7 +16,7 @@ import datetime
 import re
 from typing import Optional, Tuple
 
-from schema.time_split import names_utc_offset, parse_timestamp
+from schema.time_split import names_utc_offset
 
 MINUTE = 60
 HOUR = 3600
@@ -185,14 +185,17 @@ Frequency.DAILY = Frequency('daily')
 Frequency.MONTHLY = Frequency('monthly')
 
 
-def off_grid_hint(frequency: Frequency, text: str) -> str:
-  """How to put the time `text`, off `frequency`'s grid, on it."""
+def off_grid_hint(frequency: Frequency, seconds: int, text: str,
+                  time_format: Optional[str] = None) -> str:
+  """How to put the time `text` (the instant `seconds`, written in `time_format` if
+  given), off `frequency`'s grid, on it."""
   if frequency.value in ('monthly', 'quarterly'):
     moment = datetime.datetime.fromtimestamp(
-        frequency.seconds_of(frequency.period_of(parse_timestamp(text))), datetime.timezone.utc)
-    return (f'write each time as the first day of its period ({moment:%Y-%m-%d} for '
+        frequency.seconds_of(frequency.period_of(seconds)), datetime.timezone.utc)
+    first_day = moment.strftime(time_format or '%Y-%m-%d')
+    return (f'write each time as the first day of its period ({first_day} for '
             f'{text!r}), or remove the row')
-  if frequency.step_seconds >= DAY and names_utc_offset(text):
+  if frequency.step_seconds >= DAY and names_utc_offset(text, time_format):
     return ('times are placed on the grid in UTC, and a UTC offset moves a midnight off '
             'it: write the dates without the offset, or remove the row')
   return 'align the times to the grid, or remove the row'

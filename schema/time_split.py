@@ -118,18 +118,24 @@ def _position(boundary: Boundary) -> float:
   return parse_timestamp(boundary) if isinstance(boundary, str) else float(boundary)
 
 
-def parse_timestamp(text: str, what: str = 'timestamp') -> int:
+def parse_timestamp(text: str, what: str = 'timestamp',
+                    time_format: Optional[str] = None) -> int:
   """Seconds since the Unix epoch for an ISO 8601 timestamp, naive meaning UTC (and so
   does a 'Z' after the time), or a period in a notation of `PERIOD_NOTATIONS`, at its
-  first instant (00:00 UTC).
+  first instant (00:00 UTC); with `time_format`, for text written in that strptime format
+  instead ('%d/%m/%Y'), naive again meaning UTC.
 
   Raises:
     ValueError: neither; a date with the day and the month in an order the text cannot
       tell (06/07/2016) is refused with both readings.
   """
   try:
-    moment = _moment(text)
-  except ValueError:
+    moment = _moment(text, time_format)
+  except ValueError as error:
+    if time_format is not None:
+      raise ValueError(f'{what}: cannot read {text!r} in the time format {time_format!r} '
+                       f'({error}); write every time in it, or give the format the times '
+                       'are written in') from None
     raise ValueError(f'{what}: cannot parse {text!r} as a timestamp; '
                      f'{_ambiguous_date(text) or _WRITE_ISO}') from None
   if moment.tzinfo is None:
@@ -143,12 +149,16 @@ def format_time(seconds: int) -> str:
       '%Y-%m-%d %H:%M:%S')
 
 
-def format_time_as_given(seconds: int, text: str) -> str:
+def format_time_as_given(seconds: int, text: str, time_format: Optional[str] = None) -> str:
   """The instant `seconds` in the UTC offset that timestamp `text` names
   ('2024-01-31 14:00:00+01:00', and '+00:00' for a 'Z'); in the period notation `text` is
   written in (`PERIOD_NOTATIONS`: '2001 Q2' after '2001 Q1') if the instant starts such a
   period; as a date if `text` is a date and the instant a UTC midnight ('2025-01-06');
-  else as `format_time`."""
+  else as `format_time`. With `time_format`, in that format, in the offset `text` names
+  or else UTC."""
+  if time_format is not None:
+    offset = _moment(text, time_format).tzinfo or datetime.timezone.utc
+    return datetime.datetime.fromtimestamp(seconds, offset).strftime(time_format)
   read = _read_notation(text)
   in_notation = read[0].format(seconds) if read is not None else None
   if in_notation is not None:
@@ -161,10 +171,10 @@ def format_time_as_given(seconds: int, text: str) -> str:
   return datetime.datetime.fromtimestamp(seconds, offset).isoformat(sep=' ')
 
 
-def utc_offset_seconds(text: str) -> Optional[int]:
-  """The offset from UTC an ISO 8601 timestamp names, in seconds (0 for a 'Z'), or None
-  if it names none."""
-  offset = _moment(text).utcoffset()
+def utc_offset_seconds(text: str, time_format: Optional[str] = None) -> Optional[int]:
+  """The offset from UTC a timestamp names, in seconds (0 for a 'Z'), or None if it names
+  none."""
+  offset = _moment(text, time_format).utcoffset()
   return None if offset is None else int(offset.total_seconds())
 
 
@@ -183,18 +193,50 @@ def format_utc_offset(seconds: int) -> str:
           + (f':{seconds_left:02d}' if seconds_left else ''))
 
 
-def names_utc_offset(text: str) -> bool:
-  """Whether an ISO 8601 timestamp names its offset from UTC ('+01:00', 'Z')."""
-  return _moment(text).tzinfo is not None
+def names_utc_offset(text: str, time_format: Optional[str] = None) -> bool:
+  """Whether a timestamp names its offset from UTC ('+01:00', 'Z')."""
+  return _moment(text, time_format).tzinfo is not None
 
 
-def written_apart_from_utc(text: str) -> bool:
+def written_apart_from_utc(text: str, time_format: Optional[str] = None) -> bool:
   """Whether times written as `text` need their own text to be written back, beyond the
-  instant: it names a UTC offset, or is in a period notation ('2001 Q1')."""
-  return names_utc_offset(text) or _read_notation(text) is not None
+  instant: they are in a format of their own, name a UTC offset, or are in a period
+  notation ('2001 Q1')."""
+  return (time_format is not None or names_utc_offset(text)
+          or _read_notation(text) is not None)
 
 
-def _moment(text: str) -> datetime.datetime:
+_FORMAT_SAMPLE = datetime.datetime(2001, 2, 3, 4, 5, 6)  # each field told apart
+
+
+def check_time_format(time_format: str, what: str = 'time_format',
+                      sub_daily: bool = False) -> None:
+  """Refuses a strptime format that cannot write and read back a time with its year (and,
+  for a `sub_daily` grid, its hour and minute).
+
+  Raises:
+    ValueError: naming the format and the fix.
+  """
+  if not isinstance(time_format, str) or '%' not in time_format:
+    raise ValueError(f'{what} {time_format!r}: give a strptime format such as '
+                     "'%d/%m/%Y' (day first) or '%m/%d/%Y %H:%M' (month first, with the time)")
+  try:
+    written = _FORMAT_SAMPLE.strftime(time_format)
+    read = datetime.datetime.strptime(written, time_format)
+  except ValueError as error:
+    raise ValueError(f'{what} {time_format!r}: {error}; its directives are those of '
+                     "Python's strptime (%Y year, %m month, %d day, %H hour, %M minute, %z "
+                     'UTC offset)') from None
+  if read.year != _FORMAT_SAMPLE.year:
+    raise ValueError(f'{what} {time_format!r} holds no year: add %Y (or %y)')
+  if sub_daily and (read.hour, read.minute) != (_FORMAT_SAMPLE.hour, _FORMAT_SAMPLE.minute):
+    raise ValueError(f'{what} {time_format!r} holds no time of day, and the grid has steps '
+                     "shorter than a day: add the hour and minute, e.g. '%d/%m/%Y %H:%M'")
+
+
+def _moment(text: str, time_format: Optional[str] = None) -> datetime.datetime:
+  if time_format is not None:
+    return datetime.datetime.strptime(text.strip(), time_format)
   read = _read_notation(text)
   if read is not None:
     return read[1]
@@ -223,8 +265,11 @@ def _ambiguous_date(text: str) -> Optional[str]:
       pass
   if not readings:
     return _WRITE_ISO
+  separator = match.group(2)
   return (f"it reads as {' or '.join(readings)}; write the dates as ISO 8601 "
-          f"(year-month-day, {readings[0].split(' ')[0]}), which reads one way only")
+          f"(year-month-day, {readings[0].split(' ')[0]}), which reads one way only, or "
+          f"give their format: init --time-format '%d{separator}%m{separator}%Y' (day first) "
+          f"or '%m{separator}%d{separator}%Y' (month first), time_format in the spec")
 
 
 # Period notations people export besides ISO 8601, each unambiguous: read as the period's

@@ -13,7 +13,7 @@ import datetime
 import difflib
 import functools
 import zoneinfo
-from typing import Mapping, Tuple
+from typing import Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -37,15 +37,18 @@ def check(name: object, where: str) -> None:
                    "such as 'Europe/Berlin' or 'America/New_York', or 'UTC'")
 
 
-def format_time(seconds: int, name: str) -> str:
-  """Epoch `seconds` on zone `name`'s clock, with its offset: '2024-04-20 00:15:00+02:00'."""
-  return datetime.datetime.fromtimestamp(seconds, zoneinfo.ZoneInfo(name)).isoformat(sep=' ')
+def format_time(seconds: int, name: str, time_format: Optional[str] = None) -> str:
+  """Epoch `seconds` on zone `name`'s clock, with its offset: '2024-04-20 00:15:00+02:00'
+  (in strptime format `time_format` if given)."""
+  moment = datetime.datetime.fromtimestamp(seconds, zoneinfo.ZoneInfo(name))
+  return moment.isoformat(sep=' ') if time_format is None else moment.strftime(time_format)
 
 
-def writes_on_clock(text: str, seconds: int, name: str) -> bool:
+def writes_on_clock(text: str, seconds: int, name: str,
+                    time_format: Optional[str] = None) -> bool:
   """Whether timestamp `text` (the instant `seconds`) is written on zone `name`'s clock:
   it names the offset the zone has then, other than UTC's (a '+00:00' reads as UTC)."""
-  offset = time_split.utc_offset_seconds(text)
+  offset = time_split.utc_offset_seconds(text, time_format)
   return bool(offset) and offset == _offset_at(seconds, zoneinfo.ZoneInfo(name))
 
 

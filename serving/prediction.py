@@ -25,13 +25,12 @@ import numpy as np
 import tensorflow as tf
 
 from common.exit_codes import InputError
-from schema import time_zones
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.frequency import off_grid_hint
 from schema.features import SERIES_VOCABULARY, model_features, series_key
-from schema.time_split import format_time, format_time_as_given, parse_timestamp
+from schema.time_split import format_time
 from schema.window_layout import raw_value_count
 from serving import published_models
 from trainer_module import export
@@ -132,7 +131,7 @@ class SeriesWindow:
       without key columns).
     key_values: the values of the key columns.
     horizon_times: the H forecast steps' times as the forecast rows give them: in the UTC
-      offset their rows name, if any (`format_time_as_given`).
+      notation and offset their rows are written in (`DatasetSpec.write_time`).
     forecast_start: the first forecast step, in epoch seconds.
     example: the raw window example.
     categories: (column, value, line, source) of each categorical value the window uses,
@@ -252,8 +251,8 @@ def _read_row(line: int, values: Dict[str, str], spec: DatasetSpec, where: str) 
   for column in spec.columns:
     values[column.name] = _checked_value(values[column.name], column, where)
   try:
-    seconds = parse_timestamp(values[spec.time_column],
-                              what=f"{where}, column '{spec.time_column}'")
+    seconds = spec.read_time(values[spec.time_column],
+                             what=f"{where}, column '{spec.time_column}'")
   except ValueError as error:
     raise PredictionInputError(str(error)) from None
   return InputRow(line, seconds, values)
@@ -270,7 +269,7 @@ def _check_future_time(row: InputRow, spec: DatasetSpec, where: str) -> None:
         f"{where}: column '{spec.time_column}' holds {text!r}, which is not on the model's "
         f'{spec.frequency.value} time grid ({spec.frequency.description}); the future rows '
         "must be at the grid's steps after each series' last row: "
-        f'{off_grid_hint(spec.frequency, text)}') from None
+        f'{off_grid_hint(spec.frequency, row.seconds, text, spec.time_format)}') from None
 
 
 def _checked_value(text: str, column: Column, where: str) -> str:
@@ -449,9 +448,8 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
                  future_file: str = '') -> List[InputRow]:
   """The series' rows and its H steps after the last one: the rows at those steps of the
   future file (`future_file`, '' if none was given), or, where no known column is
-  declared, rows holding only the key and the time, written as the last row's time is: on
-  the spec's `time_zone` clock if it is written on it (`time_zones.writes_on_clock`), else
-  in the UTC offset it names (UTC if none), whatever clock the calendar features read.
+  declared, rows holding only the key and the time, written as the last row's time is
+  (`DatasetSpec.write_time`), whatever clock the calendar features read.
 
   Raises:
     MissingFutureRowsError: known columns are declared and the future rows
@@ -461,12 +459,9 @@ def with_horizon(rows: List[InputRow], future: List[InputRow], spec: DatasetSpec
     return rows + future_rows_after(rows[-1].seconds, future, spec, future_file)
   key_values = {name: rows[-1].values[name] for name in spec.series_key_columns}
   last_time = rows[-1].values[spec.time_column]
-  on_clock = spec.time_zone is not None and time_zones.writes_on_clock(
-      last_time, rows[-1].seconds, spec.time_zone)
   return rows + [InputRow(None, seconds, {
       **{c.name: '' for c in spec.columns}, **key_values,
-      spec.time_column: (time_zones.format_time(seconds, spec.time_zone) if on_clock
-                         else format_time_as_given(seconds, last_time))})
+      spec.time_column: spec.write_time(seconds, last_time)})
                  for seconds in _horizon_times(rows[-1].seconds, spec)]
 
 
@@ -607,7 +602,7 @@ def build_window(key_values: Tuple[str, ...], rows: List[InputRow],
         categories.setdefault((column.name, row.values[column.name]), (row.line, row.source))
   return SeriesWindow(
       key=key, key_values=key_values,
-      horizon_times=tuple(format_time_as_given(row.seconds, row.values[spec.time_column])
+      horizon_times=tuple(spec.write_time(row.seconds, row.values[spec.time_column])
                           for row in window_rows[spec.encoder_steps:]),
       forecast_start=window_rows[spec.encoder_steps].seconds,
       example=tf.train.Example(features=tf.train.Features(feature=features)),

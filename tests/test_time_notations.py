@@ -5,8 +5,10 @@ readings."""
 import dataclasses
 
 import pytest
+import tensorflow as tf
 import yaml
 
+from components import forecasting
 from components import time_series_example_gen as example_gen
 from pipeline import init_spec, spec_draft
 from schema import dataset_file, datasets
@@ -99,3 +101,128 @@ def test_the_runs_forecasts_find_the_notation_of_the_data_files(tmp_path):
   last = parse_timestamp('2010-10-01')
   written = example_gen.times_as_written([str(path)], spec, {'1': last, '2': last})
   assert written == {'1': '2010-Q4', '2': '2010-Q4'}
+
+
+_DAY_FIRST = '%d/%m/%Y'
+
+
+def _day_first_csv(path, days=60):
+  """Daily sales of two shops, dated day first ('06/07/2016')."""
+  start = parse_timestamp('2016-06-01')
+  lines = ['date,shop,sales'] + [
+      f"{format_time_as_given(start + day * 86400, '01/06/2016', _DAY_FIRST)},{shop},"
+      f'{10 + day % 7 + shop}' for shop in (1, 2) for day in range(days)]
+  path.write_text('\n'.join(lines) + '\n')
+  return path
+
+
+def _day_first_spec(tmp_path):
+  path = _day_first_csv(tmp_path / 'sales.csv')
+  drafted = spec_draft.draft(spec_draft.read_table(str(path)), 'sales', 'sales',
+                             time_format=_DAY_FIRST)
+  text = init_spec.render(drafted, str(path), str(tmp_path / 'sales.yaml'),
+                          str(tmp_path / 'schema'))
+  return path, text, dataset_file.from_dict(yaml.safe_load(text), str(tmp_path)).spec
+
+
+def test_a_time_format_reads_and_writes_times_in_it():
+  seconds = parse_timestamp('06/07/2016', time_format=_DAY_FIRST)
+  assert format_time(seconds) == '2016-07-06 00:00:00'
+  assert format_time_as_given(seconds + 86400, '06/07/2016', _DAY_FIRST) == '07/07/2016'
+  with_offset = '%d/%m/%Y %H:%M%z'
+  seconds = parse_timestamp('06/07/2016 13:00+0200', time_format=with_offset)
+  assert format_time(seconds) == '2016-07-06 11:00:00'
+  assert (format_time_as_given(seconds + 3600, '06/07/2016 13:00+0200', with_offset)
+          == '06/07/2016 14:00+0200')
+
+
+def test_a_time_not_in_the_format_is_refused_naming_value_and_format():
+  with pytest.raises(ValueError) as refused:
+    parse_timestamp('2016-07-06', "sales.csv, line 3, column 'date'", _DAY_FIRST)
+  assert str(refused.value).startswith(
+      "sales.csv, line 3, column 'date': cannot read '2016-07-06' in the time format "
+      "'%d/%m/%Y'")
+
+
+def test_the_ambiguous_date_names_the_time_format_that_settles_it():
+  with pytest.raises(ValueError, match=r"init --time-format '%d/%m/%Y' \(day first\) or "
+                     r"'%m/%d/%Y' \(month first\)"):
+    parse_timestamp('06/07/2016')
+
+
+def test_init_with_a_time_format_drafts_a_spec_that_keeps_it(tmp_path):
+  _, text, spec = _day_first_spec(tmp_path)
+  assert 'time_format: "%d/%m/%Y"' in text
+  assert spec.time_format == _DAY_FIRST and spec.time_column == 'date'
+  assert spec.frequency == Frequency('daily')
+  assert type(spec).from_dict(spec.to_dict()) == spec
+
+
+def test_init_refuses_day_first_dates_without_a_format_naming_line_value_and_readings(
+    tmp_path, capsys):
+  path = _day_first_csv(tmp_path / 'sales.csv')
+  code = init_spec.main(['--data', str(path), '--target', 'sales', '--time', 'date',
+                         '--output', str(tmp_path / 'sales.yaml')])
+  error = capsys.readouterr().err
+  assert code == 2
+  assert ("line 2: column 'date': cannot parse '01/06/2016' as a timestamp; it reads as "
+          '2016-06-01 (day first) or 2016-01-06 (month first)') in error
+  assert "--time-format '%d/%m/%Y'" in error
+
+
+@pytest.mark.parametrize('time_format, problem', [
+    ('%d/%m', 'holds no year'),
+    ('%d/%m/%Q', "bad directive"),
+    ('day-month-year', 'give a strptime format'),
+])
+def test_init_refuses_a_time_format_it_cannot_read_times_in(tmp_path, capsys, time_format,
+                                                            problem):
+  path = _day_first_csv(tmp_path / 'sales.csv')
+  code = init_spec.main(['--data', str(path), '--target', 'sales',
+                         '--time-format', time_format, '--output', str(tmp_path / 's.yaml')])
+  error = capsys.readouterr().err
+  assert code == 2
+  assert f"--time-format {time_format!r}" in error and problem in error
+  assert not (tmp_path / 's.yaml').exists()
+
+
+def test_a_spec_refuses_a_time_format_without_the_time_of_day_its_grid_needs(tmp_path):
+  _, _, spec = _day_first_spec(tmp_path)
+  hourly = dict(spec.to_dict(), frequency='hourly')
+  with pytest.raises(ValueError, match="'time_format' '%d/%m/%Y' holds no time of day"):
+    type(spec).from_dict(hourly)
+  assert type(spec).from_dict(dict(hourly, time_format='%d/%m/%Y %H:%M')).time_format
+
+
+def test_example_gen_reads_the_formatted_times_and_forecasts_are_written_in_them(tmp_path):
+  path, _, spec = _day_first_spec(tmp_path)
+  fast = next(example_gen.read_csv_chunks(str(path), spec))
+  by_row = [example_gen.example_time(e, spec)
+            for e in example_gen.read_csv_examples(str(path), spec)]
+  assert list(fast.seconds) == by_row
+  assert format_time(by_row[0]) == '2016-06-01 00:00:00'
+  assert format_time(by_row[59]) == '2016-07-30 00:00:00'
+  last = parse_timestamp('2016-07-30')
+  assert example_gen.times_as_written([str(path)], spec, {'1': last}) == {'1': '30/07/2016'}
+  series = prediction.read_series(str(path), spec)
+  rows = prediction.with_horizon(series[('1',)], [], spec)
+  window = prediction.build_window(('1',), rows, spec)
+  assert window.horizon_times[:2] == ('31/07/2016', '01/08/2016')
+  assert len(window.horizon_times) == spec.horizon
+  records = str(tmp_path / 'examples.gz')
+  with tf.io.TFRecordWriter(records, options='GZIP') as writer:
+    for example in example_gen.read_csv_examples(str(path), spec):
+      writer.write(example.SerializeToString())
+  from_examples = forecasting.series_from_examples([records], spec)
+  assert from_examples[('1',)][-1].values['date'] == '30/07/2016'
+
+
+def test_a_row_off_the_format_names_file_line_and_format(tmp_path):
+  path, _, spec = _day_first_spec(tmp_path)
+  lines = path.read_text().splitlines()
+  lines[4] = lines[4].replace('04/06/2016', '2016-06-04')
+  path.write_text('\n'.join(lines) + '\n')
+  with pytest.raises(ValueError) as refused:
+    list(example_gen.read_csv_examples(str(path), spec))
+  assert "sales.csv, line 5, column 'date': cannot read '2016-06-04' in the time format " in str(
+      refused.value)
