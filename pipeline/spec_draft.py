@@ -29,8 +29,9 @@ from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
                               fixed_frequency_text, off_grid_hint)
-from schema.time_split import (EVAL_SPLIT, check_time_format, format_utc_offset,
-                               names_utc_offset, parse_timestamp, utc_offset_seconds)
+from schema.time_split import (EVAL_SPLIT, check_time_format, day_month_order,
+                               format_utc_offset, names_utc_offset, parse_timestamp,
+                               utc_offset_seconds)
 from trainer_module.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
@@ -480,6 +481,11 @@ def _timestamps(values: pd.Series, column: str, time_format: Optional[str]) -> n
     try:
       seconds[text] = parse_timestamp(text, what=f"column '{column}'", time_format=time_format)
     except ValueError as error:
+      order = None if time_format is not None else day_month_order(values.unique())
+      if order is not None:
+        error = (f"column '{column}' writes dates with the day and the month in an order "
+                 f"{text!r} does not tell; {order[1]!r} (line {_line(values == order[1])}) "
+                 f"does: pass --time-format '{order[0]}', or write the dates as ISO 8601")
       raise DraftError(f'line {_line(values == text)}: {error}') from None
   return values.map(seconds).to_numpy(dtype=np.int64)
 

@@ -14,7 +14,7 @@ import datetime
 import itertools
 import json
 import re
-from typing import Iterable, Optional, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 Boundary = Union[str, float]
 TRAINING_SPLIT, EVAL_SPLIT, TEST_SPLIT = 'train', 'eval', 'test'  # in time order
@@ -256,20 +256,52 @@ def _ambiguous_date(text: str) -> Optional[str]:
   match = _AMBIGUOUS_DATE.fullmatch(text)
   if not match:
     return None
+  readings = _readings(match)
+  if not readings:
+    return _WRITE_ISO
+  separator = match.group(2)
+  if len(readings) == 2 and readings[0][0] == readings[1][0]:
+    read = f'it reads as {readings[0][0]} either way, but its notation does not say whether '
+    read += 'the day or the month comes first'
+  else:
+    read = f"it reads as {' or '.join(f'{date} ({order})' for date, order in readings)}"
+  return (f"{read}; write the dates as ISO 8601 (year-month-day, {readings[0][0]}), which "
+          f"reads one way only, or give their format: init --time-format "
+          f"'%d{separator}%m{separator}%Y' (day first) or '%m{separator}%d{separator}%Y' "
+          '(month first), time_format in the spec')
+
+
+def _readings(match: 're.Match') -> List[Tuple[str, str]]:
+  """(ISO date, 'day first' or 'month first') of each order a date of `_AMBIGUOUS_DATE`
+  reads in."""
   first, second, year = int(match.group(1)), int(match.group(3)), int(match.group(4))
   readings = []
   for day, month, order in ((first, second, 'day first'), (second, first, 'month first')):
     try:
-      readings.append(f'{datetime.date(year, month, day).isoformat()} ({order})')
+      readings.append((datetime.date(year, month, day).isoformat(), order))
     except ValueError:
       pass
-  if not readings:
-    return _WRITE_ISO
-  separator = match.group(2)
-  return (f"it reads as {' or '.join(readings)}; write the dates as ISO 8601 "
-          f"(year-month-day, {readings[0].split(' ')[0]}), which reads one way only, or "
-          f"give their format: init --time-format '%d{separator}%m{separator}%Y' (day first) "
-          f"or '%m{separator}%d{separator}%Y' (month first), time_format in the spec")
+  return readings
+
+
+def day_month_order(texts: Iterable[str]) -> Optional[Tuple[str, str]]:
+  """The strptime format that dates written day and month first ('06/07/2016') are in,
+  told by one of them that reads one way only ('13/07/2016'), with that date: ('%d/%m/%Y',
+  '13/07/2016'); None when every text is such a date that reads both ways, or one is no
+  such date, or they read in different orders."""
+  found = {}
+  for text in texts:
+    match = _AMBIGUOUS_DATE.fullmatch(text)
+    if not match:
+      return None
+    readings = _readings(match)
+    if not readings:
+      return None
+    if len(readings) == 1:
+      separator, order = match.group(2), readings[0][1]
+      found.setdefault(f'%d{separator}%m{separator}%Y' if order == 'day first'
+                       else f'%m{separator}%d{separator}%Y', text)
+  return next(iter(found.items())) if len(found) == 1 else None
 
 
 # Period notations people export besides ISO 8601, each unambiguous: read as the period's

@@ -14,7 +14,7 @@ from pipeline import init_spec, spec_draft
 from schema import dataset_file, datasets
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
-from schema.time_split import format_time, format_time_as_given, parse_timestamp
+from schema.time_split import day_month_order, format_time, format_time_as_given, parse_timestamp
 from serving import prediction
 
 _SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
@@ -160,14 +160,41 @@ def test_init_with_a_time_format_drafts_a_spec_that_keeps_it(tmp_path):
 
 def test_init_refuses_day_first_dates_without_a_format_naming_line_value_and_readings(
     tmp_path, capsys):
-  path = _day_first_csv(tmp_path / 'sales.csv')
+  path = _day_first_csv(tmp_path / 'sales.csv', days=12)  # no day after the 12th
   code = init_spec.main(['--data', str(path), '--target', 'sales', '--time', 'date',
                          '--output', str(tmp_path / 'sales.yaml')])
   error = capsys.readouterr().err
   assert code == 2
   assert ("line 2: column 'date': cannot parse '01/06/2016' as a timestamp; it reads as "
           '2016-06-01 (day first) or 2016-01-06 (month first)') in error
-  assert "--time-format '%d/%m/%Y'" in error
+  assert "--time-format '%d/%m/%Y' (day first) or '%m/%d/%Y' (month first)" in error
+
+
+def test_init_names_the_format_a_date_of_the_column_tells(tmp_path, capsys):
+  path = _day_first_csv(tmp_path / 'sales.csv')
+  code = init_spec.main(['--data', str(path), '--target', 'sales',
+                         '--output', str(tmp_path / 'sales.yaml')])
+  assert code == 2
+  assert ("line 2: column 'date' writes dates with the day and the month in an order "
+          "'01/06/2016' does not tell; '13/06/2016' (line 14) does: pass --time-format "
+          "'%d/%m/%Y'") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('texts, told', [
+    (['01/02/2016', '13/02/2016'], ('%d/%m/%Y', '13/02/2016')),
+    (['02.01.2016', '02.13.2016'], ('%m.%d.%Y', '02.13.2016')),
+    (['01/02/2016', '02/01/2016'], None),  # each reads both ways
+    (['13/02/2016', '02/13/2016'], None),  # the file reads in both orders
+    (['13/02/2016', '2016-02-14'], None),  # not every text is such a date
+])
+def test_the_order_of_day_and_month_is_told_by_a_date_that_reads_one_way(texts, told):
+  assert day_month_order(texts) == told
+
+
+def test_a_date_that_reads_the_same_either_way_still_needs_the_order():
+  with pytest.raises(ValueError, match="it reads as 2016-01-01 either way, but its notation "
+                     'does not say whether the day or the month comes first'):
+    parse_timestamp('01/01/2016')
 
 
 @pytest.mark.parametrize('time_format, problem', [
