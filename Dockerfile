@@ -17,7 +17,7 @@
 #   docker push REGION-docker.pkg.dev/PROJECT/REPO/tft-components:TAG
 FROM gcr.io/tfx-oss-public/tfx:1.16.0
 
-# TensorFlow's oneDNN kernels on every x86-64 CPU (trainer_module/cpu_kernels.py): TFX's
+# TensorFlow's oneDNN kernels on every x86-64 CPU (common/cpu_kernels.py): TFX's
 # executors load TensorFlow before the project's code.
 ENV TF_ENABLE_ONEDNN_OPTS=1
 

@@ -1,5 +1,5 @@
 """Benchmarks: accuracy on reference data and speed; `python -m benchmarks.run_all`."""
 
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()

@@ -28,7 +28,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from benchmarks import host, metrics
-from trainer_module.hparams import POINT_LOSSES, TARGET_LOCATIONS, TFTConfig
+from schema.hparams import POINT_LOSSES, TARGET_LOCATIONS, TFTConfig
 from trainer_module.train import learning_rate_schedule
 from trainer_module.training_config import TrainingConfig
 from trainer_module.tft.inputs import InputLayout

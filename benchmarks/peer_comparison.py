@@ -37,7 +37,7 @@ import sys
 from typing import Sequence, Tuple
 
 from benchmarks import host, readme_tables, report, tft_throughput
-from trainer_module import hparams
+from schema import hparams
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER_VENV = os.path.join(PROJECT_ROOT, '.peer-venv')

@@ -21,7 +21,7 @@ from tfx import v1 as tfx
 from tfx.utils import path_utils
 
 from benchmarks import child
-from components.windowing import WINDOW_REPORT_FILE
+from schema.window_report import WINDOW_REPORT_FILE
 # The product's reading of a split's windows, kept under these names for the benchmarks.
 from evaluation.window_forecasts import ScoredWindows, score_windows, split_files
 from pipeline import progress, run_summary

@@ -18,7 +18,7 @@ from pipeline import default_data
 from pipeline.config import PipelineConfig, default_strides
 from schema.dataset_spec import DatasetSpec
 from schema.datasets import curated_schema_path, get_dataset
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.window_inputs import input_layout
 

@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from benchmarks import host, peer_comparison, readme_tables
 from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, synthetic_batch
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.tft.model import build_tft_model, compile_tft_model
 
 RESULTS = os.path.join(readme_tables.RESULTS_DIR, 'step_flops.json')

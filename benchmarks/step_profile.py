@@ -33,7 +33,7 @@ from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 from benchmarks import host, readme_tables
 from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, synthetic_batch
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.tft.grn import GatedResidualNetwork
 from trainer_module.tft.model import build_tft_model, compile_tft_model
 

@@ -111,7 +111,8 @@ def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict
   seconds = timed([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
                    '--no-warm-start', '--output-dir', output_dir],
                   os.path.join(work_dir, f'seed-{seed}.log'))
-  from pipeline import run_layout, run_summary
+  from pipeline import run_summary
+  from common import run_layout
   from tfx import v1 as tfx
   metadata = tfx.orchestration.metadata.sqlite_metadata_connection_config(
       os.path.join(output_dir, data.name, run_layout.METADATA_FILE))

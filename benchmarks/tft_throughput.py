@@ -6,7 +6,7 @@ that `fit` runs) on one synthetic batch after warm-up, with and without XLA.
   .venv/bin/python -m benchmarks.tft_throughput --steps 20 --output throughput.json
 
 Run as a module: the `benchmarks` package then loads first and asks for TensorFlow's
-oneDNN kernels as the pipeline does (`trainer_module/cpu_kernels.py`); run as a file,
+oneDNN kernels as the pipeline does (`common/cpu_kernels.py`); run as a file,
 TensorFlow keeps its own default, which on an AVX2 CPU is the slower Eigen kernels.
 """
 
@@ -19,7 +19,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.tft import inputs as tft_inputs
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model

@@ -33,7 +33,7 @@ import tensorflow as tf
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.frequency import DAY
 from schema.features import series_key
-from components import artifact_json
+from common import artifact_json
 from serving import prediction, published_models
 from trainer_module import training_period
 

@@ -20,9 +20,10 @@ from tfx import types
 from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 
-from components import artifact_json, windowing
+from common import artifact_json
 from evaluation import gbm_baseline
 from schema.dataset_spec import DatasetSpec
+from schema import window_report
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT, judged_split
 
 RESULT_FILE = 'gbm_baseline.json'
@@ -86,7 +87,7 @@ def GbmBaseline(  # pylint: disable=invalid-name
   if missing:
     raise ValueError(f'the windows artifact has no split {missing} (it has {splits}); the '
                      'gradient-boosted baseline trains on train and scores eval')
-  available = windowing.training_window_count(windows.uri)
+  available = window_report.training_window_count(windows.uri)
   try:
     scored = [split for split in (EVAL_SPLIT, TEST_SPLIT) if split in splits]
     tf.io.gfile.makedirs(evaluation.uri)

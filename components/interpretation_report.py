@@ -2,7 +2,7 @@
 
 It runs the Trainer's model over the windows of one split of the Windowing output
 (`trainer_module.interpretation`) and writes variable importance, attention and forecast
-figures with `index.html` and `report.json` (`components.report_writer`) into an
+figures with `index.html` and `report.json` (`serving.report_writer`) into an
 `InterpretationReport` artifact.
 """
 
@@ -13,7 +13,7 @@ from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
-from components import report_writer
+from serving import report_writer
 from trainer_module import interpretation
 
 

@@ -50,7 +50,8 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from common.exit_codes import InputError
-from components import artifact_json, csv_chunks, record_chunks, span_files
+from components import csv_chunks, record_chunks, span_files
+from common import artifact_json
 from schema import forecast_starts
 from schema.csv_values import check_header, clean_header, data_rows, real_value
 from schema.dataset_spec import DatasetSpec, DType, Role

@@ -1,7 +1,7 @@
 """TFX's Pusher, publishing blessed models atomically into a versioned directory.
 
 Same inputs, outputs and blessing check as `tfx.components.Pusher`; only the filesystem
-push differs (`components.model_publishing`): a staged copy renamed into place, and a
+push differs (`serving.model_publishing`): a staged copy renamed into place, and a
 version that always grows, where TFX's executor copies in place and skips the push when
 two land in the same second.
 """
@@ -17,7 +17,7 @@ from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, proto_utils
 
-from components import model_publishing
+from serving import model_publishing
 
 
 class VersionedPushExecutor(pusher_executor.Executor):

@@ -17,8 +17,8 @@ ExampleGen read (`time_series_example_gen.find_rows`).
 `window_report.json` in the output artifact counts series, rows, windows per split,
 training segments and windows skipped, by reason, and gives the most steps one series
 spans in all and in each split (`longest_*`), which the errors for a split without
-windows quote, and where ExampleGen placed the eval start (`EVAL_START`), which the
-Trainer records with the model (`trainer_module.training_period`).
+windows quote, and where ExampleGen placed the eval start, which the Trainer records with
+the model (`trainer_module.training_period`); `schema.window_report` reads it.
 
 With `refit_splits`, Windowing also writes the split `refit`: training segments over the
 rows of those splits taken as one period (every step, windows crossing their boundaries
@@ -46,19 +46,15 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 from common.exit_codes import InputError
-from components import artifact_json
 from components import time_series_example_gen as example_gen
 from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
+from schema.window_report import EVAL_START, WINDOW_REPORT_FILE
 
 REFIT_SPLIT = 'refit'  # the windows artifact's split of every row the refit trains on
 SEGMENT_SPLITS = (TRAINING_SPLIT, REFIT_SPLIT)  # written as segments, series mixed
 
-WINDOW_REPORT_FILE = 'window_report.json'
-# In the window report: the eval split's first time (UTC), as ExampleGen placed it; every
-# training window lies before it.
-EVAL_START = 'eval_start'
 _FILE_PREFIX = 'windows'
 
 
@@ -175,20 +171,6 @@ def refit_rows(rows: window_builder.RowChunk,
   splits = np.where(np.isin(rows.splits.astype(str), list(refit_splits)), REFIT_SPLIT,
                     rows.splits).astype(object)
   return dataclasses.replace(rows, splits=splits)
-
-
-def training_window_count(windows_uri: str) -> int:
-  """The training windows of a Windowing output, from its report."""
-  report = artifact_json.read_json(windows_uri, WINDOW_REPORT_FILE)
-  if report is None:
-    raise ValueError(f'{windows_uri} has no {WINDOW_REPORT_FILE}: not a Windowing output')
-  return report['windows'][TRAINING_SPLIT]
-
-
-def eval_start_of(windows_uri: str) -> Optional[str]:
-  """The eval start (UTC) a Windowing output's report gives; None for a report written
-  before it did."""
-  return (artifact_json.read_json(windows_uri, WINDOW_REPORT_FILE) or {}).get(EVAL_START)
 
 
 def write_window_report(counts: Dict[str, int], path: str, splits: List[str],

@@ -1,6 +1,6 @@
 """How the Evaluator scores a model: the forecast metrics and the eval config with the
 blessing rule."""
 
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()

@@ -40,13 +40,13 @@ import lightgbm
 import numpy as np
 import tensorflow as tf
 
-from components import progress_log
+from common import progress_log
 from schema.dataset_spec import DatasetSpec
 from schema.features import Group, features_in
 from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT
 from schema.window_layout import TARGET_HISTORY
-from trainer_module import (export, hparams, interval_calibration, naive_forecasts,
-                            window_inputs)
+from trainer_module import export, interval_calibration, naive_forecasts, window_inputs
+from schema import hparams
 
 DEFAULT_MAX_TRAINING_ROWS = 200_000  # windows x horizon steps
 DEFAULT_QUANTILES = hparams.TFTConfig.quantiles  # the TFT's

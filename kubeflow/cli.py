@@ -22,7 +22,7 @@ from google.auth import exceptions as auth_exceptions
 
 from kubeflow import deployment as deployment_lib
 from kubeflow.cron import Cron
-from pipeline import cli_logs
+from common import cli_logs
 
 DEFAULT_BUILD_DIR = 'build'
 

@@ -53,10 +53,10 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from components import span_files
 from kubeflow import machines
-from pipeline.run_layout import SERVING_MODEL_DIR
+from common.run_layout import SERVING_MODEL_DIR
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
-from trainer_module.hparams import DEFAULT_PRESET
+from schema.hparams import DEFAULT_PRESET
 from trainer_module.training_config import (CONFIG_KEY, DEFAULT_REFIT, DEFAULT_TRAIN_STEPS,
                                             TrainingConfig)
 
@@ -184,7 +184,7 @@ class DeploymentConfig:
     pipeline_name: lowercase letters, digits and hyphens, as the pipeline compilers
       require; default 'tft-<data set name>' with '-' for any other character.
     train_steps: the Trainer's optimizer steps.
-    model_preset: a name from `trainer_module.hparams.PRESETS`.
+    model_preset: a name from `schema.hparams.PRESETS`.
     input_pattern: file pattern under `data_root`; may contain {SPAN}.
     train_spans: with {SPAN} in `input_pattern`, each run trains on the newest N spans
       under `data_root` (ExampleGen lists them); older ones are training rows only.

@@ -15,7 +15,7 @@ from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineC
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TRAINING_SPLIT, TimeSplit
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.training_config import (CONFIG_KEY, DEFAULT_REFIT, DEFAULT_TRAIN_STEPS,
                                             TrainingConfig)
 
@@ -72,7 +72,7 @@ class PipelineConfig:
     blessing: the Evaluator's thresholds.
     strides: forecast-start stride per split, in time steps of the data.
     sample_rates: share of windows kept per split (default: all), for large data.
-    model_preset: a name from `trainer_module.hparams.PRESETS`.
+    model_preset: a name from `schema.hparams.PRESETS`.
     model_overrides: TFTConfig fields to change from the preset.
     training_options: the Trainer's loop settings (`TrainingConfig` fields), e.g.
       {'steps_per_execution': 64} on TPU, {'seed': 7}.

@@ -18,7 +18,7 @@ import tempfile
 from typing import TYPE_CHECKING, List, Optional
 
 from common.exit_codes import BAD_INPUT, DONE
-from pipeline import cli_logs
+from common import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
 from schema.frequency import DAY

@@ -18,14 +18,14 @@ import sys
 from typing import List, Optional, Sequence
 
 from common.exit_codes import BAD_INPUT, DONE, RUN_FAILED, InputError, input_error_message
-from pipeline import cli_logs
-from pipeline.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
+from common import cli_logs
+from common.run_layout import (BACKTEST_DIR, DEFAULT_OUTPUT, GENERATED_DATASET,
                                  METADATA_FILE, RUN_SUMMARY_FILE, SERVING_MODEL_DIR)
 from schema import curated_schema, dataset_file
 from schema.dataset_spec import DatasetSpec, Role
 from schema.datasets import DATASETS, get_dataset
 from schema.time_split import TimeSplit
-from trainer_module.hparams import DEFAULT_PRESET
+from schema.hparams import DEFAULT_PRESET
 from trainer_module.training_config import DEFAULT_REFIT, DEFAULT_TRAIN_STEPS
 
 _BEAM_STEP = re.compile(r" \[while running '[^']*'\]")

@@ -2,7 +2,7 @@
 
 A background thread polls the run's ML Metadata store, so the report does not depend on
 how the components' libraries configure logging; a component's own progress records
-(`components.progress_log`) report the store first, so that they follow the line of the
+(`common.progress_log`) report the store first, so that they follow the line of the
 component's start.
 """
 
@@ -12,7 +12,7 @@ import threading
 from ml_metadata import errors, metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from components import progress_log
+from common import progress_log
 from pipeline.run_summary import node_id
 
 _DONE = {metadata_store_pb2.Execution.COMPLETE: 'done', metadata_store_pb2.Execution.CACHED:

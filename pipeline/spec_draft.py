@@ -32,7 +32,7 @@ from schema.frequency import (DAY, MINUTE, WEEK, WEEKDAYS, Frequency,
 from schema.time_split import (EVAL_SPLIT, check_time_format, day_month_order,
                                format_utc_offset, names_utc_offset, parse_timestamp,
                                utc_offset_seconds)
-from trainer_module.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
+from schema.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from trainer_module.naive_forecasts import naive_forecasts, periods_for
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily

@@ -1,3 +1,3 @@
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()

@@ -36,7 +36,7 @@ import yaml
 from common.exit_codes import InputError
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, check_keys
 from schema.time_split import TimeSplit
-from trainer_module.hparams import TFTConfig, check_seasonal_lag
+from schema.hparams import TFTConfig, check_seasonal_lag
 
 FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
 SPLIT_KEYS = ('eval_start', 'test_start', 'end')

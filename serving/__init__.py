@@ -1,6 +1,6 @@
 """The serving client: forecasts and reports from a published model (`tft-predict`,
 `tft-report`), and finding that model."""
 
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()

@@ -19,7 +19,8 @@ import tempfile
 from typing import List, Optional
 
 from common.exit_codes import BAD_INPUT, DONE, PARTIAL
-from pipeline import cli_logs, run_layout
+from common import run_layout
+from common import cli_logs
 
 DEFAULT_MODEL_DIR = os.path.join(run_layout.DEFAULT_OUTPUT, run_layout.GENERATED_DATASET,
                                  run_layout.SERVING_MODEL_DIR)

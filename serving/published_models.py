@@ -1,6 +1,6 @@
 """Finding a published model, and the series and categories it knows.
 
-A serving directory holds one SavedModel per version (`components.model_publishing`:
+A serving directory holds one SavedModel per version (`serving.model_publishing`:
 `<base>/<version>/saved_model.pb`, versions named by growing integers); other entries,
 such as the hidden directory a publish writes to before renaming it, are not versions.
 """
@@ -11,8 +11,8 @@ from typing import FrozenSet, Optional
 import tensorflow as tf
 from tfx.utils import path_utils
 
-from components.model_publishing import latest_version_dir
-from pipeline.run_layout import RUN_SUMMARY_FILE, SERVING_MODEL_DIR
+from serving.model_publishing import latest_version_dir
+from common.run_layout import RUN_SUMMARY_FILE, SERVING_MODEL_DIR
 from schema.features import SERIES_VOCABULARY
 from trainer_module import vocabularies
 

@@ -1,7 +1,7 @@
 """The `tft-report` command: an interpretation report of a model on transformed windows.
 
 Writes variable importance, attention and forecast figures with `index.html` and
-`report.json` (`components.report_writer`) for a published model (or any SavedModel the
+`report.json` (`serving.report_writer`) for a published model (or any SavedModel the
 Trainer exported) over windows written by the Windowing component.
 """
 
@@ -11,7 +11,7 @@ import sys
 from typing import List, Optional
 
 from common.exit_codes import BAD_INPUT, DONE
-from pipeline import cli_logs
+from common import cli_logs
 from serving.predict import DEFAULT_MODEL_DIR
 
 
@@ -40,7 +40,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
   # After the log settings: these import TensorFlow.
-  from components import report_writer
+  from serving import report_writer
   from serving import published_models
   from trainer_module import interpretation
 

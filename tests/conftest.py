@@ -3,7 +3,7 @@
 import os
 
 # Before TensorFlow loads (tfx below loads it): the tests run the kernels users get.
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()
 

@@ -22,7 +22,7 @@ from benchmarks import (etth1_tuning, host, linear_baseline, metrics, pipeline_r
                         stallion, stallion_tuning, time_zone, window_mixing)
 from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
 from schema.time_split import TimeSplit
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 

@@ -12,7 +12,7 @@ import os
 import pytest
 from tfx.utils import path_utils
 
-from components import model_publishing
+from serving import model_publishing
 from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets

@@ -6,7 +6,7 @@ import pathlib
 import subprocess
 import sys
 
-from pipeline import cli_logs
+from common import cli_logs
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 _NOISE = (b'2026-11-28 14:19:17.807989: E external/local_xla/xla/stream_executor/cuda/'
@@ -31,7 +31,7 @@ def _stderr_of(script: str) -> str:
 
 def test_a_command_imports_tensorflow_without_the_noise_and_keeps_stderr_working():
   script = ('import os, sys\n'
-            'from pipeline import cli_logs\n'
+            'from common import cli_logs\n'
             'cli_logs.configure()\n'
             "assert 'tensorflow' in sys.modules\n"
             "os.write(2, b'native line after the import\\n')\n"

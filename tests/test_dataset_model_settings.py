@@ -11,7 +11,7 @@ from serving import prediction
 from schema import datasets
 from schema.time_split import TimeSplit
 from tests.kubeflow.conftest import make_deployment
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.training_config import TrainingConfig
 
 # What `_check_input_files` checks the newest span against.

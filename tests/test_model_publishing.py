@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from components import model_publishing
+from serving import model_publishing
 
 
 def _saved_model(path, marker='a'):

@@ -1,6 +1,6 @@
 """The interpretation report's page: every value escaped, inputs by weight."""
 
-from components import report_writer
+from serving import report_writer
 from schema.selection_variables import GROUPS
 
 

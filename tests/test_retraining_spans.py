@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 from ml_metadata import metadata_store
 
-from components import model_publishing
+from serving import model_publishing
 from components.time_series_example_gen import SPLIT_REPORT_FILE
 from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides

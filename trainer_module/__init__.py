@@ -1,5 +1,5 @@
 """The TFT, its training and export (`train.run_fn`)."""
 
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 cpu_kernels.prefer_onednn()

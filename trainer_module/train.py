@@ -3,7 +3,7 @@
 `run_fn` reads these keys of the Trainer's `custom_config`:
   dataset_spec  DatasetSpec JSON (required).
   model_config  {'preset': name, 'overrides': {field: value}}: the model's
-                hyperparameters (`trainer_module.hparams.TFTConfig`).
+                hyperparameters (`schema.hparams.TFTConfig`).
   distribution  the distribution strategy, see `trainer_module.distribution`; the
                 environment variable TFT_DISTRIBUTION overrides it; default 'auto'.
   training      run settings (`trainer_module.training_config.TrainingConfig`):
@@ -42,11 +42,12 @@ import tensorflow_transform as tft
 import tf_keras as keras
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from components import progress_log, windowing
+from common import progress_log
+from schema import hparams, window_report
 from schema.dataset_spec import DatasetSpec
-from trainer_module import (cluster, distribution, epoch_progress, export, hparams,
-                            interval_calibration, refit, training_period, training_record,
-                            vocabularies, warm_start, window_inputs)
+from trainer_module import (cluster, distribution, epoch_progress, export, interval_calibration,
+                            refit, training_period, training_record, vocabularies, warm_start,
+                            window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -426,7 +427,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   transform_output = tft.TFTransformOutput(transform_graph)
   layout = window_inputs.input_layout(spec, transform_output)
 
-  eval_start = windowing.eval_start_of(_artifact_dir(fn_args.train_files))
+  eval_start = window_report.eval_start_of(_artifact_dir(fn_args.train_files))
   train_windows, train_bytes = window_inputs.training_window_stats(fn_args.train_files)
   eval_windows, eval_bytes = window_inputs.record_stats(fn_args.eval_files)
   if eval_windows == 0:

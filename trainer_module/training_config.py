@@ -1,6 +1,6 @@
 """How the Trainer runs the training loop: the Trainer custom_config key 'training'.
 
-Model hyperparameters live in `trainer_module.hparams.TFTConfig` (custom_config key
+Model hyperparameters live in `schema.hparams.TFTConfig` (custom_config key
 'model_config'); this holds what belongs to the run on given hardware: execution,
 learning-rate schedule shape and input-pipeline settings. Every field has a default, so
 `custom_config` may omit the key. Imports no TensorFlow, so deployment configs can check it

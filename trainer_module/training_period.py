@@ -1,7 +1,7 @@
 """What period of the data a model was trained on, recorded beside it.
 
 Every training window lies before the eval start of its run, which ExampleGen places and
-Windowing reports (`components.windowing.eval_start_of`). The Trainer records it with the
+Windowing reports (`schema.window_report.eval_start_of`). The Trainer records it with the
 model as `assets.extra/training_period.json`, so that a later run can tell whether the
 model it warm-starts from, or the last blessed model the Evaluator compares with, was
 trained on rows of that run's eval period: when the eval start moves back (a spec

@@ -31,7 +31,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from trainer_module import export, training_period, vocabularies, window_inputs
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
 WARM_START_DIR = os.path.join('assets.extra', 'warm_start')

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import input_signature
 from trainer_module.tft.inputs import InputLayout

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from trainer_module import hparams
+from schema import hparams
 from trainer_module.tft.inputs import InputLayout
 
 

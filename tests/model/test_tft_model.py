@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 from trainer_module.tft.inputs import input_signature
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model

@@ -10,7 +10,7 @@ import pytest
 from schema.datasets import SYNTHETIC
 from trainer_module import warm_start, window_inputs
 from trainer_module.export import DATASET_SPEC_FILE
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import KNOWN_EMBEDDING, STATIC_EMBEDDING, build_tft_model

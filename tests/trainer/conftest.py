@@ -29,7 +29,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from components import time_series_example_gen as example_gen
 from components import window_builder, windowing
 from pipeline import default_data
-from schema import datasets
+from schema import datasets, window_report
 from schema.dataset_spec import DType, Role
 from schema.features import SERIES_KEY, transformed_name
 from schema.time_split import format_time
@@ -139,7 +139,7 @@ def tiny(tmp_path_factory):
   eval_start = format_time(example_gen.resolve_boundary(SPLIT.eval_start, time_range, SPEC))
   windowing.write_window_report({'series': len(series_rows), 'windows_train': train_window_count,
                                  'windows_eval': len(windows['eval'])},
-                                str(root / 'windows' / windowing.WINDOW_REPORT_FILE),
+                                str(root / 'windows' / window_report.WINDOW_REPORT_FILE),
                                 ['train', 'eval'], SPEC, eval_start)
   return types.SimpleNamespace(
       spec=SPEC, transform_dir=transform_dir, train_files=files['train'],

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from trainer_module import cpu_kernels
+from common import cpu_kernels
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ONEDNN_IN_USE = ('from tensorflow.python.util import _pywrap_util_port; '

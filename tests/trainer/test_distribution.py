@@ -245,7 +245,7 @@ def test_models_under_a_tpu_strategy_are_built_in_bfloat16_by_default():
   """`precision: auto` (the default) resolves by the strategy run_fn builds."""
   from unittest import mock
 
-  from trainer_module import hparams
+  from schema import hparams
 
   tpu = mock.create_autospec(tf.distribute.TPUStrategy, instance=True)
   mirrored = tf.distribute.MirroredStrategy(['/cpu:0'])

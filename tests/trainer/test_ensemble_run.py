@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 import tf_keras as keras
 
-from components import progress_log
+from common import progress_log
 from trainer_module import export, train, training_record, warm_start, window_inputs
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from components import progress_log
+from common import progress_log
 from trainer_module import epoch_progress
 
 

@@ -8,14 +8,14 @@ import pytest
 from tfx.types import artifact_utils, standard_artifacts
 
 from components import gbm_baseline as component
-from components import windowing
+from schema import window_report
 from evaluation import gbm_baseline
 
 
 def _call(tiny, tmp_path, **parameters):
   windows = standard_artifacts.Examples()
   windows.uri = os.path.dirname(os.path.dirname(tiny.train_files[0]))
-  with open(os.path.join(windows.uri, windowing.WINDOW_REPORT_FILE), 'w') as f:
+  with open(os.path.join(windows.uri, window_report.WINDOW_REPORT_FILE), 'w') as f:
     json.dump({'windows': {'train': tiny.train_window_count,
                            'eval': len(tiny.eval_windows)}}, f)  # as Windowing writes it
   windows.split_names = artifact_utils.encode_split_names(['train', 'eval'])

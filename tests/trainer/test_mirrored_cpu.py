@@ -136,7 +136,7 @@ def _tft_case(rng, noise_scale):
   # pylint: disable=g-import-not-at-top
   import tf_keras as keras
 
-  from trainer_module.hparams import TFTConfig
+  from schema.hparams import TFTConfig
   from trainer_module.tft.inputs import InputLayout, input_signature
   from trainer_module.tft.model import build_tft_model, loss_and_metrics
 

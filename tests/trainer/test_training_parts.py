@@ -15,7 +15,8 @@ from schema import datasets
 from schema.dataset_spec import Role
 from schema.features import model_features, transformed_name
 from schema.window_layout import step_value_names, window_feature_spec
-from trainer_module import cluster, hparams, train, window_inputs
+from trainer_module import cluster, train, window_inputs
+from schema import hparams
 from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.training_config import TrainingConfig
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import TFTConfig
+from schema.hparams import TFTConfig
 from trainer_module.tft.model import TemporalFusionTransformer
 
 

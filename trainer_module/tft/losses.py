@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import check_point_loss
+from schema.hparams import check_point_loss
 
 
 def pinball_loss(y_true, y_pred, quantiles: Sequence[float]) -> tf.Tensor:

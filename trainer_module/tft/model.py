@@ -15,8 +15,8 @@ from typing import NamedTuple
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import TFTConfig
-from trainer_module.hparams import check_seasonal_lag
+from schema.hparams import TFTConfig
+from schema.hparams import check_seasonal_lag
 from trainer_module.tft import inputs as tft_inputs
 from trainer_module.tft.attention import InterpretableMultiHeadAttention
 from trainer_module.tft.embedding import InputEmbedding

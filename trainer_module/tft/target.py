@@ -3,7 +3,7 @@
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module.hparams import TARGET_LOCATIONS
+from schema.hparams import TARGET_LOCATIONS
 
 
 @keras.utils.register_keras_serializable(package='tft')

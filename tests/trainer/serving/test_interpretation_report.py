@@ -13,7 +13,7 @@ from matplotlib import image
 from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 
-from components import report_writer
+from serving import report_writer
 from components.interpretation_report import InterpretationReport, InterpretationReportGen
 from schema.selection_variables import selection_variables
 from schema.window_layout import TARGET_FUTURE

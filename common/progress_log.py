@@ -1,7 +1,7 @@
 """What a component says of its progress on long work: records of one logger family,
 `tft.progress.<component>`, which a local run prints as `[<component>] message`
 (`pipeline.progress`) while the commands keep the rest of TFX's, Beam's and TensorFlow's
-INFO logs out (`pipeline.cli_logs`). On Vertex AI, where the component's container logs at
+INFO logs out (`common.cli_logs`). On Vertex AI, where the component's container logs at
 INFO, they are ordinary log lines."""
 
 import logging
