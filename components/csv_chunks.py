@@ -1,6 +1,6 @@
 """Many CSV rows typed by a dataset spec and encoded as tf.Examples at once.
 
-The fast path of `time_series_example_gen`: a chunk of rows is typed column by column by
+The fast path of `components.input_rows`: a chunk of rows is typed column by column by
 the same rules (`schema.csv_values`, `DatasetSpec.read_time`, the spec's time grid) and
 encoded by tfx_bsl's native RecordBatch-to-tf.Example encoder, a few microseconds a row
 instead of the tens a row-by-row tf.Example takes. A missing value is left out of its

@@ -16,7 +16,8 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
 from components import forecasting
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from components import split_report
 from schema.dataset_spec import DatasetSpec, Role
 from serving import prediction
 from trainer_module import export
@@ -34,7 +35,7 @@ def _times_as_written(examples_uri: str, spec: DatasetSpec,
   """How the files ExampleGen read write each series' time at `instants`, for the UTC
   offset the examples do not keep; {} (UTC) when those files cannot be read again."""
   try:
-    return example_gen.times_as_written(example_gen.files_read(examples_uri), spec, instants)
+    return input_rows.times_as_written(split_report.files_read(examples_uri), spec, instants)
   except Exception as error:  # pylint: disable=broad-except
     logging.warning('Forecasts: the data files could not be read again for the UTC offset '
                     'of their times (%s); the forecast times are written in UTC.', error)

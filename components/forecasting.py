@@ -140,7 +140,7 @@ def last_instants(series: SeriesRows, spec: DatasetSpec) -> Dict[str, int]:
 def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
                                spec: DatasetSpec) -> SeriesRows:
   """`series` with each one's last row's time as the data writes it (`written`, by
-  series key: `time_series_example_gen.times_as_written`) where it is the same instant,
+  series key: `input_rows.times_as_written`) where it is the same instant,
   so that the steps the run adds after it are written in its UTC offset or notation."""
   result = {}
   for key_values, rows in series.items():

@@ -13,7 +13,7 @@ holding each step's raw columns too, for the Evaluator's baseline to read throug
 Transform (`schema.window_layout`).
 A series whose rows cannot be windowed (two at one time, a static value that changes)
 stops the run with an error naming those rows' files and lines, found again in the files
-ExampleGen read (`time_series_example_gen.find_rows`).
+ExampleGen read (`input_rows.find_rows`).
 `window_report.json` in the output artifact counts series, rows, windows per split,
 training segments and windows skipped, by reason, and gives the most steps one series
 spans in all and in each split (`longest_*`), which the errors for a split without
@@ -46,7 +46,8 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 from common.exit_codes import InputError
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from components import split_report
 from components import window_builder, window_files
 from schema.dataset_spec import DatasetSpec, DType, Role
 from schema.time_split import TRAINING_SPLIT
@@ -147,7 +148,7 @@ def cut_series(item: Tuple[str, Iterable[window_builder.RowChunk]], spec: Datase
                                                    segment_splits=(TRAINING_SPLIT,))
   except window_builder.RowsError as error:
     try:
-      where = example_gen.find_rows(input_files, spec, key, error.times)
+      where = input_rows.find_rows(input_files, spec, key, error.times)
     except Exception as unreadable:  # pylint: disable=broad-except
       where = f' (their files could not be read again: {unreadable})'
     raise InputError(f'{error}{where}') from None
@@ -241,15 +242,15 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       windows.split_names = artifact_utils.encode_split_names(splits_written)
     else:
       splits_written = splits
-    eval_start = (example_gen.read_split_report(examples.uri) or {}).get(
-        example_gen.BOUNDARIES, {}).get('eval_start')
+    eval_start = (split_report.read_split_report(examples.uri) or {}).get(
+        split_report.BOUNDARIES, {}).get('eval_start')
     with self._make_beam_pipeline() as pipeline:
       rows = ([_read_split(pipeline, examples.uri, split, transform_graph.uri, spec)
                for split in splits]
               | 'AllRows' >> beam.Flatten())
       built = (rows | 'BySeries' >> beam.GroupByKey()
                | 'Cut' >> beam.Map(cut_series, spec, strides, sample_rates,
-                                  example_gen.files_read(examples.uri), refit_splits))
+                                  split_report.files_read(examples.uri), refit_splits))
       _ = (built | 'Counts' >> beam.Map(lambda result: result[1])
            | 'SumCounts' >> beam.CombineGlobally(window_builder.sum_counts)
            | 'Report' >> beam.Map(write_window_report,

@@ -20,7 +20,8 @@ import numpy as np
 from tfx.utils import path_utils
 
 from common.exit_codes import InputError
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from schema import split_placement
 from components.gbm_baseline import FORECASTS_FILE
 from evaluation import backtest_scores
 from evaluation.backtest_scores import LIGHTGBM, TFT, TFT_REFIT
@@ -87,7 +88,7 @@ def plan(times: np.ndarray, spec: DatasetSpec, split: TimeSplit, origins: int,
 def _eval_steps(split: TimeSplit, time_range, spec: DatasetSpec) -> int:
   """The steps of the spec's eval period, placed in the data as ExampleGen places it."""
   place = lambda boundary: spec.frequency.step_of(
-      example_gen.resolve_boundary(boundary, time_range, spec))
+      split_placement.resolve_boundary(boundary, time_range, spec))
   stop = split.test_start if split.test_start is not None else split.end
   stop_step = place(stop) if stop is not None else spec.frequency.step_of(time_range[1]) + 1
   return stop_step - place(split.eval_start)
@@ -126,7 +127,7 @@ def data_times(config: PipelineConfig) -> np.ndarray:
                         'a {SPAN} pattern')
   files = future_check.data_files(config.data_root, config.input_pattern, 1).newest
   return np.array([config.dataset.read_time(text) for path in files
-                   for _, _, text in example_gen.keys_and_times(path, config.dataset)])
+                   for _, _, text in input_rows.keys_and_times(path, config.dataset)])
 
 
 def run(config: PipelineConfig, times: np.ndarray, origins: int, every: Optional[int],

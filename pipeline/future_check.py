@@ -15,7 +15,8 @@ import os
 from typing import Dict, Optional, Sequence
 
 from common.exit_codes import InputError
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from schema import split_placement
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import series_key
 from schema.time_split import TimeSplit
@@ -132,13 +133,13 @@ def last_times(data: DataFiles, spec: DatasetSpec, split: TimeSplit) -> Dict[str
     ValueError: a file ExampleGen would refuse, or a time it cannot read.
   """
   newest = [(key, spec.read_time(text)) for path in data.newest
-            for _, key, text in example_gen.keys_and_times(path, spec)]
+            for _, key, text in input_rows.keys_and_times(path, spec)]
   if newest and split.end is not None:
     seconds = [time for _, time in newest]
-    end = example_gen.resolve_boundary(split.end, (min(seconds), max(seconds)), spec)
+    end = split_placement.resolve_boundary(split.end, (min(seconds), max(seconds)), spec)
     newest = [(key, time) for key, time in newest if time < end]
   older = [(key, spec.read_time(text)) for path in data.older
-           for _, key, text in example_gen.keys_and_times(path, spec)]
+           for _, key, text in input_rows.keys_and_times(path, spec)]
   last: Dict[str, int] = {}
   for key, time in newest + older:
     last[key] = max(time, last.get(key, time))

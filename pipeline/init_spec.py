@@ -229,7 +229,7 @@ def write_schema(dataset: dataset_file.Dataset, csv_path: str, schema_path: str)
   import tensorflow_data_validation as tfdv
   from google.protobuf import text_format
 
-  from components.time_series_example_gen import read_csv_chunks
+  from components.input_rows import read_csv_chunks
 
   spec = dataset.spec
   with tempfile.TemporaryDirectory() as scratch:

@@ -20,9 +20,7 @@ from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import (BASELINE_LEFT_OUT_KEY, BEHIND_LIGHTGBM_KEY,
                                          DECIDED_BY_KEY)
-from components.time_series_example_gen import (AFTER_END, BOUNDARIES, SERIES_BOUNDARIES,
-                                                SPANS_READ, UNDECLARED_COLUMNS,
-                                                read_split_report)
+from components.split_report import AFTER_END, BOUNDARIES, SERIES_BOUNDARIES, SPANS_READ, UNDECLARED_COLUMNS, read_split_report
 from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT, judged_split

@@ -9,7 +9,8 @@ ExampleGen, StatisticsGen and Transform had run.
 
 from typing import Optional
 
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from schema import split_placement
 from pipeline.future_check import DataFiles
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
@@ -29,7 +30,7 @@ def eval_period_error(data: DataFiles, spec: DatasetSpec, split: TimeSplit,
     return None
   try:
     times = [spec.read_time(text) for path in data.newest
-             for _, _, text in example_gen.keys_and_times(path, spec)]
+             for _, _, text in input_rows.keys_and_times(path, spec)]
     return _error(times, spec, split, span_name) if times else None
   except ValueError:
     return None
@@ -45,9 +46,9 @@ def _error(times, spec: DatasetSpec, split: TimeSplit, span_name: str) -> Option
   for (name, period, value), (_, _, following) in zip(given, given[1:] + [(None, None, None)]):
     if period is None:
       continue
-    start = max(example_gen.resolve_boundary(value, time_range, spec), time_range[0])
+    start = max(split_placement.resolve_boundary(value, time_range, spec), time_range[0])
     stop = (None if following is None
-            else example_gen.resolve_boundary(following, time_range, spec))
+            else split_placement.resolve_boundary(following, time_range, spec))
     steps = _period_steps(times, start, stop, spec)
     if steps is None:
       continue

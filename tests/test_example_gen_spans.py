@@ -6,7 +6,8 @@ import os
 import tensorflow as tf
 from tfx import v1 as tfx
 
-from components.time_series_example_gen import SPLIT_REPORT_FILE, TimeSeriesExampleGen
+from components.split_report import SPLIT_REPORT_FILE
+from components.time_series_example_gen import TimeSeriesExampleGen
 from pipeline import default_data
 from pipeline.local_runner import BEAM_ARGS
 from schema.datasets import SYNTHETIC

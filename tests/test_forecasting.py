@@ -7,7 +7,9 @@ import pytest
 import tensorflow as tf
 
 from components import forecasting
-from components import time_series_example_gen as gen
+from components import input_rows
+from components import split_report
+from schema import time_split
 from schema import datasets, time_zones
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
@@ -29,7 +31,7 @@ def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
   rows = [_row('s2', 1), _row('s1', 3), _row('s1', 2, temperature='')]
   with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions('GZIP')) as writer:
     for row in rows:
-      writer.write(gen.parse_row(row, SPEC, 'x').SerializeToString())
+      writer.write(input_rows.parse_row(row, SPEC, 'x').SerializeToString())
   series = forecasting.series_from_examples([path], SPEC)
   assert sorted(series) == [('s1',), ('s2',)]
   s1 = series[('s1',)]
@@ -51,7 +53,7 @@ def test_on_a_grid_of_days_the_times_read_back_and_forecast_are_dates(tmp_path):
   with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions('GZIP')) as writer:
     for day in range(1, 5):
       row = {**_row('s1', 0), 'timestamp': f'2024-01-0{day}'}
-      writer.write(gen.parse_row(row, daily, 'x').SerializeToString())
+      writer.write(input_rows.parse_row(row, daily, 'x').SerializeToString())
   rows = forecasting.series_from_examples([path], daily)[('s1',)]
   assert [row.values['timestamp'] for row in rows] == [f'2024-01-0{day}' for day in range(1, 5)]
   window = prediction.build_window(('s1',), prediction.with_horizon(rows, [], daily), daily)
@@ -234,7 +236,7 @@ def test_with_a_time_zone_the_steps_the_run_adds_are_written_as_the_data_writes_
   offset or naive UTC where they are not, whatever clock the calendar reads."""
   zoned = dataclasses.replace(NO_KNOWN, calendar_features=('hour_of_day',),
                               time_zone='Europe/Berlin')
-  last = gen.parse_timestamp('2024-03-30 23:00:00')
+  last = time_split.parse_timestamp('2024-03-30 23:00:00')
 
   def added_steps(last_time, spec=zoned):
     rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
@@ -256,7 +258,7 @@ def test_with_a_time_zone_the_steps_the_run_adds_are_written_as_the_data_writes_
 
 def test_times_written_on_a_zones_clock_are_told_from_utc_and_other_offsets():
   berlin = 'Europe/Berlin'
-  winter = gen.parse_timestamp('2024-01-15 11:00:00')
+  winter = time_split.parse_timestamp('2024-01-15 11:00:00')
   assert time_zones.writes_on_clock('2024-01-15 12:00:00+01:00', winter, berlin)
   assert not time_zones.writes_on_clock('2024-01-15 13:00:00+02:00', winter, berlin)
   assert not time_zones.writes_on_clock('2024-01-15 11:00:00', winter, berlin)
@@ -272,11 +274,11 @@ def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_
                   's1,2024-01-01 05:00:00+02:00,1.5,north,50,1.1,20\n')
   examples = tmp_path / 'examples'
   examples.mkdir()
-  gen.write_split_report([('train', 1), ('eval', 1)], str(examples / gen.SPLIT_REPORT_FILE),
+  split_report.write_split_report([('train', 1), ('eval', 1)], str(examples / split_report.SPLIT_REPORT_FILE),
                          TimeSplit(eval_start=0.5), spans=[0], files=[str(data)], spec=SPEC,
                          time_range=(1704070800, 1704070800))
   written = forecast_gen._times_as_written  # pylint: disable=protected-access
-  instants = {'s1': gen.parse_timestamp('2024-01-01 03:00:00')}
+  instants = {'s1': time_split.parse_timestamp('2024-01-01 03:00:00')}
   assert written(str(examples), SPEC, instants) == {'s1': '2024-01-01 05:00:00+02:00'}
   data.unlink()  # gone since: the forecasts are written in UTC, with a warning
   assert written(str(examples), SPEC, instants) == {}

@@ -12,7 +12,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from components.time_series_example_gen import SPLIT_REPORT_FILE
+from components.split_report import SPLIT_REPORT_FILE
 from components.windowing import WINDOW_REPORT_FILE
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets

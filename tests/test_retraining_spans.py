@@ -17,7 +17,7 @@ import tensorflow as tf
 from ml_metadata import metadata_store
 
 from serving import model_publishing
-from components.time_series_example_gen import SPLIT_REPORT_FILE
+from components.split_report import SPLIT_REPORT_FILE
 from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets

@@ -200,11 +200,11 @@ def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
   # did.
   assert (dataset.split.eval_start, dataset.split.test_start) == ('last 36 steps',
                                                                   'last 18 steps')
-  from components import time_series_example_gen as example_gen
+  from schema import split_placement
   time_range = (parse_timestamp('2015-01-01'), parse_timestamp('2022-12-01'))
-  assert example_gen.resolve_boundary(dataset.split.eval_start, time_range,
+  assert split_placement.resolve_boundary(dataset.split.eval_start, time_range,
                                       dataset.spec) == parse_timestamp(drafted.eval_start)
-  assert example_gen.resolve_boundary(dataset.split.test_start, time_range,
+  assert split_placement.resolve_boundary(dataset.split.test_start, time_range,
                                       dataset.spec) == parse_timestamp(drafted.test_start)
   # Enough windows: the preset's batch, and no model line.
   many = spec_draft.draft(_monthly_sales(SHOPS), 'sales', 'sales')

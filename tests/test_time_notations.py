@@ -9,7 +9,7 @@ import tensorflow as tf
 import yaml
 
 from components import forecasting
-from components import time_series_example_gen as example_gen
+from components import input_rows
 from pipeline import init_spec, spec_draft
 from schema import dataset_file, datasets
 from schema.dataset_spec import Role
@@ -99,7 +99,7 @@ def test_the_runs_forecasts_find_the_notation_of_the_data_files(tmp_path):
       drafted, str(path), str(tmp_path / 'sales.yaml'), str(tmp_path / 'schema'))),
                                 str(tmp_path)).spec
   last = parse_timestamp('2010-10-01')
-  written = example_gen.times_as_written([str(path)], spec, {'1': last, '2': last})
+  written = input_rows.times_as_written([str(path)], spec, {'1': last, '2': last})
   assert written == {'1': '2010-Q4', '2': '2010-Q4'}
 
 
@@ -223,14 +223,14 @@ def test_a_spec_refuses_a_time_format_without_the_time_of_day_its_grid_needs(tmp
 
 def test_example_gen_reads_the_formatted_times_and_forecasts_are_written_in_them(tmp_path):
   path, _, spec = _day_first_spec(tmp_path)
-  fast = next(example_gen.read_csv_chunks(str(path), spec))
-  by_row = [example_gen.example_time(e, spec)
-            for e in example_gen.read_csv_examples(str(path), spec)]
+  fast = next(input_rows.read_csv_chunks(str(path), spec))
+  by_row = [input_rows.example_time(e, spec)
+            for e in input_rows.read_csv_examples(str(path), spec)]
   assert list(fast.seconds) == by_row
   assert format_time(by_row[0]) == '2016-06-01 00:00:00'
   assert format_time(by_row[59]) == '2016-07-30 00:00:00'
   last = parse_timestamp('2016-07-30')
-  assert example_gen.times_as_written([str(path)], spec, {'1': last}) == {'1': '30/07/2016'}
+  assert input_rows.times_as_written([str(path)], spec, {'1': last}) == {'1': '30/07/2016'}
   series = prediction.read_series(str(path), spec)
   rows = prediction.with_horizon(series[('1',)], [], spec)
   window = prediction.build_window(('1',), rows, spec)
@@ -238,7 +238,7 @@ def test_example_gen_reads_the_formatted_times_and_forecasts_are_written_in_them
   assert len(window.horizon_times) == spec.horizon
   records = str(tmp_path / 'examples.gz')
   with tf.io.TFRecordWriter(records, options='GZIP') as writer:
-    for example in example_gen.read_csv_examples(str(path), spec):
+    for example in input_rows.read_csv_examples(str(path), spec):
       writer.write(example.SerializeToString())
   from_examples = forecasting.series_from_examples([records], spec)
   assert from_examples[('1',)][-1].values['date'] == '30/07/2016'
@@ -250,6 +250,6 @@ def test_a_row_off_the_format_names_file_line_and_format(tmp_path):
   lines[4] = lines[4].replace('04/06/2016', '2016-06-04')
   path.write_text('\n'.join(lines) + '\n')
   with pytest.raises(ValueError) as refused:
-    list(example_gen.read_csv_examples(str(path), spec))
+    list(input_rows.read_csv_examples(str(path), spec))
   assert "sales.csv, line 5, column 'date': cannot read '2016-06-04' in the time format " in str(
       refused.value)

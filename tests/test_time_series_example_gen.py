@@ -9,6 +9,9 @@ import tensorflow as tf
 
 from components import csv_chunks
 from components import time_series_example_gen as gen
+from components import input_rows
+from components import split_report
+from schema import split_placement
 from schema.dataset_spec import Role
 from schema.datasets import SYNTHETIC
 from schema.frequency import Frequency
@@ -19,7 +22,7 @@ ROW = {'station': 's1', 'timestamp': '2024-01-01 05:00:00', 'load': '3.5', 'regi
 
 
 def test_parse_row_types_values_and_leaves_allowed_missing_values_out():
-  example = gen.parse_row(ROW, SYNTHETIC, 'f.csv, line 2')
+  example = input_rows.parse_row(ROW, SYNTHETIC, 'f.csv, line 2')
   feature = example.features.feature
   assert feature['timestamp'].int64_list.value == [parse_timestamp('2024-01-01T05:00:00')]
   assert feature['load'].float_list.value == [3.5]
@@ -34,7 +37,7 @@ def test_parse_row_types_values_and_leaves_allowed_missing_values_out():
 ])
 def test_bad_values_name_file_line_and_column(column, value, message):
   with pytest.raises(ValueError, match=message):
-    gen.parse_row(dict(ROW, **{column: value}), SYNTHETIC, 'f.csv, line 2')
+    input_rows.parse_row(dict(ROW, **{column: value}), SYNTHETIC, 'f.csv, line 2')
 
 
 @pytest.mark.parametrize('frequency, written, hint', [
@@ -46,7 +49,7 @@ def test_a_time_off_the_specs_grid_is_named_with_its_line_and_the_fix(frequency,
                                                                       hint):
   spec = dataclasses.replace(SYNTHETIC, frequency=Frequency(frequency), calendar_features=())
   with pytest.raises(ValueError) as raised:
-    gen.parse_row(dict(ROW, timestamp=written), spec, 'f.csv, line 2')
+    input_rows.parse_row(dict(ROW, timestamp=written), spec, 'f.csv, line 2')
   message = str(raised.value)
   assert message.startswith(f"f.csv, line 2, column 'timestamp': {written!r} is not on the "
                             f"{frequency} grid (")
@@ -58,7 +61,7 @@ def test_missing_declared_column_names_the_file_and_the_column(tmp_path):
   path.write_text('station,timestamp,load\ns1,2024-01-01,1\n')
   with pytest.raises(ValueError, match=r"data.csv: columns \['region', 'capacity', 'price', "
                      r"'temperature'\] are missing; dataset spec 'synthetic' declares them"):
-    gen.read_header(str(path), SYNTHETIC)
+    input_rows.read_header(str(path), SYNTHETIC)
 
 
 def test_columns_the_spec_does_not_declare_are_listed_once_in_the_order_met(tmp_path):
@@ -68,11 +71,11 @@ def test_columns_the_spec_does_not_declare_are_listed_once_in_the_order_met(tmp_
   records = tmp_path / 'c.tfrecord'  # not a CSV: its features are not read here
   records.write_bytes(b'')
   files = [str(first), str(second), str(records)]
-  assert gen.undeclared_columns(files, SYNTHETIC) == ['promo', 'note']
-  assert gen.undeclared_columns(files[:1], SYNTHETIC) == ['promo']
+  assert input_rows.undeclared_columns(files, SYNTHETIC) == ['promo', 'note']
+  assert input_rows.undeclared_columns(files[:1], SYNTHETIC) == ['promo']
   second.write_text('station,timestamp,load\n')  # and the headers are checked
   with pytest.raises(ValueError, match=r"b.csv: columns \['region'"):
-    gen.undeclared_columns(files, SYNTHETIC)
+    input_rows.undeclared_columns(files, SYNTHETIC)
 
 
 def test_a_header_that_repeats_a_name_is_an_error(tmp_path):
@@ -80,7 +83,7 @@ def test_a_header_that_repeats_a_name_is_an_error(tmp_path):
   path.write_text(','.join(ROW) + ',load\n' + ','.join(ROW.values()) + ',4\n')
   with pytest.raises(ValueError, match=r"data.csv: the header names 'load' twice \(columns 3 "
                      r'and 8\); give each column its own name'):
-    gen.read_header(str(path), SYNTHETIC)
+    input_rows.read_header(str(path), SYNTHETIC)
 
 
 @pytest.mark.parametrize('written', ['2024-01-01T05:00:00Z', '2024-01-01 05:00:00z',
@@ -93,33 +96,33 @@ def test_rows_with_the_wrong_field_count_are_an_error(tmp_path):
   path = tmp_path / 'data.csv'
   path.write_text(','.join(ROW) + '\n' + ','.join(ROW.values()) + '\ns1,2024\n')
   with pytest.raises(ValueError, match='line 3: 2 fields, but the header has 7'):
-    list(gen.read_csv_examples(str(path), SYNTHETIC))
+    list(input_rows.read_csv_examples(str(path), SYNTHETIC))
 
 
 def _example_at(timestamp):
-  return gen.parse_row(dict(ROW, timestamp=timestamp), SYNTHETIC, 'x')
+  return input_rows.parse_row(dict(ROW, timestamp=timestamp), SYNTHETIC, 'x')
 
 
 def test_split_by_timestamps_with_test_and_end():
   split = TimeSplit(eval_start='2024-01-10', test_start='2024-01-20', end='2024-01-30')
-  names = split.split_names + (gen.AFTER_END,)
-  assigned = [names[gen.split_index(_example_at(day), SYNTHETIC, split, None)]
+  names = split.split_names + (split_report.AFTER_END,)
+  assigned = [names[input_rows.split_index(_example_at(day), SYNTHETIC, split, None)]
               for day in ('2024-01-09 23:00', '2024-01-10', '2024-01-19 23:00', '2024-01-20',
                           '2024-01-29 23:00', '2024-01-30')]
-  assert assigned == ['train', 'eval', 'eval', 'test', 'test', gen.AFTER_END]
+  assert assigned == ['train', 'eval', 'eval', 'test', 'test', split_report.AFTER_END]
 
 
 def test_split_by_fraction_of_the_time_range():
   split = TimeSplit(eval_start=0.75)
   time_range = (parse_timestamp('2024-01-01'), parse_timestamp('2024-01-05'))
-  assert gen.split_index(_example_at('2024-01-03 23:00'), SYNTHETIC, split, time_range) == 0
-  assert gen.split_index(_example_at('2024-01-04'), SYNTHETIC, split, time_range) == 1
+  assert input_rows.split_index(_example_at('2024-01-03 23:00'), SYNTHETIC, split, time_range) == 0
+  assert input_rows.split_index(_example_at('2024-01-04'), SYNTHETIC, split, time_range) == 1
   # Between grid times, a fraction is moved on to the next: the same rows either side.
   split = TimeSplit(eval_start=0.801)  # 2024-01-04 04:53:45.6
-  assert gen.resolve_boundary(0.801, time_range, SYNTHETIC) == parse_timestamp(
+  assert split_placement.resolve_boundary(0.801, time_range, SYNTHETIC) == parse_timestamp(
       '2024-01-04 05:00')
-  assert gen.split_index(_example_at('2024-01-04 04:00'), SYNTHETIC, split, time_range) == 0
-  assert gen.split_index(_example_at('2024-01-04 05:00'), SYNTHETIC, split, time_range) == 1
+  assert input_rows.split_index(_example_at('2024-01-04 04:00'), SYNTHETIC, split, time_range) == 0
+  assert input_rows.split_index(_example_at('2024-01-04 05:00'), SYNTHETIC, split, time_range) == 1
 
 
 def test_split_by_the_last_steps_moves_with_the_data():
@@ -129,11 +132,11 @@ def test_split_by_the_last_steps_moves_with_the_data():
   for end, day_before, first_day in (('2024-01-05 23:00', '2024-01-03', '2024-01-04'),
                                      ('2024-01-09 23:00', '2024-01-07', '2024-01-08')):
     time_range = (parse_timestamp('2024-01-01'), parse_timestamp(end))
-    assert gen.split_index(_example_at(f'{first_day} 00:00'), SYNTHETIC, split,
+    assert input_rows.split_index(_example_at(f'{first_day} 00:00'), SYNTHETIC, split,
                            time_range) == 1
-    assert gen.split_index(_example_at(f'{day_before} 23:00'), SYNTHETIC, split,
+    assert input_rows.split_index(_example_at(f'{day_before} 23:00'), SYNTHETIC, split,
                            time_range) == 0
-  assert gen.resolve_boundary('last 24 steps', time_range, SYNTHETIC) == parse_timestamp(
+  assert split_placement.resolve_boundary('last 24 steps', time_range, SYNTHETIC) == parse_timestamp(
       '2024-01-09')
 
 
@@ -147,11 +150,11 @@ def test_the_last_steps_of_each_series_are_placed_from_that_series_last_row():
   seconds = np.array([parse_timestamp(time) for time in times])
   keys = np.array(['a', 'a', 'a', 'b', 'b', 'b'], dtype=object)
   time_range = (parse_timestamp('2024-01-01'), ends['b'])
-  assert gen.split_indices(seconds, split, time_range, SYNTHETIC, keys, ends).tolist() == [
+  assert split_placement.split_indices(seconds, split, time_range, SYNTHETIC, keys, ends).tolist() == [
       0, 1, 2, 0, 1, 2]
   # Placed in the data's time range instead, series a would be all training rows.
   whole = TimeSplit(eval_start='last 48 steps', test_start='last 24 steps')
-  assert gen.split_indices(seconds, whole, time_range, SYNTHETIC).tolist() == [
+  assert split_placement.split_indices(seconds, whole, time_range, SYNTHETIC).tolist() == [
       0, 0, 0, 0, 1, 2]
   chunk = csv_chunks.Encoded(seconds, [b''] * 6, keys)
   assert sorted(gen.series_ends(chunk)) == [('a', parse_timestamp('2024-01-05 00:00')),
@@ -163,12 +166,12 @@ def test_the_report_of_periods_placed_per_series_gives_their_earliest_and_latest
   split = TimeSplit(eval_start='last 24 steps of each series')
   ends = {'a': parse_timestamp('2024-01-05 23:00'), 'b': parse_timestamp('2024-02-05 23:00')}
   path = tmp_path / 'report.json'
-  gen.write_split_report([('train', 5), ('eval', 3)], str(path), split, spans=[0],
+  split_report.write_split_report([('train', 5), ('eval', 3)], str(path), split, spans=[0],
                          files=['a.csv'], spec=SYNTHETIC,
                          time_range=(parse_timestamp('2024-01-01'), ends['b']), ends=ends)
   report = json.loads(path.read_text())
-  assert report[gen.BOUNDARIES] == {'eval_start': '2024-02-05 00:00:00'}  # the latest
-  assert report[gen.SERIES_BOUNDARIES] == {'eval_start': ['2024-01-05 00:00:00',
+  assert report[split_report.BOUNDARIES] == {'eval_start': '2024-02-05 00:00:00'}  # the latest
+  assert report[split_report.SERIES_BOUNDARIES] == {'eval_start': ['2024-01-05 00:00:00',
                                                           '2024-02-05 00:00:00']}
 
 
@@ -178,7 +181,7 @@ def test_boundaries_of_both_kinds_out_of_order_in_the_data_are_refused():
   with pytest.raises(ValueError, match=r"time split test_start=0.5 falls at or before "
                      r"eval_start='2024-01-04' in the data, which runs from 2024-01-01 "
                      r'00:00:00 to 2024-01-05 00:00:00'):
-    gen.split_index(_example_at('2024-01-02'), SYNTHETIC, split, time_range)
+    input_rows.split_index(_example_at('2024-01-02'), SYNTHETIC, split, time_range)
 
 
 @pytest.mark.parametrize('kwargs, message', [
@@ -210,7 +213,7 @@ def test_bad_time_splits_raise(kwargs, message):
 
 def test_empty_split_is_an_error(tmp_path):
   with pytest.raises(ValueError, match=r"leaves splits \['eval'\] empty"):
-    gen.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5),
+    split_report.write_split_report([('train', 5)], str(tmp_path / 'r.json'), TimeSplit(eval_start=0.5),
                            spans=[0], files=['a.csv'], spec=SYNTHETIC, time_range=(0, 36000))
 
 
@@ -240,8 +243,8 @@ TF_ROW = {'station': b's1', 'load': 3.5, 'region': b'north', 'capacity': 50.0, '
 def test_tfrecord_rows_read_like_csv_rows(tmp_path, time_value):
   path = tmp_path / 'rows.tfrecord.gz'
   _tfrecord(path, [dict(TF_ROW, timestamp=time_value)], compress=True)
-  [(seconds, [from_tfrecord], keys)] = gen.read_chunks(str(path), SYNTHETIC)
-  from_csv = gen.parse_row(dict(ROW, price='1.25'), SYNTHETIC, 'x')
+  [(seconds, [from_tfrecord], keys)] = input_rows.read_chunks(str(path), SYNTHETIC)
+  from_csv = input_rows.parse_row(dict(ROW, price='1.25'), SYNTHETIC, 'x')
   assert tf.train.Example.FromString(from_tfrecord) == from_csv
   assert seconds.tolist() == [parse_timestamp('2024-01-01 05:00:00')]
   assert keys.tolist() == ['s1']
@@ -252,26 +255,26 @@ def test_tfrecord_errors_name_file_and_record(tmp_path):
   _tfrecord(path, [dict(TF_ROW, timestamp=b'2024-01-01'), dict(TF_ROW, timestamp=b'2024-01-01',
                                                                  load=[1.0, 2.0])])
   with pytest.raises(ValueError, match="rows.tfrecord, record 2: column 'load' holds 2 values"):
-    list(gen.read_chunks(str(path), SYNTHETIC))
+    list(input_rows.read_chunks(str(path), SYNTHETIC))
   _tfrecord(path, [{k: v for k, v in TF_ROW.items() if k != 'load'} | {'timestamp': b'2024-01-01'}])
   with pytest.raises(ValueError, match=r"rows.tfrecord, record 1: column 'load' is empty"):
-    list(gen.read_chunks(str(path), SYNTHETIC))
+    list(input_rows.read_chunks(str(path), SYNTHETIC))
 
 
 def test_unknown_file_format_is_an_error(tmp_path):
   with pytest.raises(ValueError, match='unknown input format'):
-    gen.read_chunks('data.parquet', SYNTHETIC)
+    input_rows.read_chunks('data.parquet', SYNTHETIC)
   # A span directory read without a span pattern: the pattern is the fix.
   (tmp_path / 'span-1').mkdir()
   with pytest.raises(ValueError, match=r"span-1 is a directory among the input files; for "
                      r"span directories .* give --input-pattern 'span-\{SPAN\}/\*.csv'"):
-    gen.read_chunks(str(tmp_path / 'span-1'), SYNTHETIC)
+    input_rows.read_chunks(str(tmp_path / 'span-1'), SYNTHETIC)
 
 
 @pytest.mark.parametrize('text', ['', 'NA', 'null', 'None', 'NaN', 'nan', 'inf', '-inf',
                                   '1e39'])
 def test_missing_markers_and_non_finite_numbers_are_missing_where_allowed(text):
-  example = gen.parse_row(dict(ROW, temperature=text), SYNTHETIC, 'f.csv, line 2')
+  example = input_rows.parse_row(dict(ROW, temperature=text), SYNTHETIC, 'f.csv, line 2')
   assert 'temperature' not in example.features.feature
 
 
@@ -279,7 +282,7 @@ def test_missing_markers_and_non_finite_numbers_are_missing_where_allowed(text):
 def test_missing_or_non_finite_values_where_not_allowed_name_file_line_and_column(text):
   with pytest.raises(ValueError, match=rf"f.csv, line 7: column 'price' holds '{text}', a "
                      r'missing or non-finite value; .* allow_missing: true'):
-    gen.parse_row(dict(ROW, price=text), SYNTHETIC, 'f.csv, line 7')
+    input_rows.parse_row(dict(ROW, price=text), SYNTHETIC, 'f.csv, line 7')
 
 
 def test_an_empty_target_points_at_the_future_file_not_at_allow_missing():
@@ -287,16 +290,16 @@ def test_an_empty_target_points_at_the_future_file_not_at_allow_missing():
                      'target .* every row of the data needs. Fill the value or drop the row; '
                      r'rows that give the known columns .* future file \(tft-pipeline --future '
                      r'FILE, future_file: in a deployment file\), not among the data files$'):
-    gen.parse_row(dict(ROW, load=''), SYNTHETIC, 'f.csv, line 7')
+    input_rows.parse_row(dict(ROW, load=''), SYNTHETIC, 'f.csv, line 7')
   no_known = dataclasses.replace(
       SYNTHETIC, columns=tuple(c for c in SYNTHETIC.columns if c.role != Role.KNOWN))
   with pytest.raises(ValueError, match=r'which every row of the data needs. Fill the value '
                      r'or drop the row$'):
-    gen.parse_row(dict(ROW, load=''), no_known, 'f.csv, line 7')
+    input_rows.parse_row(dict(ROW, load=''), no_known, 'f.csv, line 7')
 
 
 def test_categorical_values_are_kept_as_written():
-  example = gen.parse_row(dict(ROW, region='NA'), SYNTHETIC, 'x')
+  example = input_rows.parse_row(dict(ROW, region='NA'), SYNTHETIC, 'x')
   assert example.features.feature['region'].bytes_list.value == [b'NA']
 
 
@@ -304,22 +307,22 @@ def test_a_byte_order_mark_before_the_header_is_not_part_of_a_name(tmp_path):
   path = tmp_path / 'excel.csv'
   path.write_bytes(('\ufeff' + ','.join(ROW) + '\n' + ','.join(ROW.values()) + '\n')
                    .encode('utf-8'))
-  [example] = gen.read_csv_examples(str(path), SYNTHETIC)
-  assert example == gen.parse_row(ROW, SYNTHETIC, 'x')
+  [example] = input_rows.read_csv_examples(str(path), SYNTHETIC)
+  assert example == input_rows.parse_row(ROW, SYNTHETIC, 'x')
 
 
 def test_a_header_without_rows_is_an_error(tmp_path):
   path = tmp_path / 'empty.csv'
   path.write_text(','.join(ROW) + '\n')
   with pytest.raises(ValueError, match='empty.csv has a header and no rows'):
-    list(gen.read_csv_examples(str(path), SYNTHETIC))
+    list(input_rows.read_csv_examples(str(path), SYNTHETIC))
 
 
 def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monkeypatch):
   """The native encoding of whole chunks against `parse_row`: missing values in several
   patterns (left out, not empty), markers, spaces, exponents, overflow, repeated
   timestamps, and chunk borders."""
-  monkeypatch.setattr(gen, 'CHUNK_ROWS', 4)
+  monkeypatch.setattr(input_rows, 'CHUNK_ROWS', 4)
   rows = [dict(ROW, timestamp=f'2024-01-01 {hour % 3:02d}:00:00', station=f' s{hour % 2} ',
                load=f'{hour}.25e1', price=price, temperature=temperature)
           for hour, (price, temperature) in enumerate(
@@ -332,14 +335,14 @@ def test_csv_chunks_hold_the_examples_of_the_rows_read_one_by_one(tmp_path, monk
       dataclasses.replace(column, allow_missing=True) if column.name == 'price' else column
       for column in SYNTHETIC.columns))
 
-  chunks = list(gen.read_chunks(str(path), spec))
+  chunks = list(input_rows.read_chunks(str(path), spec))
 
   assert [len(chunk.serialized) for chunk in chunks] == [4, 4]
-  one_by_one = list(gen.read_csv_examples(str(path), spec))
+  one_by_one = list(input_rows.read_csv_examples(str(path), spec))
   assert [tf.train.Example.FromString(s) for chunk in chunks for s in chunk.serialized] == (
       one_by_one)
   assert [t for chunk in chunks for t in chunk.seconds.tolist()] == [
-      gen.example_time(example, spec) for example in one_by_one]
+      input_rows.example_time(example, spec) for example in one_by_one]
   assert [key for chunk in chunks for key in chunk.keys] == [
       example.features.feature['station'].bytes_list.value[0].decode()
       for example in one_by_one]
@@ -359,7 +362,7 @@ def test_a_bad_value_in_a_chunk_names_its_line_and_column(tmp_path, column, valu
   path = tmp_path / 'data.csv'
   path.write_text(','.join(ROW) + '\n' + ''.join(','.join(row.values()) + '\n' for row in rows))
   with pytest.raises(ValueError, match=message):
-    list(gen.read_chunks(str(path), SYNTHETIC))
+    list(input_rows.read_chunks(str(path), SYNTHETIC))
 
 
 def test_rows_are_found_again_by_series_and_time_with_their_file_and_line(tmp_path):
@@ -372,10 +375,10 @@ def test_rows_are_found_again_by_series_and_time_with_their_file_and_line(tmp_pa
   _tfrecord(records, [dict(TF_ROW, timestamp=b'2024-01-01 01:00:00')])
   files = [str(first), str(second), str(records)]
   one = parse_timestamp('2024-01-01 01:00:00')
-  assert gen.find_rows(files, SYNTHETIC, 's1', {one}) == (
+  assert input_rows.find_rows(files, SYNTHETIC, 's1', {one}) == (
       f'; rows at {first}, line 4 and {second}, line 2 and {records}, record 1')
-  assert gen.find_rows(files, SYNTHETIC, 's2', {one, one - 3600}) == f'; rows at {first}, line 3'
-  assert gen.find_rows(files, SYNTHETIC, 's3', {one}) == ''
+  assert input_rows.find_rows(files, SYNTHETIC, 's2', {one, one - 3600}) == f'; rows at {first}, line 3'
+  assert input_rows.find_rows(files, SYNTHETIC, 's3', {one}) == ''
 
 
 def test_each_series_last_time_is_read_again_as_the_files_write_it(tmp_path):
@@ -397,10 +400,10 @@ def test_each_series_last_time_is_read_again_as_the_files_write_it(tmp_path):
       ('s1', '2024-03-31 01:00:00Z'), ('s2', '2024-03-31 02:00:00Z'),
       ('s3', '2024-03-31 01:00:00Z'), ('42', '2024-03-31 01:00:00Z'),
       ('s4', '2024-03-31 01:00:00Z'))}
-  assert gen.times_as_written(files, SYNTHETIC, instants) == {
+  assert input_rows.times_as_written(files, SYNTHETIC, instants) == {
       's1': '2024-03-31 03:00:00+02:00', 's2': '2024-03-31 02:00:00Z',
       's3': '2024-03-31 03:00:00+02:00', '42': '2024-03-31 03:00:00+02:00'}
-  assert gen.find_rows(files, SYNTHETIC, '42', {instants['42']}) == (
+  assert input_rows.find_rows(files, SYNTHETIC, '42', {instants['42']}) == (
       f'; rows at {records}, record 3')
 
 
@@ -412,5 +415,5 @@ def test_times_without_offsets_are_not_read_again(tmp_path):
                   's1,2024-01-01 01:00:00+01:00,1.5,north,50,1.1,20\n')
   records = tmp_path / 'b.tfrecord'
   _tfrecord(records, [dict(TF_ROW, timestamp=parse_timestamp('2024-01-01 05:00:00'))])
-  assert gen.times_as_written([str(data), str(records)], SYNTHETIC,
+  assert input_rows.times_as_written([str(data), str(records)], SYNTHETIC,
                               {'s1': parse_timestamp('2024-01-01 00:00:00')}) == {}

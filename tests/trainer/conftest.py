@@ -26,7 +26,8 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io, schema_utils
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from components import time_series_example_gen as example_gen
+from components import input_rows
+from schema import split_placement
 from components import window_builder, windowing
 from pipeline import default_data
 from schema import datasets, window_report
@@ -87,10 +88,10 @@ def tiny(tmp_path_factory):
   root = tmp_path_factory.mktemp('tiny')
   csv_path = str(root / 'data.csv')
   default_data.generate(csv_path, num_series=2, days=5, seed=3)
-  examples = list(example_gen.read_csv_examples(csv_path, SPEC))
-  seconds = [example_gen.example_time(e, SPEC) for e in examples]
+  examples = list(input_rows.read_csv_examples(csv_path, SPEC))
+  seconds = [input_rows.example_time(e, SPEC) for e in examples]
   time_range = (min(seconds), max(seconds))
-  split_of = [SPLIT.split_names[example_gen.split_index(e, SPEC, SPLIT, time_range)]
+  split_of = [SPLIT.split_names[input_rows.split_index(e, SPEC, SPLIT, time_range)]
               for e in examples]
   feature_spec = _raw_feature_spec()
   instances = [_instance(e, feature_spec) for e in examples]
@@ -136,7 +137,7 @@ def tiny(tmp_path_factory):
     _write(str(root / 'windows' / f'Split-{name}' / 'windows-00000-of-00001.gz'), windows[name])
     files[name] = [str(root / 'windows' / f'Split-{name}' / '*')]
   # Where ExampleGen placed the eval start, as Windowing reports it.
-  eval_start = format_time(example_gen.resolve_boundary(SPLIT.eval_start, time_range, SPEC))
+  eval_start = format_time(split_placement.resolve_boundary(SPLIT.eval_start, time_range, SPEC))
   windowing.write_window_report({'series': len(series_rows), 'windows_train': train_window_count,
                                  'windows_eval': len(windows['eval'])},
                                 str(root / 'windows' / window_report.WINDOW_REPORT_FILE),
