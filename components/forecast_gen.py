@@ -19,7 +19,7 @@ from components import forecasting
 from components import input_rows
 from components import split_report
 from schema.dataset_spec import DatasetSpec, Role
-from serving import prediction
+from serving import csv_rows
 from trainer_module import export
 
 
@@ -79,7 +79,7 @@ def ForecastGen(  # pylint: disable=invalid-name
   if not spec.columns_with(Role.KNOWN):
     series = forecasting.with_last_times_as_written(series, _times_as_written(
         examples.uri, spec, forecasting.last_instants(series, spec)), spec)
-  future = prediction.read_series(future_file, spec, future=True) if future_file else {}
+  future = csv_rows.read_series(future_file, spec, future=True) if future_file else {}
   result = forecasting.make_forecasts(model_dir, series, future, spec, future_file,
                                       ends_apart=ends_apart)
   forecasting.write_forecasts(result, spec, forecasts.uri, report={

@@ -33,8 +33,9 @@ import tensorflow as tf
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.frequency import DAY
 from schema.features import series_key
+from schema.time_split import format_time
 from common import artifact_json
-from serving import prediction, published_models
+from serving import csv_rows, input_errors, prediction, published_models, series_windows
 from trainer_module import training_period
 
 FORECASTS_CSV = 'forecasts.csv'
@@ -42,8 +43,8 @@ FORECASTS_PARQUET = 'forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
 _PARSE_BATCH = 8192  # records parsed at once
-SeriesRows = prediction.SeriesRows
-NotForecast = prediction.NotForecast
+SeriesRows = csv_rows.SeriesRows
+NotForecast = csv_rows.NotForecast
 
 
 @dataclasses.dataclass
@@ -115,12 +116,12 @@ def _time_text(seconds: int, spec: DatasetSpec) -> str:
   if spec.time_format is not None:
     return spec.write_time(seconds)
   step = spec.frequency.step_seconds
-  text = prediction.format_time(seconds)
+  text = format_time(seconds)
   return text[:10] if step is None or step % DAY == 0 else text
 
 
 def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],
-               spec: DatasetSpec) -> prediction.InputRow:
+               spec: DatasetSpec) -> csv_rows.InputRow:
   """Record `index` as a row of the data: its columns' text, '' where missing."""
   seconds = int(columns[spec.time_column][0][index])
   values = {spec.time_column: _time_text(seconds, spec)}
@@ -128,7 +129,7 @@ def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],
     if column.role != Role.TIME:
       values[column.name] = _text(columns[column.name][0][index],
                                   columns[column.name][1][index], column)
-  return prediction.InputRow(None, seconds, values)
+  return csv_rows.InputRow(None, seconds, values)
 
 
 def last_instants(series: SeriesRows, spec: DatasetSpec) -> Dict[str, int]:
@@ -154,26 +155,26 @@ def with_last_times_as_written(series: SeriesRows, written: Mapping[str, str],
 
 
 def unknown_series_error(key: str, trained_before: Optional[str]
-                         ) -> prediction.UnknownSeriesError:
+                         ) -> input_errors.UnknownSeriesError:
   """The reason a series the forecasting model was not trained on is not forecast;
   `trained_before` the model's eval start (`training_period`), if recorded."""
   period = (f'which ended where its eval period began, {trained_before}' if trained_before
             else 'which ended where its eval period began')
-  return prediction.UnknownSeriesError(
+  return input_errors.UnknownSeriesError(
       f"series '{key}' is not among the series the forecasting model was trained on: its "
       f"rows start after that model's training period ({period}); it is forecast once a "
       "run's eval period begins after its first rows and that run's model is blessed")
 
 
-def short_history_error(key: str, rows: Sequence[prediction.InputRow], spec: DatasetSpec,
-                        unknown: Optional[prediction.UnknownSeriesError]
-                        ) -> prediction.TooLittleHistoryError:
+def short_history_error(key: str, rows: Sequence[csv_rows.InputRow], spec: DatasetSpec,
+                        unknown: Optional[input_errors.UnknownSeriesError]
+                        ) -> input_errors.TooLittleHistoryError:
   """The reason a series with fewer than E target values is not forecast, and when it will
   be (ForecastGen keeps a series' last E rows: so these are all its rows)."""
   values = sum(1 for row in rows if row.values[spec.target_column])
   then = (f'once it has {spec.encoder_steps} and a model trained on its rows is blessed'
           if unknown else f'once it has {spec.encoder_steps}')
-  return prediction.TooLittleHistoryError(
+  return input_errors.TooLittleHistoryError(
       f"series '{key}' has {values} rows with a '{spec.target_column}' value, fewer than the "
       f"model's history length E ({spec.encoder_steps}): it is forecast {then}")
 
@@ -192,28 +193,28 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   windows, not_forecast = [], []
   for key_values, rows in series.items():
     key = series_key(key_values, spec)
-    stale = None if ends_apart else prediction.stale_series_error(key, rows, newest, spec)
+    stale = None if ends_apart else series_windows.stale_series_error(key, rows, newest, spec)
     if stale:
       not_forecast.append((key_values, stale))
       continue
     unknown = (None if key in vocabulary else
                unknown_series_error(key, trained_before))
     try:
-      window = prediction.build_window(
-          key_values, prediction.with_horizon(rows, future.get(key_values, []), spec,
+      window = series_windows.build_window(
+          key_values, series_windows.with_horizon(rows, future.get(key_values, []), spec,
                                               future_file), spec)
-    except prediction.TooLittleHistoryError:
+    except input_errors.TooLittleHistoryError:
       not_forecast.append((key_values, short_history_error(key, rows, spec, unknown)))
       continue
-    except prediction.PredictionInputError as error:
+    except input_errors.PredictionInputError as error:
       not_forecast.append((key_values, unknown or error))
       continue
     if unknown:
       not_forecast.append((key_values, unknown))
     else:
       windows.append(window)
-  not_forecast += prediction.future_only_series(series, future, spec)
-  for note in prediction.unseen_categories(windows, model_dir, spec):
+  not_forecast += series_windows.future_only_series(series, future, spec)
+  for note in series_windows.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
   return Forecasts(rows=rows, not_forecast=not_forecast,

@@ -240,7 +240,7 @@ def _backtest(args, deployment) -> int:
 def _future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[str]:
   """What the runs' forecasts will lack, as `tft-pipeline` warns before a local run."""
   from schema.dataset_spec import Role
-  from serving import prediction
+  from serving import series_windows
 
   spec = deployment.data_set.spec
   known = [column.name for column in spec.columns_with(Role.KNOWN)]
@@ -248,7 +248,7 @@ def _future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[s
     return [f'the spec declares known columns {known} and no future_file gives their values '
             'over the horizon: each run trains, judges and publishes a model, but forecasts '
             'no series']
-  unused = deployment.future_file and prediction.future_file_unused(spec, 'future_file')
+  unused = deployment.future_file and series_windows.future_file_unused(spec, 'future_file')
   return [f'future_file: {unused}'] if unused else []
 
 

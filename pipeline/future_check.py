@@ -20,7 +20,7 @@ from schema import split_placement
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import series_key
 from schema.time_split import TimeSplit
-from serving import prediction, published_models
+from serving import csv_rows, input_errors, published_models, series_windows
 from trainer_module import export
 
 
@@ -28,7 +28,7 @@ class FutureFileError(InputError):
   """The future file cannot give the run's forecasts; the message says why and the fix."""
 
 
-def read(path: str, spec: DatasetSpec) -> prediction.SeriesRows:
+def read(path: str, spec: DatasetSpec) -> csv_rows.SeriesRows:
   """The future file's rows by series, as ForecastGen reads them.
 
   Raises:
@@ -36,10 +36,10 @@ def read(path: str, spec: DatasetSpec) -> prediction.SeriesRows:
       horizon.
   """
   try:
-    future = prediction.read_series(path, spec, future=True)
-  except prediction.PredictionInputError as error:
+    future = csv_rows.read_series(path, spec, future=True)
+  except input_errors.PredictionInputError as error:
     raise FutureFileError(str(error)) from None
-  short = prediction.short_future_series(future, spec)
+  short = series_windows.short_future_series(future, spec)
   if short and len(short) == len(future):
     raise FutureFileError(f'{short[0]}, and so has every series of the file: it cannot give '
                           f'the {spec.horizon} steps of the horizon; extend it, or check '
@@ -47,18 +47,18 @@ def read(path: str, spec: DatasetSpec) -> prediction.SeriesRows:
   return future
 
 
-def short_series_note(future: prediction.SeriesRows, spec: DatasetSpec) -> Optional[str]:
+def short_series_note(future: csv_rows.SeriesRows, spec: DatasetSpec) -> Optional[str]:
   """A warning line when some series of the file are shorter than the horizon, or None."""
-  short = prediction.short_future_series(future, spec)
+  short = series_windows.short_future_series(future, spec)
   return (f'warning: --future: {len(short)} series cannot be forecast, e.g. {short[0]}'
           if short else None)
 
 
 def unused_note(spec: DatasetSpec, serving_model_dir: str) -> Optional[str]:
-  """A warning line when the spec needs no future file (`prediction.future_file_unused`),
+  """A warning line when the spec needs no future file (`series_windows.future_file_unused`),
   or None; a note instead while the published model, which forecasts when the new one is not
   blessed, reads known columns from it (the spec changed their role since)."""
-  unused = prediction.future_file_unused(spec)
+  unused = series_windows.future_file_unused(spec)
   if not unused:
     return None
   try:
@@ -81,7 +81,7 @@ class DataFiles:
   older: Sequence[str] = ()
 
 
-def check_coverage(future: prediction.SeriesRows, future_path: str, data: DataFiles,
+def check_coverage(future: csv_rows.SeriesRows, future_path: str, data: DataFiles,
                    spec: DatasetSpec, split: TimeSplit) -> Optional[str]:
   """Matches each series' future rows with the H steps after its last row of the data
   that ExampleGen keeps (`last_times`).
@@ -106,12 +106,12 @@ def check_coverage(future: prediction.SeriesRows, future_path: str, data: DataFi
   short = {key for key, rows in by_key.items() if len(rows) < spec.horizon}
   newest = max(last.values())
   current = {key: seconds for key, seconds in last.items()
-             if not prediction.ends_early(seconds, newest, spec) and key not in short}
+             if not series_windows.ends_early(seconds, newest, spec) and key not in short}
   uncovered = []
   for key, seconds in sorted(current.items()):
     try:
-      prediction.future_rows_after(seconds, by_key.get(key, []), spec, future_path)
-    except prediction.MissingFutureRowsError as error:
+      series_windows.future_rows_after(seconds, by_key.get(key, []), spec, future_path)
+    except input_errors.MissingFutureRowsError as error:
       uncovered.append(f"series '{key}': {error}")
   if uncovered and len(uncovered) == len(current):
     raise FutureFileError(

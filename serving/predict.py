@@ -67,7 +67,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   if problem:
     print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)
     return BAD_INPUT
-  from serving import prediction  # after the log settings: it imports TensorFlow
+  from serving import input_errors, prediction, prediction  # after the log settings: it imports TensorFlow
 
   not_forecast = []
   try:
@@ -75,7 +75,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         args.model_dir, args.input, args.allow_unknown_series, args.skip_bad_series,
         warn=lambda note: print(f'tft-predict: warning: {note}', file=sys.stderr),
         not_forecast=not_forecast, future_path=args.future)
-  except (prediction.PredictionInputError, FileNotFoundError) as error:
+  except (input_errors.PredictionInputError, FileNotFoundError) as error:
     print(f'tft-predict: error: {error}', file=sys.stderr)
     return BAD_INPUT
   if not args.output:

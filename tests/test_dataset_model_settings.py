@@ -7,7 +7,7 @@ import pytest
 from common import exit_codes
 from kubeflow import runner as kubeflow_runner
 from pipeline import local_runner
-from serving import prediction
+from serving import csv_rows, series_windows
 from schema import datasets
 from schema.time_split import TimeSplit
 from tests.kubeflow.conftest import make_deployment
@@ -134,7 +134,7 @@ def test_a_future_file_shorter_than_the_horizon_stops_the_run_before_it_starts(
       'line 2), fewer than the 24 steps of the horizon, and so has every series of the file')
   assert not (tmp_path / 'synthetic').exists()
   # Only some series short: they are named, and the run would go on.
-  short = prediction.short_future_series(prediction.read_series(
+  short = series_windows.short_future_series(csv_rows.read_series(
       str(future), datasets.SYNTHETIC, future=True), datasets.SYNTHETIC)
   assert len(short) == 2 and short[1].startswith("series 'station_01' has 7 rows")
 

@@ -13,7 +13,7 @@ from schema import time_split
 from schema import datasets, time_zones
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
-from serving import prediction, published_models
+from serving import csv_rows, input_errors, prediction, published_models, series_windows
 from trainer_module import training_period
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
@@ -56,7 +56,7 @@ def test_on_a_grid_of_days_the_times_read_back_and_forecast_are_dates(tmp_path):
       writer.write(input_rows.parse_row(row, daily, 'x').SerializeToString())
   rows = forecasting.series_from_examples([path], daily)[('s1',)]
   assert [row.values['timestamp'] for row in rows] == [f'2024-01-0{day}' for day in range(1, 5)]
-  window = prediction.build_window(('s1',), prediction.with_horizon(rows, [], daily), daily)
+  window = series_windows.build_window(('s1',), series_windows.with_horizon(rows, [], daily), daily)
   assert window.horizon_times == ('2024-01-05', '2024-01-06')
   # Sub-daily grids keep the time of day.
   assert forecasting.series_from_examples([path], NO_KNOWN)[('s1',)][0].values[
@@ -65,7 +65,7 @@ def test_on_a_grid_of_days_the_times_read_back_and_forecast_are_dates(tmp_path):
 
 def _input_rows(spec, hours, station='s1', line=None):
   """Rows of the data (no line), or of a future file from `line` on."""
-  return [prediction.InputRow(line and line + i, 1704067200 + 3600 * h, {
+  return [csv_rows.InputRow(line and line + i, 1704067200 + 3600 * h, {
       c.name: v for c, v in zip(spec.columns, [station, f'2024-01-01 {h:02d}:00:00', '2.0',
                                                'north', '50', '1.0', '20.0'])
       if c in spec.columns}) for i, h in enumerate(hours)]
@@ -73,11 +73,11 @@ def _input_rows(spec, hours, station='s1', line=None):
 
 def test_without_known_columns_the_horizon_needs_only_the_grid():
   rows = _input_rows(NO_KNOWN, range(4))
-  extended = prediction.with_horizon(rows, [], NO_KNOWN)
+  extended = series_windows.with_horizon(rows, [], NO_KNOWN)
   assert [r.values['timestamp'] for r in extended[4:]] == ['2024-01-01 04:00:00',
                                                            '2024-01-01 05:00:00']
   assert extended[4].values['station'] == 's1' and extended[4].values['load'] == ''
-  window = prediction.build_window(('s1',), extended, NO_KNOWN)
+  window = series_windows.build_window(('s1',), extended, NO_KNOWN)
   assert window.horizon_times == ('2024-01-01 04:00:00', '2024-01-01 05:00:00')
 
 
@@ -85,12 +85,12 @@ def test_known_columns_come_from_the_future_rows_or_the_series_is_listed():
   rows = _input_rows(SPEC, range(4))
   future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
             for r in _input_rows(SPEC, [4, 5])]
-  extended = prediction.with_horizon(rows, future, SPEC)
+  extended = series_windows.with_horizon(rows, future, SPEC)
   assert extended[-2:] == future
-  with pytest.raises(prediction.MissingFutureRowsError,
+  with pytest.raises(input_errors.MissingFutureRowsError,
                      match=r"known columns \['price'\] have no values for 1 of the 2 steps "
                      r'after the last row \(2024-01-01 03:00:00\), from 2024-01-01 05:00:00'):
-    prediction.with_horizon(rows, future[:1], SPEC)
+    series_windows.with_horizon(rows, future[:1], SPEC)
 
 
 def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_known_columns():
@@ -98,69 +98,69 @@ def test_tft_predict_takes_the_horizon_from_a_future_file_or_adds_it_without_kno
   future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
             for r in _input_rows(SPEC, [4, 5], line=6)]
   # Given a future file, the history's H next steps come from it.
-  assert prediction.rows_with_horizon(('s1',), history, future, SPEC) == history + future
+  assert series_windows.rows_with_horizon(('s1',), history, future, SPEC) == history + future
   # Without one, the rows are taken as given: with their horizon rows, or too few.
-  assert prediction.rows_with_horizon(('s1',), history + future, None, SPEC) == (
+  assert series_windows.rows_with_horizon(('s1',), history + future, None, SPEC) == (
       history + future)
-  assert prediction.rows_with_horizon(('s1',), history, None, SPEC) == history
+  assert series_windows.rows_with_horizon(('s1',), history, None, SPEC) == history
   # A model without known columns needs no horizon rows: the steps are added.
   plain = _input_rows(NO_KNOWN, range(4), line=2)
-  extended = prediction.rows_with_horizon(('s1',), plain, None, NO_KNOWN)
+  extended = series_windows.rows_with_horizon(('s1',), plain, None, NO_KNOWN)
   assert extended[:4] == plain and len(extended) == 6 and extended[4].line is None
-  assert prediction.rows_with_horizon(('s1',), plain + extended[4:], None, NO_KNOWN) == (
+  assert series_windows.rows_with_horizon(('s1',), plain + extended[4:], None, NO_KNOWN) == (
       extended)
   # So a future file has nothing to give it, and the commands say so.
-  assert 'leave --future out' in prediction.future_file_unused(NO_KNOWN)
-  assert prediction.future_file_unused(SPEC) is None
-  with pytest.raises(prediction.PredictionInputError,
+  assert 'leave --future out' in series_windows.future_file_unused(NO_KNOWN)
+  assert series_windows.future_file_unused(SPEC) is None
+  with pytest.raises(input_errors.PredictionInputError,
                      match=r"series 's1' ends with a row without a 'load' value \(line 7, "
                      r'2024-01-01 05:00:00\), and a future file gives the horizon: if it is '
                      'a history row, fill its target'):
-    prediction.rows_with_horizon(('s1',), history + future, future, SPEC)
+    series_windows.rows_with_horizon(('s1',), history + future, future, SPEC)
   # The future rows are a future file's: named as such, and they leave the target empty.
   in_file = [dataclasses.replace(row, source='future.csv') for row in future]
   in_file[1] = dataclasses.replace(in_file[1], values=dict(in_file[1].values, load='3.0'))
-  with pytest.raises(prediction.PredictionInputError,
+  with pytest.raises(input_errors.PredictionInputError,
                      match=r"series 's1', future.csv line 7: the future row at 2024-01-01 "
                      r"05:00:00 holds values of \['load'\], which a horizon row leaves empty"):
-    prediction.rows_with_horizon(('s1',), history, in_file, SPEC)
-  with pytest.raises(prediction.MissingFutureRowsError,
+    series_windows.rows_with_horizon(('s1',), history, in_file, SPEC)
+  with pytest.raises(input_errors.MissingFutureRowsError,
                      match=r"series 's1': the known columns \['price'\] have no values for 1 "
                      r'of the 2 steps .* \(--future FILE of tft-pipeline or tft-predict'):
-    prediction.rows_with_horizon(('s1',), history, in_file[:1], SPEC)
+    series_windows.rows_with_horizon(('s1',), history, in_file[:1], SPEC)
   # When a future file was given, the fix is to complete it.
-  with pytest.raises(prediction.MissingFutureRowsError,
+  with pytest.raises(input_errors.MissingFutureRowsError,
                      match=r'of the 2 steps .*: add its rows at those steps to the future '
                      'file future.csv$'):
-    prediction.rows_with_horizon(('s1',), history, in_file[:1], SPEC, 'future.csv')
+    series_windows.rows_with_horizon(('s1',), history, in_file[:1], SPEC, 'future.csv')
 
 
 def test_the_reasons_name_the_future_file_lines_and_no_line_for_rows_of_the_data():
   data = _input_rows(SPEC, [0, 1, 3, 4])  # 02:00 missing among the last E rows
   future = [dataclasses.replace(r, values=dict(r.values, load='', temperature=''))
             for r in _input_rows(SPEC, [5, 6], line=2)]
-  with pytest.raises(prediction.TimeGridError, match=(
+  with pytest.raises(input_errors.TimeGridError, match=(
       r"series 's1': rows at 2024-01-01 01:00:00 and 2024-01-01 03:00:00 are not "
       'consecutive hourly steps')):
-    prediction.build_window(('s1',), prediction.with_horizon(data, future, SPEC), SPEC)
+    series_windows.build_window(('s1',), series_windows.with_horizon(data, future, SPEC), SPEC)
   future[1].values['region'] = 'south'
-  with pytest.raises(prediction.PredictionInputError, match=(
+  with pytest.raises(input_errors.PredictionInputError, match=(
       "static column 'region' is 'north' in the data but 'south' at line 3; ")):
-    prediction.build_window(('s1',), prediction.with_horizon(data, future, SPEC), SPEC)
+    series_windows.build_window(('s1',), series_windows.with_horizon(data, future, SPEC), SPEC)
   future[1].values['region'], future[1].values['price'] = 'north', ''
-  with pytest.raises(prediction.PredictionInputError, match=(
+  with pytest.raises(input_errors.PredictionInputError, match=(
       r"series 's1', line 3: column 'price' has no value at 2024-01-01 06:00:00")):
-    prediction.build_window(('s1',), prediction.with_horizon(_input_rows(SPEC, range(5)),
+    series_windows.build_window(('s1',), series_windows.with_horizon(_input_rows(SPEC, range(5)),
                                                               future, SPEC), SPEC)
 
 
 def test_a_series_that_ended_a_horizon_before_the_newest_rows_is_not_forecast():
   rows = _input_rows(SPEC, range(4))  # the last row at 03:00, the horizon 2 steps
   newest = rows[-1].seconds
-  assert prediction.stale_series_error('s1', rows, newest, SPEC) is None
-  assert prediction.stale_series_error('s1', rows, newest + 3600, SPEC) is None
-  error = prediction.stale_series_error('s1', rows, newest + 2 * 3600, SPEC)
-  assert isinstance(error, prediction.PredictionInputError)
+  assert series_windows.stale_series_error('s1', rows, newest, SPEC) is None
+  assert series_windows.stale_series_error('s1', rows, newest + 3600, SPEC) is None
+  error = series_windows.stale_series_error('s1', rows, newest + 2 * 3600, SPEC)
+  assert isinstance(error, input_errors.PredictionInputError)
   assert str(error) == ("series 's1' ends at 2024-01-01 03:00:00, 2 steps before the newest "
                         'rows (2024-01-01 05:00:00), so its 2-step forecast would lie wholly in '
                         'the past: give its rows up to 2024-01-01 05:00:00, or leave it out of '
@@ -173,7 +173,7 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
   monkeypatch.setattr(training_period, 'trained_before', lambda _: '2024-01-01 02:00:00')
   monkeypatch.setattr(prediction, 'forecast_rows', lambda _, windows, spec: [
       {'station': w.key} for w in windows])
-  monkeypatch.setattr(prediction, 'unseen_categories', lambda *args, **kwargs: [])
+  monkeypatch.setattr(series_windows, 'unseen_categories', lambda *args, **kwargs: [])
   series = {(station,): _input_rows(NO_KNOWN, hours, station) for station, hours in [
       ('known', range(4)), ('short', range(2, 4)), ('new', range(4)),
       ('new_short', range(3, 4))]}
@@ -182,13 +182,13 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
 
   assert result.rows == [{'station': 'known'}]
   reasons = {key[0]: (type(error), str(error)) for key, error in result.not_forecast}
-  assert reasons['short'] == (prediction.TooLittleHistoryError, (
+  assert reasons['short'] == (input_errors.TooLittleHistoryError, (
       "series 'short' has 2 rows with a 'load' value, fewer than the model's history length "
       'E (3): it is forecast once it has 3'))
   # A new series that is also short: the length first, then what else it takes.
   assert reasons['new_short'][1].endswith(
       'it is forecast once it has 3 and a model trained on its rows is blessed')
-  assert reasons['new'] == (prediction.UnknownSeriesError, (
+  assert reasons['new'] == (input_errors.UnknownSeriesError, (
       "series 'new' is not among the series the forecasting model was trained on: its rows "
       "start after that model's training period (which ended where its eval period began, "
       "2024-01-01 02:00:00); it is forecast once a run's eval period begins after its first "
@@ -198,8 +198,8 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
 def test_a_series_only_in_the_future_file_is_listed_not_dropped():
   series = {('s1',): _input_rows(SPEC, range(4))}
   future = {('s1',): _input_rows(SPEC, [4, 5]), ('s9',): _input_rows(SPEC, [4, 5], 's9')}
-  [(key, error)] = prediction.future_only_series(series, future, SPEC)
-  assert key == ('s9',) and isinstance(error, prediction.PredictionInputError)
+  [(key, error)] = series_windows.future_only_series(series, future, SPEC)
+  assert key == ('s9',) and isinstance(error, input_errors.PredictionInputError)
   assert str(error) == ("series 's9' has rows in the future file but none in the data: add "
                         'its rows to the data, or remove it from the future file')
 
@@ -208,9 +208,9 @@ def test_recent_rows_whose_header_repeats_a_name_are_refused(tmp_path):
   path = tmp_path / 'recent.csv'
   row = _row('s1', 1)
   path.write_text(','.join([*row, 'load']) + '\n' + ','.join([*row.values(), '9']) + '\n')
-  with pytest.raises(prediction.PredictionInputError,
+  with pytest.raises(input_errors.PredictionInputError,
                      match=r"recent.csv: the header names 'load' twice \(columns 3 and 8\)"):
-    prediction.read_series(str(path), SPEC)
+    csv_rows.read_series(str(path), SPEC)
 
 
 def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data():
@@ -225,8 +225,8 @@ def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data(
   assert kept[('s1',)][-1].values['timestamp'] == '2024-01-01 05:00:00+02:00'
   assert kept[('s2',)] == series[('s2',)]  # 03:00+01:00 is 02:00 UTC, not the newest row
   assert kept[('s1',)][:-1] == series[('s1',)][:-1]
-  window = prediction.build_window(
-      ('s1',), prediction.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
+  window = series_windows.build_window(
+      ('s1',), series_windows.with_horizon(kept[('s1',)], [], NO_KNOWN), NO_KNOWN)
   assert window.horizon_times == ('2024-01-01 06:00:00+02:00', '2024-01-01 07:00:00+02:00')
 
 
@@ -239,10 +239,10 @@ def test_with_a_time_zone_the_steps_the_run_adds_are_written_as_the_data_writes_
   last = time_split.parse_timestamp('2024-03-30 23:00:00')
 
   def added_steps(last_time, spec=zoned):
-    rows = [prediction.InputRow(None, last + 3600 * (h - 3), {
+    rows = [csv_rows.InputRow(None, last + 3600 * (h - 3), {
         'station': 's1', 'timestamp': last_time if h == 3 else '', 'load': '2.0',
         'region': 'north', 'capacity': '50', 'temperature': '1.0'}) for h in range(4)]
-    return [r.values['timestamp'] for r in prediction.with_horizon(rows, [], spec)[4:]]
+    return [r.values['timestamp'] for r in series_windows.with_horizon(rows, [], spec)[4:]]
 
   assert added_steps('2024-03-31 00:00:00+01:00') == ['2024-03-31 01:00:00+01:00',
                                                       '2024-03-31 03:00:00+02:00']

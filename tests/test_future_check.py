@@ -8,7 +8,7 @@ from pipeline import future_check, local_runner
 from schema import datasets
 from schema.dataset_spec import Role
 from schema.time_split import TimeSplit, parse_timestamp
-from serving import prediction
+from serving import series_windows
 from trainer_module.export import DATASET_SPEC_FILE
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
@@ -114,7 +114,7 @@ def test_a_future_file_for_a_spec_without_known_columns_is_kept_while_the_publis
   serving = tmp_path / 'serving_model'
   assert unused(spec, str(serving)) is None  # the spec reads it
   assert unused(without_known, str(serving)) == (
-      f'warning: --future: {prediction.future_file_unused(without_known)}')  # none published
+      f'warning: --future: {series_windows.future_file_unused(without_known)}')  # none published
   version = serving / '1700000000'
   (version / 'assets.extra').mkdir(parents=True)
   (version / 'saved_model.pb').write_bytes(b'')

@@ -9,7 +9,7 @@ from tensorflow_model_analysis.proto import validation_result_pb2
 from components import forecasting
 from pipeline import run_summary
 from schema.datasets import get_dataset
-from serving import prediction
+from serving import input_errors
 
 
 def _result(*failures: str) -> validation_result_pb2.ValidationResult:
@@ -79,9 +79,9 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
   no_future = "the known columns ['price'] have no values for 24 of the 24 steps"
   header = ['station', 'timestamp', 'horizon_step', 'p10', 'p50', 'p90']
   forecasts = forecasting.Forecasts(rows=[], columns=header, not_forecast=[
-      (('station_00',), prediction.MissingFutureRowsError(no_future)),
-      (('station_08',), prediction.UnknownSeriesError("series 'station_08' is new")),
-      (('station_09',), prediction.UnknownSeriesError("series 'station_09' is new"))])
+      (('station_00',), input_errors.MissingFutureRowsError(no_future)),
+      (('station_08',), input_errors.UnknownSeriesError("series 'station_08' is new")),
+      (('station_09',), input_errors.UnknownSeriesError("series 'station_09' is new"))])
   forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
   summary = run_summary.RunSummary(
       components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to='/models/1',
@@ -101,9 +101,9 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
 
   # Beyond three kinds, the others are counted together.
   forecasts.not_forecast += [
-      (('station_10',), prediction.TimeGridError('a gap')),
-      (('station_11',), prediction.TooLittleHistoryError('too little history')),
-      (('station_12',), prediction.TooLittleHistoryError('too little history'))]
+      (('station_10',), input_errors.TimeGridError('a gap')),
+      (('station_11',), input_errors.TooLittleHistoryError('too little history')),
+      (('station_12',), input_errors.TooLittleHistoryError('too little history'))]
   forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 6 series, reasons in {tmp_path}/not_forecast.csv')

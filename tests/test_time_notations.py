@@ -15,7 +15,7 @@ from schema import dataset_file, datasets
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
 from schema.time_split import day_month_order, format_time, format_time_as_given, parse_timestamp
-from serving import prediction
+from serving import csv_rows, series_windows
 
 _SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
 _NO_KNOWN = dataclasses.replace(
@@ -82,12 +82,12 @@ def test_init_finds_quarters_written_as_people_write_them_without_being_told(tmp
 
 
 def test_the_steps_added_after_the_data_are_written_in_its_notation():
-  rows = [prediction.InputRow(None, parse_timestamp(text), {
+  rows = [csv_rows.InputRow(None, parse_timestamp(text), {
       c.name: v for c, v in zip(_NO_KNOWN.columns, ['s1', text, '2.0', 'north', '50', '20.0'])})
           for text in ('2024-01', '2024-02', '2024-03')]
   monthly = dataclasses.replace(_NO_KNOWN, frequency=Frequency('monthly'),
                                 calendar_features=('month_of_year',))
-  window = prediction.build_window(('s1',), prediction.with_horizon(rows, [], monthly),
+  window = series_windows.build_window(('s1',), series_windows.with_horizon(rows, [], monthly),
                                    monthly)
   assert window.horizon_times == ('2024-04', '2024-05')
 
@@ -231,9 +231,9 @@ def test_example_gen_reads_the_formatted_times_and_forecasts_are_written_in_them
   assert format_time(by_row[59]) == '2016-07-30 00:00:00'
   last = parse_timestamp('2016-07-30')
   assert input_rows.times_as_written([str(path)], spec, {'1': last}) == {'1': '30/07/2016'}
-  series = prediction.read_series(str(path), spec)
-  rows = prediction.with_horizon(series[('1',)], [], spec)
-  window = prediction.build_window(('1',), rows, spec)
+  series = csv_rows.read_series(str(path), spec)
+  rows = series_windows.with_horizon(series[('1',)], [], spec)
+  window = series_windows.build_window(('1',), rows, spec)
   assert window.horizon_times[:2] == ('31/07/2016', '01/08/2016')
   assert len(window.horizon_times) == spec.horizon
   records = str(tmp_path / 'examples.gz')

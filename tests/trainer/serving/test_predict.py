@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START
-from serving import predict, prediction, published_models
+from serving import input_errors, predict, prediction, published_models
 from trainer_module import export
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -188,10 +188,10 @@ def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_
   assert code == 0
   assert capsys.readouterr().out == _printed(predicted)
 
-  with pytest.raises(prediction.MissingFutureRowsError,
+  with pytest.raises(input_errors.MissingFutureRowsError,
                      match=r'or give them in a future file \(tft-predict --future FILE\)'):
     prediction.predict(exported.serving_dir, history)
-  with pytest.raises(prediction.PredictionInputError,
+  with pytest.raises(input_errors.PredictionInputError,
                      match='and a future file gives the horizon: if it is a history row'):
     prediction.predict(exported.serving_dir, good_csv, future_path=future)
   first = good_rows[0]['station']
@@ -221,7 +221,7 @@ def test_the_horizon_rows_may_come_from_a_future_file(exported, good_rows, good_
   assert left_out['station'] == 'station_01'
   assert "bad_future.csv, line" in left_out[prediction.REASON]
   header_only = _write_csv([], tmp_path / 'empty.csv', columns=list(good_rows[0]))
-  with pytest.raises(prediction.PredictionInputError,
+  with pytest.raises(input_errors.PredictionInputError,
                      match=r'has no rows; give each series its 4 horizon rows, the known '
                      'columns filled'):
     prediction.predict(exported.serving_dir, history, future_path=header_only)
@@ -280,20 +280,20 @@ def _empty_known_value(rows):
 
 
 @pytest.mark.parametrize('mutate, error, message', [
-    (_drop_column, prediction.MissingColumnsError, r"\['price'\] are missing"),
-    (_short_history, prediction.TooLittleHistoryError,
+    (_drop_column, input_errors.MissingColumnsError, r"\['price'\] are missing"),
+    (_short_history, input_errors.TooLittleHistoryError,
      r"'station_01' has 11 rows with a 'load' value; the model needs the last 12"),
-    (_short_horizon, prediction.MissingFutureRowsError,
+    (_short_horizon, input_errors.MissingFutureRowsError,
      r"'station_00' has 3 rows after its last 'load' value .* forecasts 4 steps"),
-    (_rows_after_horizon, prediction.RowsAfterHorizonError,
+    (_rows_after_horizon, input_errors.RowsAfterHorizonError,
      r"'station_01' has 6 rows after its last 'load' value .*, 2 more than the 4 horizon rows"),
-    (_unknown_series, prediction.UnknownSeriesError,
+    (_unknown_series, input_errors.UnknownSeriesError,
      r"in.csv: series \['station_99'\] is not among the 2"),
-    (_off_grid, prediction.TimeGridError, r"'station_00', line 12: .* not on the model's hourly"),
-    (_gap, prediction.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
-    (_duplicate, prediction.TimeGridError,
+    (_off_grid, input_errors.TimeGridError, r"'station_00', line 12: .* not on the model's hourly"),
+    (_gap, input_errors.TimeGridError, r"'station_00': rows at .* are not consecutive hourly"),
+    (_duplicate, input_errors.TimeGridError,
      r"in.csv: series 'station_00' has two rows at .* \(lines 12 and 13\)"),
-    (_empty_known_value, prediction.PredictionInputError, r"column 'price' has no value"),
+    (_empty_known_value, input_errors.PredictionInputError, r"column 'price' has no value"),
 ])
 def test_bad_input_gets_its_own_error(exported, good_rows, tmp_path, mutate, error,
                                       message):
@@ -353,7 +353,7 @@ def test_a_series_that_ended_early_without_future_rows_is_named_as_ended(
   expected = (f"series 'station_01' ends at {_time(ended - HOUR)}, 4 steps before the newest "
               f'rows ({_time(start - HOUR)}), so its 4-step forecast would lie wholly in the '
               f'past: give its rows up to {_time(start - HOUR)}, or leave it out of the input')
-  with pytest.raises(prediction.StaleSeriesError, match=re.escape(f'{paths[0]}: {expected}')):
+  with pytest.raises(input_errors.StaleSeriesError, match=re.escape(f'{paths[0]}: {expected}')):
     prediction.predict(exported.serving_dir, paths[0], future_path=paths[1])
   not_forecast = []
   rows = prediction.predict(exported.serving_dir, paths[0], future_path=paths[1],
@@ -436,11 +436,11 @@ def test_the_command_lists_the_series_it_left_out_and_says_so_by_its_exit_code(
 def test_with_skip_bad_series_no_series_left_is_an_error(exported, good_rows, tmp_path):
   path = _write_csv([{**row, 'station': 'station_99'} for row in good_rows], tmp_path / 'in.csv')
 
-  with pytest.raises(prediction.PredictionInputError, match='no series could be forecast'):
+  with pytest.raises(input_errors.PredictionInputError, match='no series could be forecast'):
     prediction.predict(exported.serving_dir, path, skip_bad_series=True, warn=lambda _: None)
   # Nor when no series could even be read.
   unreadable = _write_csv([{**row, 'capacity': 'x'} for row in good_rows], tmp_path / 'bad.csv')
-  with pytest.raises(prediction.PredictionInputError, match='no series could be forecast'):
+  with pytest.raises(input_errors.PredictionInputError, match='no series could be forecast'):
     prediction.predict(exported.serving_dir, unreadable, skip_bad_series=True,
                        warn=lambda _: None)
 
