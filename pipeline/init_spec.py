@@ -71,7 +71,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   cli_logs.configure()
-  from pipeline.spec_draft import DraftError, draft, read_table  # imports TensorFlow
+  from pipeline.draft.table import DraftError, read_table  # imports TensorFlow
+  from pipeline.spec_draft import draft
   for flag in ('horizon', 'encoder_steps'):
     if getattr(args, flag) is not None and getattr(args, flag) < 1:
       print(f'tft-pipeline init: error: --{flag.replace("_", "-")} must be at least 1',
@@ -185,7 +186,7 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'data: {_quoted(_shown(csv_path, base))}',
   ]
   if drafted.batch_size:
-    from pipeline.spec_draft import DEFAULT_BATCH_SIZE  # loaded already, by the draft
+    from pipeline.draft.window import DEFAULT_BATCH_SIZE  # loaded already, by the draft
     lines.append(f'model: {{batch_size: {drafted.batch_size}}}  # {drafted.training_windows} '
                  f'training windows, fewer than the default batch of '
                  f'{DEFAULT_BATCH_SIZE}')
@@ -196,7 +197,7 @@ def _split_line(drafted: 'spec_draft.Draft', utc: str) -> str:
   """The spec's split: the data's (or each series') last steps as the test period, those
   before them as the eval period (the eval period alone when the series are too short
   for both)."""
-  from pipeline.spec_draft import EVAL_SHARE, TEST_SHARE  # loaded already, by the draft
+  from pipeline.draft.window import EVAL_SHARE, TEST_SHARE  # loaded already, by the draft
   each = EACH_SERIES if drafted.each_series else ''
   whose = "each series' own" if drafted.each_series else "the data's"
   where = ("in the longest series" if drafted.each_series else 'in this data')

@@ -7,6 +7,8 @@ import yaml
 
 from common import exit_codes
 from pipeline import init_spec, spec_draft
+from pipeline.draft.table import DraftError, read_table
+from pipeline.draft.window import drafted_history, small_data_batch_size, training_windows
 from schema import dataset_file
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, DType, Role
 from schema.frequency import Frequency
@@ -87,7 +89,7 @@ def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_fil
 def _read(tmp_path, text, encoding='utf-8'):
   path = tmp_path / 'sales.csv'
   path.write_bytes(text.encode(encoding))
-  return spec_draft.read_table(str(path))
+  return read_table(str(path))
 
 
 def _daily(days=60, duplicate_day=None, **columns):
@@ -134,12 +136,12 @@ def test_rows_are_indexed_by_their_line_in_the_file_as_the_pipeline_counts_them(
     ('day;sales\n2024-01-01;1\n', r"the file looks separated by ';'.*save it with commas"),
 ])
 def test_a_file_the_pipeline_cannot_read_is_refused_with_the_fix(tmp_path, text, message):
-  with pytest.raises(spec_draft.DraftError, match=message):
+  with pytest.raises(DraftError, match=message):
     _read(tmp_path, text)
 
 
 def test_text_that_is_not_utf8_is_refused_at_its_file_and_line(tmp_path):
-  with pytest.raises(spec_draft.DraftError) as refused:
+  with pytest.raises(DraftError) as refused:
     _read(tmp_path, 'shop,day,sales\nA,2024-01-01,1\nCafé,2024-01-01,2\n', encoding='latin-1')
   assert str(refused.value).endswith(', line 3: byte 0xe9 is not UTF-8 text; save the file as '
                                      'UTF-8 (in a spreadsheet: CSV UTF-8)')
@@ -153,7 +155,7 @@ def test_a_repeated_row_of_a_series_is_named_rather_than_taken_for_another_key(t
                                           'sales').columns if c.role == Role.SERIES_KEY]
   # With day 30 written twice with another promo, 'promo' would tell the rows apart.
   table = _read(tmp_path, _daily(duplicate_day=30, **promo))
-  with pytest.raises(spec_draft.DraftError, match=r"lines 32 and 33 are two rows at the same "
+  with pytest.raises(DraftError, match=r"lines 32 and 33 are two rows at the same "
                      r"time \(day '2024-01-31'; 1 row in all repeat.*remove or aggregate"):
     spec_draft.draft(table, 'sales', 'sales')
 
@@ -173,7 +175,7 @@ def test_a_key_column_with_an_empty_value_is_named_with_its_line(tmp_path):
   lines = ['shop,day,sales'] + [f'{shop},2024-01-{day:02d},{day}' for shop in 'AB'
                                 for day in range(1, 29)]
   lines[40] = lines[40].replace('B,', ',', 1)  # line 41
-  with pytest.raises(spec_draft.DraftError, match=r"column 'shop' tells the series apart but "
+  with pytest.raises(DraftError, match=r"column 'shop' tells the series apart but "
                      r'is empty in 1 row \(first on line 41\): fill them in'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
@@ -303,7 +305,7 @@ def test_a_column_filled_in_a_few_series_only_says_so():
 
 def test_yearly_rows_are_refused_in_days_not_seconds(tmp_path):
   lines = ['year,sales'] + [f'{year}-01-01,{year % 7}' for year in range(1990, 2030)]
-  with pytest.raises(spec_draft.DraftError, match=r'most often 365 days apart, which is no '
+  with pytest.raises(DraftError, match=r'most often 365 days apart, which is no '
                      r'regular grid the pipeline knows \(.*quarters; not years\)'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
@@ -327,11 +329,11 @@ def test_training_windows_are_counted_as_windowing_cuts_them():
   # Series 0: steps 0-4 and 6-11 (a gap at 5); series 1: steps 0-4.
   steps = np.array(list(range(5)) + list(range(6, 12)) + list(range(5)))
   # Windows of 3 steps before step 10: 0-4 holds 3, 6-9 holds 2; series 1 holds 3.
-  assert spec_draft.training_windows(steps, series, 3, eval_starts=10) == 8
-  assert spec_draft.small_data_batch_size(8) == 8
-  assert spec_draft.small_data_batch_size(63) == 32
-  assert spec_draft.small_data_batch_size(1) == 1
-  assert spec_draft.small_data_batch_size(64) is None
+  assert training_windows(steps, series, 3, eval_starts=10) == 8
+  assert small_data_batch_size(8) == 8
+  assert small_data_batch_size(63) == 32
+  assert small_data_batch_size(1) == 1
+  assert small_data_batch_size(64) is None
 
 
 def test_no_training_window_is_an_error_that_says_why(tmp_path):
@@ -340,7 +342,7 @@ def test_no_training_window_is_an_error_that_says_why(tmp_path):
   days = [day for day in range(100) if day > 30 or day % 10]
   lines = ['day,sales'] + [f'{(pd.Timestamp("2024-01-01") + pd.Timedelta(days=day)).date()},'
                            f'{day % 7 + 1}' for day in days]
-  with pytest.raises(spec_draft.DraftError, match=r'no series has a training window \(28 '
+  with pytest.raises(DraftError, match=r'no series has a training window \(28 '
                      r'history and 7 forecast steps without gaps, before 2024-02-29\)'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
@@ -370,7 +372,7 @@ def test_text_is_kept_as_written_so_na_or_none_is_a_category_not_an_empty_value(
 def test_a_bad_target_value_is_named_with_its_line(tmp_path, value, message):
   lines = _daily().splitlines()
   lines[11] = lines[11].split(',')[0] + f',"{value}"'
-  with pytest.raises(spec_draft.DraftError, match=message):
+  with pytest.raises(DraftError, match=message):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
@@ -397,13 +399,13 @@ def test_a_column_of_numbers_with_stray_text_says_what_to_fix(tmp_path):
 def test_a_time_off_the_grid_says_how_to_put_it_on(tmp_path, first_day, message):
   lines = ['day,sales', f'{first_day},1'] + [f'{2024 + m // 12}-{m % 12 + 1:02d}-01,{m}'
                                              for m in range(1, 40)]
-  with pytest.raises(spec_draft.DraftError, match=message):
+  with pytest.raises(DraftError, match=message):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
 
 
 def test_dates_with_a_utc_offset_off_the_daily_grid_are_told_to_drop_it(tmp_path):
   text = _daily().replace('2024-01-05,', '2024-01-05T00:00:00+01:00,')
-  with pytest.raises(spec_draft.DraftError, match=r"line 6: '2024-01-05T00:00:00\+01:00' is "
+  with pytest.raises(DraftError, match=r"line 6: '2024-01-05T00:00:00\+01:00' is "
                      r'not on the daily grid .*write the dates without the offset'):
     spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
   utc = _daily().replace(',', 'T00:00:00Z,', ).replace('dayT00:00:00Z,', 'day,')
@@ -432,7 +434,7 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
      r"'Sales'\?\)"),
 ])
 def test_names_the_pipeline_cannot_take_are_refused_with_the_fix(tmp_path, table, message):
-  with pytest.raises(spec_draft.DraftError, match=message):
+  with pytest.raises(DraftError, match=message):
     spec_draft.draft(_read(tmp_path, table), 'sales', 'sales')
 
 
@@ -458,7 +460,7 @@ def test_the_eval_period_starts_where_a_forecast_can_so_that_it_holds_a_window(t
 
 def test_dates_not_in_iso_8601_in_a_column_named_for_time_are_named_with_line(tmp_path):
   text = _daily().replace('2024-01-', 'Jan 2024 ')
-  with pytest.raises(spec_draft.DraftError, match=r"line 2: column 'day': cannot parse "
+  with pytest.raises(DraftError, match=r"line 2: column 'day': cannot parse "
                      r"'Jan 2024 01' as a timestamp; use ISO 8601.*; or, if the times are in "
                      'another column, pass --time COLUMN'):
     spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
@@ -487,7 +489,7 @@ def test_a_filled_key_is_preferred_to_an_equal_one_with_empty_values(tmp_path):
 def test_series_too_short_for_an_eval_period_and_training_are_refused(tmp_path):
   # 8 days: the eval period, a horizon (7) moved back to a step divisible by it, would
   # begin before the data.
-  with pytest.raises(spec_draft.DraftError, match=r'the longest series has 8 steps, too few '
+  with pytest.raises(DraftError, match=r'the longest series has 8 steps, too few '
                      r'for an eval period of 12 steps \(at least a horizon'):
     spec_draft.draft(_read(tmp_path, _daily(days=8)), 'sales', 'sales')
 
@@ -495,14 +497,14 @@ def test_series_too_short_for_an_eval_period_and_training_are_refused(tmp_path):
 def test_dates_and_times_of_day_in_two_columns_are_told_to_be_joined(tmp_path):
   lines = ['day,hour,sales'] + [f'2024-01-{day:02d},{hour:02d}:00,{day + hour}'
                                 for day in range(1, 29) for hour in range(24)]
-  with pytest.raises(spec_draft.DraftError, match=r"column 'hour' holds times of day \('00:00' "
+  with pytest.raises(DraftError, match=r"column 'hour' holds times of day \('00:00' "
                      r"on line 2\) beside the dates of column 'day': write each row's date "
                      r"and time in one column \('2024-01-01 00:00'\)"):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
   # Hours as numbers, 1 to 24 ('hour ending'), under a name that says so.
   lines = ['day,hour_ending,sales'] + [f'2024-01-{day:02d},{hour},{day + hour}'
                                        for day in range(1, 29) for hour in range(1, 25)]
-  with pytest.raises(spec_draft.DraftError, match=r"column 'hour_ending' holds hours of the "
+  with pytest.raises(DraftError, match=r"column 'hour_ending' holds hours of the "
                      r"day \('1' on line 2\) beside the dates of column 'day': write each "
                      r"row's date and hour in one column \('2024-01-01 01:00:00', an hour 24 "
                      r'as 00:00 of the next day\)'):
@@ -522,7 +524,7 @@ def test_many_repeated_rows_are_named_under_the_closest_key(tmp_path):
   lines = ['shop,day,sales'] + [
       f'{shop},2024-01-{day:02d},{day}' for shop in 'AB' for day in range(1, 31)]
   lines += [line for line in lines[1:] if int(line[-2:].strip(',')) > 20]
-  with pytest.raises(spec_draft.DraftError, match=r'20 rows repeat the time of an earlier row '
+  with pytest.raises(DraftError, match=r'20 rows repeat the time of an earlier row '
                      r"with the same shop \(e\.g\. lines 22 and 62, day '2024-01-21'\)\. "
                      r'Remove or aggregate repeated rows'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
@@ -543,7 +545,7 @@ def test_a_series_too_short_for_a_window_is_named(tmp_path):
 def test_a_target_that_never_changes_within_a_series_is_refused(tmp_path):
   text = '\n'.join(['shop,day,sales'] + [f'{shop},2024-01-{day:02d},{ord(shop)}'
                                          for shop in 'AB' for day in range(1, 31)]) + '\n'
-  with pytest.raises(spec_draft.DraftError, match=r"target column 'sales' never changes "
+  with pytest.raises(DraftError, match=r"target column 'sales' never changes "
                      r"within a series \(e\.g\. '65' in every row of the series shop 'A'\)"):
     spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
 
@@ -585,7 +587,7 @@ def test_series_key_names_the_key_instead_of_the_guess(tmp_path):
 ])
 def test_a_series_key_that_cannot_be_is_refused_with_the_fix(key, message):
   table = _monthly_sales(SHOPS, tier=['gold'] * 6 + ['silver'] * 6)
-  with pytest.raises(spec_draft.DraftError, match=message):
+  with pytest.raises(DraftError, match=message):
     spec_draft.draft(table, 'sales', 'sales', series_key=key)
 
 
@@ -611,13 +613,13 @@ def test_a_0_1_flag_shared_by_every_series_at_each_time_is_drafted_as_known():
 def test_series_with_no_whole_eval_or_test_window_are_refused_with_the_period_start(tmp_path):
   lines = _daily(days=100).splitlines()
   del lines[71:97]  # days 70 to 95: every test window crosses the gap
-  with pytest.raises(spec_draft.DraftError, match=r'no series has a test window \(28 history '
+  with pytest.raises(DraftError, match=r'no series has a test window \(28 history '
                      r'and 7 forecast steps without gaps, forecasting from 2024-03-21 on\); '
                      r'give longer series'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales')
   lines = _daily(days=100).splitlines()
   del lines[63:68]  # days 62 to 66: the eval windows (days 59 to 79) all cross the gap
-  with pytest.raises(spec_draft.DraftError, match=r'no series has an eval window \(7 history '
+  with pytest.raises(DraftError, match=r'no series has an eval window \(7 history '
                      r'and 7 forecast steps without gaps, forecasting from 2024-02-29 on, '
                      r'before the test period from 2024-03-21\); give longer series'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'sales', 'sales',
@@ -639,14 +641,14 @@ def test_an_hour_repeated_by_a_clock_change_is_told_to_be_written_with_its_offse
   hours = pd.date_range('2023-10-20', '2023-11-05', freq='h')
   lines = ['time,load'] + [f'{hour},{hour.hour + hour.day}' for hour in hours]
   lines.insert(lines.index('2023-10-29 03:00:00,32'), '2023-10-29 02:00:00,33')
-  with pytest.raises(spec_draft.DraftError, match=r"lines 220 and 221 are two rows at the same "
+  with pytest.raises(DraftError, match=r"lines 220 and 221 are two rows at the same "
                      r"time .*if the clocks went back an hour then, write the times in UTC "
                      r'or with their UTC offset'):
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
   # A repeat at another time is a duplicate and nothing else.
   lines = ['time,load'] + [f'{hour},{hour.hour + hour.day}' for hour in hours]
   lines.insert(lines.index('2023-10-29 15:00:00,44'), '2023-10-29 14:00:00,45')
-  with pytest.raises(spec_draft.DraftError) as error:
+  with pytest.raises(DraftError) as error:
     spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'load', 'load')
   assert 'two rows at the same time' in str(error.value)
   assert 'clocks' not in str(error.value)
@@ -729,7 +731,7 @@ def test_the_schema_leaves_the_values_of_columns_that_describe_series_open(tmp_p
       for day in range(1, 29)]
   csv_path = tmp_path / 'sales.csv'
   csv_path.write_text('\n'.join(lines) + '\n')
-  drafted = spec_draft.draft(spec_draft.read_table(str(csv_path)), 'sales', 'sales')
+  drafted = spec_draft.draft(read_table(str(csv_path)), 'sales', 'sales')
   text = init_spec.render(drafted, str(csv_path), str(tmp_path / 'sales.yaml'),
                           str(tmp_path / 'sales.schema.pbtxt'))
   (tmp_path / 'sales.yaml').write_text(text)
@@ -831,7 +833,7 @@ def test_init_names_the_file_and_line_of_a_row_and_exits_as_for_bad_input(tmp_pa
 ])
 def test_a_longer_horizon_gets_a_history_of_two_horizons_in_whole_seasons(
     frequency, horizon, history):
-  assert spec_draft.drafted_history(Frequency(frequency), horizon) == history
+  assert drafted_history(Frequency(frequency), horizon) == history
 
 
 def test_init_drafts_the_longer_history_of_a_longer_horizon_where_the_data_holds_it(tmp_path):

@@ -11,6 +11,7 @@ import yaml
 from components import forecasting
 from components import input_rows
 from pipeline import init_spec, spec_draft
+from pipeline.draft.table import read_table
 from schema import dataset_file, datasets
 from schema.dataset_spec import Role
 from schema.frequency import Frequency
@@ -75,7 +76,7 @@ def _quarterly_csv(path, quarters=40, notation='{year} Q{quarter}'):
 
 
 def test_init_finds_quarters_written_as_people_write_them_without_being_told(tmp_path):
-  table = spec_draft.read_table(str(_quarterly_csv(tmp_path / 'sales.csv')))
+  table = read_table(str(_quarterly_csv(tmp_path / 'sales.csv')))
   drafted = spec_draft.draft(table, 'sales', 'sales')
   assert [c.name for c in drafted.columns if c.role == Role.TIME] == ['Quarter']
   assert drafted.frequency == Frequency('quarterly')
@@ -94,7 +95,7 @@ def test_the_steps_added_after_the_data_are_written_in_its_notation():
 
 def test_the_runs_forecasts_find_the_notation_of_the_data_files(tmp_path):
   path = _quarterly_csv(tmp_path / 'sales.csv', notation='{year}-Q{quarter}')
-  drafted = spec_draft.draft(spec_draft.read_table(str(path)), 'sales', 'sales')
+  drafted = spec_draft.draft(read_table(str(path)), 'sales', 'sales')
   spec = dataset_file.from_dict(yaml.safe_load(init_spec.render(
       drafted, str(path), str(tmp_path / 'sales.yaml'), str(tmp_path / 'schema'))),
                                 str(tmp_path)).spec
@@ -118,7 +119,7 @@ def _day_first_csv(path, days=60):
 
 def _day_first_spec(tmp_path):
   path = _day_first_csv(tmp_path / 'sales.csv')
-  drafted = spec_draft.draft(spec_draft.read_table(str(path)), 'sales', 'sales',
+  drafted = spec_draft.draft(read_table(str(path)), 'sales', 'sales',
                              time_format=_DAY_FIRST)
   text = init_spec.render(drafted, str(path), str(tmp_path / 'sales.yaml'),
                           str(tmp_path / 'schema'))

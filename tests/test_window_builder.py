@@ -231,12 +231,12 @@ def test_the_window_fields_are_names_no_column_may_take():
 
 
 def test_inits_count_of_training_windows_is_the_builders():
-  from pipeline import spec_draft  # pylint: disable=import-outside-toplevel
+  from pipeline.draft.window import training_windows  # pylint: disable=import-outside-toplevel
 
   hours = [h for h in range(40) if h not in (7, 8, 19, 30)]  # gaps
   eval_start = 33
   _, counts = build_windows('a', _rows(hours, lambda h: 'train' if h < eval_start else 'eval'),
                             SPEC, {'train': 1})
-  drafted = spec_draft.training_windows(np.array(hours), pd.Series([0] * len(hours)),
+  drafted = training_windows(np.array(hours), pd.Series([0] * len(hours)),
                                         SPEC.encoder_steps + SPEC.horizon, eval_start)
   assert (drafted, counts['windows_train']) == (15, 15)  # 3 + 6 + 6 + 0, runs before 33

@@ -1,0 +1,1 @@
+"""The parts of `tft-pipeline init`'s draft (`pipeline.spec_draft`)."""
