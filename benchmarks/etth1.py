@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import host, linear_baseline, metrics, pipeline_run
-from benchmarks.naive_baselines import naive_forecasts
 from benchmarks.report import forecaster, training_used
 from schema.datasets import curated_schema_path, get_dataset
 from schema.time_split import TimeSplit
+from trainer_module import naive_forecasts
 
 DATA_FILE = 'ETTh1.csv'
 SETTINGS = {'univariate': 'etth1_univariate', 'multivariate': 'etth1'}
@@ -158,7 +158,8 @@ def _run_one(plan: Plan, configuration: Configuration, repeat: int, data_file: s
   model = metrics.point_errors(scored.forecasts[0.5], scored.actual, scale)
   model['product_test_mae'] = result.product_test_mae(model['mae'], scale)
   naive = {name: metrics.point_errors(forecast, scored.actual, scale)
-           for name, forecast in naive_forecasts(scored.history, horizon, [SEASON]).items()}
+           for name, forecast in naive_forecasts.naive_forecasts(
+               scored.history, horizon, [SEASON]).items()}
   linear = metrics.point_errors(linear_baseline.forecast(linear_fit, scored.history),
                                 scored.actual, scale)
   training = result.training(config)

@@ -8,19 +8,22 @@ pipeline first (`make run`, or `tft-pipeline --dataset etth1`), then:
   .venv/bin/python benchmarks/naive_baselines.py --run-dir runs/synthetic --period 24 168
 
 It reads the windows the pipeline wrote (Split-eval of the latest Windowing output) and
-prints, in original units, the MAE of repeat-last-value and of each seasonal-naive period
-(the last `period` values of the history, repeated).
+prints, in original units, the MAE of each naive forecast
+(`trainer_module.naive_forecasts`): repeat-last-value, the history mean and each
+seasonal-naive period given (the last `period` values of the history, repeated).
 """
 
 import argparse
 import glob
 import os
 import sys
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from schema.window_layout import TARGET_FUTURE, TARGET_HISTORY
+from trainer_module import naive_forecasts
 
 
 def eval_windows(run_dir: str, split: str = 'eval'):
@@ -39,19 +42,12 @@ def eval_windows(run_dir: str, split: str = 'eval'):
   return np.array(histories), np.array(futures)
 
 
-def naive_forecasts(history: np.ndarray, horizon: int, periods=()) -> dict:
-  """Repeat-last-value and seasonal-naive point forecasts [N, H] from histories [N, E].
-
-  The seasonal-naive forecast repeats the last `period` values of the history.
-  """
-  encoder = history.shape[1]
-  result = {'repeat_last': np.repeat(history[:, -1:], horizon, axis=1)}
+def check_periods(periods: Sequence[int], encoder: int) -> None:
+  """Exits naming a seasonal period that does not come from a history of `encoder`."""
   for period in periods:
-    if not 1 <= period <= encoder:
-      raise SystemExit(f'error: period {period} must lie in [1, encoder {encoder}] to come '
+    if not 1 < period <= encoder:
+      raise SystemExit(f'error: period {period} must lie in [2, encoder {encoder}] to come '
                        'from the history')
-    result[f'seasonal_{period}'] = history[:, encoder - period + np.arange(horizon) % period]
-  return result
 
 
 def naive_quantiles(history: np.ndarray, horizon: int, quantiles) -> dict:
@@ -71,11 +67,6 @@ def naive_quantiles(history: np.ndarray, horizon: int, quantiles) -> dict:
   return result
 
 
-def naive_maes(history: np.ndarray, future: np.ndarray, periods) -> dict:
-  return {name: float(np.abs(future - forecast).mean())
-          for name, forecast in naive_forecasts(history, future.shape[1], periods).items()}
-
-
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--run-dir', required=True, help='e.g. runs/synthetic')
@@ -85,7 +76,8 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   history, future = eval_windows(args.run_dir, args.split)
   print(f'{len(future)} {args.split} windows, horizon {future.shape[1]}')
-  for name, mae in naive_maes(history, future, args.period).items():
+  check_periods(args.period, history.shape[1])
+  for name, mae in naive_forecasts.naive_maes(history, future, args.period).items():
     print(f'  {name:<14} MAE {mae:.3f}')
   return 0
 

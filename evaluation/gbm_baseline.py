@@ -206,9 +206,8 @@ def q_risk(forecasts: np.ndarray, actual: np.ndarray, quantile: float) -> float:
 
 def naive_maes(windows: Windows, spec: DatasetSpec) -> Dict[str, float]:
   """The MAE of each naive forecast the Evaluator scores, on `windows`."""
-  history = windows.inputs[TARGET_HISTORY].astype(np.float64)
-  forecasts = naive_forecasts.naive_forecasts(history, spec.horizon, _periods(spec))
-  return {name: _mae(np.asarray(values), windows.label) for name, values in forecasts.items()}
+  return naive_forecasts.naive_maes(windows.inputs[TARGET_HISTORY], windows.label,
+                                    _periods(spec))
 
 
 def _mae(forecasts: np.ndarray, actual: np.ndarray) -> float:

@@ -20,9 +20,10 @@ import pytest
 
 from benchmarks import (etth1_tuning, host, linear_baseline, metrics, pipeline_run, run_all,
                         stallion, stallion_tuning, time_zone, window_mixing)
-from benchmarks.naive_baselines import naive_forecasts, naive_quantiles
+from benchmarks.naive_baselines import naive_quantiles
 from schema.time_split import TimeSplit
 from schema.hparams import TFTConfig
+from trainer_module import naive_forecasts
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
@@ -66,7 +67,7 @@ def test_quantile_errors_use_the_median_for_mae():
 
 def test_seasonal_naive_repeats_the_last_period():
   history = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
-  forecasts = naive_forecasts(history, horizon=5, periods=[2, 5])
+  forecasts = naive_forecasts.naive_forecasts(history, horizon=5, periods=[2, 5])
   np.testing.assert_array_equal(forecasts['repeat_last'], [[5.0] * 5])
   np.testing.assert_array_equal(forecasts['seasonal_2'], [[4.0, 5.0, 4.0, 5.0, 4.0]])
   np.testing.assert_array_equal(forecasts['seasonal_5'], history)

@@ -4,12 +4,13 @@ Repeat-last-value repeats the last history value; the history mean repeats the m
 E history values (on noisy series it beats repeating the last one by far); seasonal naive
 with period p repeats the last p history values. The exported model's Evaluator signature
 returns them beside the model's forecasts, so the Evaluator scores both on the same
-windows (`evaluation.metrics.NaiveComparison`), and `tft-pipeline init` computes the same
-forecasts from a CSV.
+windows (`evaluation.metrics.NaiveComparison`); `naive_maes` scores them for GbmBaseline,
+`tft-pipeline init` and the benchmarks.
 """
 
 from typing import Dict, List, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 REPEAT_LAST = 'repeat_last'
@@ -43,3 +44,13 @@ def naive_forecasts(history: tf.Tensor, horizon: int,
     steps = [encoder - period + step % period for step in range(horizon)]
     forecasts[seasonal_name(period)] = tf.gather(history, steps, axis=1)
   return forecasts
+
+
+def naive_maes(history: np.ndarray, future: np.ndarray,
+               periods: Sequence[int]) -> Dict[str, float]:
+  """The MAE of each naive forecast of `future` [N, H] from `history` [N, E], by name, in
+  float64: the one computation GbmBaseline, `init` and the benchmarks score them by."""
+  future = np.asarray(future, dtype=np.float64)
+  forecasts = naive_forecasts(np.asarray(history, dtype=np.float64), future.shape[1], periods)
+  return {name: float(np.mean(np.abs(values.numpy() - future)))
+          for name, values in forecasts.items()}

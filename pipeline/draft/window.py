@@ -12,7 +12,8 @@ from schema import forecast_starts
 from schema.frequency import DAY, WEEK, Frequency
 from schema.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from schema.time_split import EVAL_SPLIT
-from trainer_module.naive_forecasts import naive_forecasts, periods_for
+from trainer_module import naive_forecasts
+from trainer_module.naive_forecasts import periods_for
 
 
 # Window shapes (horizon, history) by grid: a day ahead from a week back for sub-daily
@@ -68,7 +69,7 @@ def draft_window(frequency: Frequency, longest: int, last_step: int, horizon: Op
                      f'{held_out} steps (at least a horizon, from a step divisible by it) '
                      'and training before it; give longer series, or a shorter --horizon')
   notes = [] if test_start is not None else [
-      f'the series are too short to train before a held-out test period as well as an eval '
+      'the series are too short to train before a held-out test period as well as an eval '
       f'period: none is drafted, so the run\'s figures are those of the eval windows, which '
       'also choose the epoch and flatter the model; longer series, or a shorter --horizon, '
       'give one']
@@ -187,8 +188,5 @@ def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
         futures.append(future)
   if not histories:
     return {}
-  futures = np.array(futures)
-  forecasts = naive_forecasts(np.array(histories), horizon,
-                              periods_for(frequency.seasons, encoder_steps))
-  return {name: float(np.mean(np.abs(futures - values.numpy())))
-          for name, values in forecasts.items()}
+  return naive_forecasts.naive_maes(np.array(histories), np.array(futures),
+                                    periods_for(frequency.seasons, encoder_steps))
