@@ -1,13 +1,16 @@
 """Forecast metrics in NumPy, over every (window, step) pair of [N, H] arrays.
 
-The benchmarks score forecasts with these rather than with the pipeline's own metrics, so
-the figures do not depend on the code under test. q-risk is the normalized quantile loss
-of the TFT paper (Lim et al. 2021), 2 sum(pinball_q) / sum(|y|).
+The benchmarks score forecasts with these, from the windows' forecasts and actuals as
+arrays (tests check them against hand-computed values). q-risk is the product's NumPy one
+(`evaluation.metrics.q_risk`), the normalized quantile loss of the TFT paper (Lim et al.
+2021), 2 sum(pinball_q) / sum(|y|).
 """
 
 from typing import Dict
 
 import numpy as np
+
+from evaluation.metrics import q_risk
 
 
 def point_errors(forecast: np.ndarray, actual: np.ndarray, scale: float = 1.0
@@ -19,14 +22,6 @@ def point_errors(forecast: np.ndarray, actual: np.ndarray, scale: float = 1.0
   """
   error = (np.asarray(forecast, np.float64) - np.asarray(actual, np.float64)) / scale
   return {'mse': float(np.mean(error ** 2)), 'mae': float(np.mean(np.abs(error)))}
-
-
-def q_risk(forecast: np.ndarray, actual: np.ndarray, quantile: float) -> float:
-  """2 sum(pinball loss at `quantile`) / sum(|actual|)."""
-  actual = np.asarray(actual, np.float64)
-  error = actual - np.asarray(forecast, np.float64)
-  pinball = np.maximum(quantile * error, (quantile - 1.0) * error)
-  return float(2.0 * pinball.sum() / np.abs(actual).sum())
 
 
 def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray) -> float:

@@ -45,6 +45,7 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import Group, features_in
 from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT
 from schema.window_layout import TARGET_HISTORY
+from evaluation import metrics
 from trainer_module import export, interval_calibration, naive_forecasts, window_inputs
 from schema import hparams
 
@@ -195,15 +196,6 @@ def served(forecasts: np.ndarray, quantiles: Sequence[float],
   return export.served_quantiles(tf.constant(forecasts), quantiles, factors, floor).numpy()
 
 
-def q_risk(forecasts: np.ndarray, actual: np.ndarray, quantile: float) -> float:
-  """2 sum(pinball loss at `quantile`) / sum(|actual|), as `evaluation.metrics`'s; NaN
-  when every actual is 0."""
-  error = actual.astype(np.float64) - forecasts
-  pinball = np.maximum(quantile * error, (quantile - 1.0) * error)
-  total = np.abs(actual).sum()
-  return float(2.0 * pinball.sum() / total) if total > 0 else math.nan
-
-
 def naive_maes(windows: Windows, spec: DatasetSpec) -> Dict[str, float]:
   """The MAE of each naive forecast the Evaluator scores, on `windows`."""
   return naive_forecasts.naive_maes(windows.inputs[TARGET_HISTORY], windows.label,
@@ -310,7 +302,7 @@ def _figures(forecasts: np.ndarray, windows: Windows, spec: DatasetSpec,
       'mae': _mae(point, windows.label),
       'mae_by_step': [_mae(point[:, step], windows.label[:, step])
                       for step in range(spec.horizon)],
-      'q_risk': {export.quantile_key(q): q_risk(forecasts[..., i], windows.label, q)
+      'q_risk': {export.quantile_key(q): metrics.q_risk(forecasts[..., i], windows.label, q)
                  for i, q in enumerate(quantiles)},
       'coverage': interval_calibration.coverage(forecasts, windows.label, quantiles),
       'naive_mae': naive_maes(windows, spec),

@@ -26,6 +26,7 @@ module='evaluation.metrics', config='{"quantiles": [0.1, 0.5, 0.9]}').
 """
 
 import dataclasses
+import math
 from typing import Dict, List, Optional, Sequence
 
 import apache_beam as beam
@@ -49,6 +50,16 @@ def quantile_loss_name(quantile: float) -> str:
 
 def q_risk_name(quantile: float) -> str:
   return f'q_risk_{quantile_key(quantile)}'
+
+
+def q_risk(forecasts: np.ndarray, actual: np.ndarray, quantile: float) -> float:
+  """2 sum(pinball loss at `quantile`) / sum(|actual|) of forecasts and actuals in NumPy,
+  as `QuantileForecastMetrics` computes it in TFMA; NaN when every actual is 0."""
+  actual = np.asarray(actual, np.float64)
+  error = actual - np.asarray(forecasts, np.float64)
+  pinball = np.maximum(quantile * error, (quantile - 1.0) * error)
+  total = np.abs(actual).sum()
+  return float(2.0 * pinball.sum() / total) if total > 0 else math.nan
 
 
 def coverage_name(quantiles: Sequence[float]) -> str:
