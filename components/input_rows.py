@@ -21,6 +21,7 @@ from typing import Collection, Dict, Iterable, Iterator, List, Mapping, Tuple
 import numpy as np
 import tensorflow as tf
 
+from common.file_patterns import files_matching
 from common.exit_codes import InputError
 from components import csv_chunks
 from schema.csv_values import check_header, clean_header, data_rows, real_value
@@ -36,10 +37,9 @@ CHUNK_ROWS = 10_000  # rows typed and encoded at once
 
 
 def matching_files(pattern: str) -> List[str]:
-  files = sorted(tf.io.gfile.glob(pattern))
-  if not files:
-    raise InputError(f'no input files match {pattern}; check the data path and pattern')
-  return files
+  """The input files matching `pattern`, sorted; InputError when none does."""
+  return files_matching(pattern, InputError(
+      f'no input files match {pattern}; check the data path and pattern'))
 
 
 def shown_path(path: str) -> str:

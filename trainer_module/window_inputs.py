@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import tensorflow as tf
 import tensorflow_transform as tft
 
+from common.file_patterns import files_matching
 from schema.dataset_spec import DatasetSpec
 from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
 from schema.window_layout import (TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK, feature_length,
@@ -285,11 +286,9 @@ def matching_files(file_patterns: Sequence[str]) -> List[str]:
   Raises:
     ValueError: no file matches.
   """
-  files = sorted(tf.io.gfile.glob(list(file_patterns)))
-  if not files:
-    raise ValueError(f'no window files match {list(file_patterns)}; check that the '
-                     "Windowing component's output holds the split")
-  return files
+  return files_matching(file_patterns, ValueError(
+      f'no window files match {list(file_patterns)}; check that the '
+      "Windowing component's output holds the split"))
 
 
 def record_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
