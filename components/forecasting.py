@@ -115,9 +115,9 @@ def _time_text(seconds: int, spec: DatasetSpec) -> str:
   forecasts' times read as the data's dates do."""
   if spec.time_format is not None:
     return spec.write_time(seconds)
-  step = spec.frequency.step_seconds
   text = format_time(seconds)
-  return text[:10] if step is None or step % DAY == 0 else text
+  frequency = spec.frequency
+  return text[:10] if frequency.is_calendar or frequency.step_seconds % DAY == 0 else text
 
 
 def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],

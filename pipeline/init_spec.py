@@ -21,7 +21,6 @@ from common.exit_codes import BAD_INPUT, DONE
 from common import cli_logs
 from schema import dataset_file
 from schema.dataset_spec import Role
-from schema.frequency import DAY
 from schema.time_split import EACH_SERIES, check_time_format
 
 if TYPE_CHECKING:
@@ -121,8 +120,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _timed(drafted: 'spec_draft.Draft') -> bool:
   """Whether the eval start has a time of day, which the user should read as UTC (the
   pipeline's, whatever offset the data's times were written with)."""
-  step = drafted.frequency.step_seconds  # None for months and quarters
-  return step is not None and step < DAY
+  return drafted.frequency.is_sub_daily
 
 
 def _quoted(text: str) -> str:

@@ -15,7 +15,7 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from schema import time_zones
-from schema.frequency import CALENDAR_CARDINALITIES, DAY, Frequency
+from schema.frequency import CALENDAR_CARDINALITIES, Frequency
 from schema.time_split import (check_time_format, format_time, format_time_as_given,
                                parse_timestamp)
 
@@ -374,9 +374,8 @@ def _validate(spec: DatasetSpec) -> None:
   if spec.time_zone is not None:
     _check_time_zone(spec, where)
   if spec.time_format is not None:
-    step = spec.frequency.step_seconds
     check_time_format(spec.time_format, f"{where}: 'time_format'",
-                      sub_daily=step is not None and step < DAY)
+                      sub_daily=spec.frequency.is_sub_daily)
   if spec.encoder_steps < 1 or spec.horizon < 1:
     raise ValueError(f'{where}: encoder_steps ({spec.encoder_steps}) and horizon '
                      f'({spec.horizon}) must both be at least 1')
@@ -386,8 +385,7 @@ def _check_time_zone(spec: DatasetSpec, where: str) -> None:
   """ValueError unless the spec's time zone is a zone name that its calendar features on
   a sub-daily grid can be read in."""
   time_zones.check(spec.time_zone, f"{where}: 'time_zone'")
-  step = spec.frequency.step_seconds
-  if step is None or step >= DAY:
+  if not spec.frequency.is_sub_daily:
     raise ValueError(f"{where}: 'time_zone' is for sub-daily grids, whose calendar features "
                      f'a clock change moves; on the {spec.frequency.value} grid each time '
                      'names a day (or a longer period) as it is: remove time_zone')

@@ -100,6 +100,18 @@ class Frequency:
     return (self._weekday - _EPOCH_WEEKDAY) * DAY if self._weekday is not None else 0
 
   @property
+  def is_calendar(self) -> bool:
+    """Whether the grid's steps are calendar months or quarters, of unequal length (no
+    `step_seconds`)."""
+    return self.step_seconds is None
+
+  @property
+  def is_sub_daily(self) -> bool:
+    """Whether the grid's steps are shorter than a day, so that its times have a time of
+    day (and a clock change moves its calendar features)."""
+    return not self.is_calendar and self.step_seconds < DAY
+
+  @property
   def description(self) -> str:
     """The grid in words, for messages."""
     if self._months == 1:

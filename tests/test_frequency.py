@@ -96,3 +96,12 @@ def test_calendar_features_that_vary_on_the_grid(text, varying, constant):
   assert not set(constant) & set(frequency.varying_calendar_features())
   assert set(frequency.default_calendar_features()) <= set(
       frequency.varying_calendar_features())
+
+
+@pytest.mark.parametrize('text, calendar, sub_daily', [
+    ('15min', False, True), ('hourly', False, True), ('daily', False, False),
+    ('W-MON', False, False), ('monthly', True, False), ('quarterly', True, False)])
+def test_a_grid_says_whether_its_steps_are_calendar_periods_or_shorter_than_a_day(
+    text, calendar, sub_daily):
+  assert Frequency(text).is_calendar == calendar
+  assert Frequency(text).is_sub_daily == sub_daily

@@ -74,7 +74,7 @@ def changing_clock(texts: pd.Series, seconds: np.ndarray, series: pd.Series,
   """(offsets, zones) when a series' times name two UTC offsets or more on a sub-daily
   grid (a local clock that changes, whose zone `time_zone` can name): the offsets named,
   in order, and the zones whose clock keeps each time's offset; else ((), ())."""
-  if frequency.step_seconds is None or frequency.step_seconds >= DAY:
+  if not frequency.is_sub_daily:
     return (), ()
   by_text = {text: utc_offset_seconds(text, time_format) for text in texts.unique()}
   offsets = texts.map(by_text)
