@@ -41,7 +41,6 @@ Trainer builds (`trainer_module.distribution`); `kubeflow.machines` checks the m
 """
 
 import dataclasses
-import difflib
 import functools
 import os
 import re
@@ -54,6 +53,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from components import span_files
 from kubeflow import machines
 from common.run_layout import SERVING_MODEL_DIR
+from common.suggestions import did_you_mean
 from schema import dataset_file
 from schema.datasets import DATASETS, get_dataset
 from schema.hparams import DEFAULT_PRESET
@@ -446,7 +446,5 @@ def _describe(problem: Mapping[str, Any]) -> str:
   if kind == 'unexpected_keyword_argument':
     section, _, name = where.rpartition('.')
     known = [f.name for f in dataclasses.fields(_SECTIONS.get(section, DeploymentConfig))]
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ''
-    return f"unknown field '{where}'{hint}; known: {known}"
+    return f"unknown field '{where}'{did_you_mean(name, known)}; known: {known}"
   return f"{where}: {problem['msg']}, got {problem['input']!r}"

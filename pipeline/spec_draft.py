@@ -21,15 +21,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from common.suggestions import did_you_mean
 from pipeline.draft.columns import ColumnDraft, other_column
 from pipeline.draft.findings import (apart_finding, check_target_varies, constant_series_finding,
                                      ended_series_finding, late_series_finding,
                                      season_beyond_history_finding, short_series_finding)
 from pipeline.draft.series_key import (check_key_filled, check_no_time_of_day_key, given_series_key,
                                        guess_series_key, series_ids)
-from pipeline.draft.table import (DraftError, check_target_values, did_you_mean, is_integral,
-                                  missing_mask, missing_target_message, numbers_of,
-                                  separated_numbers, stray_text)
+from pipeline.draft.table import (DraftError, check_target_values, is_integral, missing_mask,
+                                  missing_target_message, numbers_of, separated_numbers,
+                                  stray_text)
 from pipeline.draft.time_column import (changing_clock, count_gaps, grid_of, guess_time_column,
                                         time_text, timestamps_of)
 from pipeline.draft.window import (DEFAULT_BATCH_SIZE, default_window, draft_window, ends_apart,

@@ -7,13 +7,13 @@ it round-trips through JSON so it can travel in a TFX component's `custom_config
 
 import dataclasses
 import datetime
-import difflib
 import enum
 import json
 import math
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from common.suggestions import did_you_mean
 from schema import time_zones
 from schema.frequency import CALENDAR_CARDINALITIES, Frequency
 from schema.time_split import (check_time_format, format_time, format_time_as_given,
@@ -261,11 +261,6 @@ _DTYPE_WORDS = {word: DType.REAL.value for word in
                 ('float', 'double', 'number', 'numeric', 'int', 'integer', 'decimal')}
 _DTYPE_WORDS.update({word: DType.CATEGORICAL.value for word in
                      ('string', 'str', 'text', 'category', 'object', 'bytes')})
-
-
-def did_you_mean(value: str, choices: Sequence[str]) -> str:
-  close = difflib.get_close_matches(value, list(choices), n=1)
-  return f" (did you mean '{close[0]}'?)" if close else ''
 
 
 def _choice(enum_type, value: Any, where: str):

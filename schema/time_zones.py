@@ -10,13 +10,13 @@ and the graph looks each time up in that table.
 
 import collections
 import datetime
-import difflib
 import functools
 import zoneinfo
 from typing import Mapping, Optional, Tuple
 
 import numpy as np
 
+from common.suggestions import did_you_mean
 from schema import time_split
 
 # The table covers these years; before them the first offset holds, after them the last.
@@ -31,8 +31,7 @@ def check(name: object, where: str) -> None:
   """Raises ValueError unless `name` is an IANA time-zone name, with the closest ones."""
   if isinstance(name, str) and name in _names():
     return
-  close = difflib.get_close_matches(str(name), _names(), n=3)
-  hint = f' (did you mean {" or ".join(repr(c) for c in close)}?)' if close else ''
+  hint = did_you_mean(str(name), _names(), n=3)
   raise ValueError(f'{where}: {name!r} is not a time-zone name{hint}; use an IANA name '
                    "such as 'Europe/Berlin' or 'America/New_York', or 'UTC'")
 

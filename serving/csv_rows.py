@@ -8,13 +8,13 @@ line and column, or, with `on_bad_series`, leaves the series out with why.
 
 import csv
 import dataclasses
-import difflib
 import io
 import math
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
+from common.suggestions import closest
 from schema.csv_values import (MISSING_MARKERS, check_header, clean_header, data_rows,
                                decode_utf8, real_value)
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
@@ -110,7 +110,7 @@ def read_series(path: str, spec: DatasetSpec,
         'model of another data set? Pass the serving directory of the one trained on these '
         f'columns ({header}), or a CSV with the columns {needed}')
   if missing:
-    near = {name: difflib.get_close_matches(name, header, n=1) for name in missing}
+    near = {name: closest(name, header) for name in missing}
     written = ''.join(f'; {close[0]!r} may be {name!r}' for name, close in near.items()
                       if close)
     if future:

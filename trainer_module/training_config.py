@@ -10,8 +10,9 @@ quickly. Example:
 """
 
 import dataclasses
-import difflib
 from typing import Any, Mapping, Optional
+
+from common.suggestions import closest
 
 CONFIG_KEY = 'training'
 # The Trainer's optimizer step budget of a run (TFX TrainArgs.num_steps), locally and on
@@ -106,9 +107,8 @@ class TrainingConfig:
     fields = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(values) - set(fields))
     if unknown:
-      close = {key: difflib.get_close_matches(key, fields, n=1) for key in unknown}
       hints = ''.join(f' ({key!r}: did you mean {match[0]!r}?)'
-                      for key, match in close.items() if match)
+                      for key in unknown for match in [closest(key, fields)] if match)
       raise ValueError(f"unknown keys {unknown} in Trainer custom_config[{CONFIG_KEY!r}]"
                        f'{hints}; valid keys are {fields}')
     return cls(**values)

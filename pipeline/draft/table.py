@@ -1,10 +1,9 @@
 """A CSV as `init` reads it, and the typing of its columns: numbers, missing values, stray text."""
 
 import csv
-import difflib
 import io
 import re
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -42,11 +41,6 @@ def read_table(path: str) -> pd.DataFrame:
   check_header(header, 'line 1', DraftError)
   rows = dict(data_rows(reader, header, path, DraftError))
   return pd.DataFrame(list(rows.values()), columns=header, index=list(rows), dtype=str)
-
-
-def did_you_mean(name: str, columns: Sequence[str]) -> str:
-  close = difflib.get_close_matches(name, list(columns), n=1)
-  return f' (did you mean {close[0]!r}?)' if close else ''
 
 
 def check_target_values(values: pd.Series, target: str, numbers: Optional[pd.Series],
