@@ -3,7 +3,7 @@
 Unlike the built-in sets: daily rows, other column names, two key columns (store numbers
 repeat across regions), a known promotion flag, an observed column with missing values
 written as 'NA' and empty, a decimal static column, and a UTF-8 byte-order mark (Excel's
-export). `tests/test_own_data.py` runs it end to end; `benchmarks.suite` scores it.
+export). `tests/pipeline/test_own_data.py` runs it end to end; `benchmarks.suite` scores it.
 """
 
 import csv

@@ -1,4 +1,5 @@
-"""Shared fixtures."""
+"""Shared fixtures: a pipeline runner here; the Trainer's tiny inputs and an exported
+model in `tests/fixtures` (registered below, so that every test reaches them)."""
 
 import os
 
@@ -13,6 +14,8 @@ from tfx import v1 as tfx  # pylint: disable=wrong-import-position
 from pipeline import run_summary
 from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
+
+pytest_plugins = ('tests.fixtures.trainer_inputs', 'tests.fixtures.exported_model')
 
 
 @pytest.fixture(scope='session')

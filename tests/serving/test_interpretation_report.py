@@ -18,7 +18,7 @@ from components.interpretation_report import InterpretationReport, Interpretatio
 from schema.selection_variables import selection_variables
 from schema.window_layout import TARGET_FUTURE
 from serving import report
-from tests.trainer.serving.conftest import MODEL_CONFIG
+from tests.fixtures.exported_model import MODEL_CONFIG
 from trainer_module import export, interpretation, train, window_inputs
 from trainer_module.tft import model as tft_model
 from trainer_module.tft.ensemble import TFTEnsemble

@@ -9,7 +9,7 @@ import pytest
 
 from trainer_module import naive_forecasts
 
-_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                      'benchmarks', 'naive_baselines.py')
 _spec = importlib.util.spec_from_file_location('naive_baselines', _PATH)
 naive_baselines = importlib.util.module_from_spec(_spec)

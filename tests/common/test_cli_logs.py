@@ -8,7 +8,7 @@ import sys
 
 from common import cli_logs
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 _NOISE = (b'2026-11-28 14:19:17.807989: E external/local_xla/xla/stream_executor/cuda/'
           b'cuda_fft.cc:479] Unable to register cuFFT factory: Attempting to register '
           b'factory for plugin cuFFT when one has already been registered\n')

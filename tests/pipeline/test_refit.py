@@ -11,7 +11,7 @@ from tfx.utils import path_utils
 from components.windowing import REFIT_SPLIT, WINDOW_REPORT_FILE
 from pipeline import default_data
 from pipeline.config import Blessing
-from tests.test_pipeline_end_to_end import _config
+from tests.pipeline.test_pipeline_end_to_end import _config
 from trainer_module import interval_calibration, training_record
 
 pytestmark = pytest.mark.slow  # runs the pipeline twice

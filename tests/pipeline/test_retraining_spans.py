@@ -22,7 +22,7 @@ from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.window_layout import FORECAST_START
-from tests.training_segments import training_windows
+from tests.pipeline.training_segments import training_windows
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 

@@ -29,8 +29,7 @@ from trainer_module.tft.model import build_tft_model
 pytestmark = pytest.mark.slow  # creates a venv with another TensorFlow
 
 SERVING_TENSORFLOW = 'tensorflow-cpu==2.15.1'
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV = os.path.join(PROJECT_ROOT, '.serving-tf-venv')
 _SERVE = """
 import json, pickle, sys

@@ -25,7 +25,7 @@ from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, TARGET_FUTURE, TARGET_HISTORY
-from tests.training_segments import training_windows
+from tests.pipeline.training_segments import training_windows
 from trainer_module import interval_calibration, training_record
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
@@ -228,7 +228,7 @@ def test_blessed_model_is_pushed_and_serves_forecasts(finished_run):
                                       'Split-eval', '*.gz'))
   serialized = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, 'GZIP').take(4)]
   # The Evaluator's signature: windows as the windowing component writes them. (Raw
-  # windows through `serving_default` are tested in tests/trainer/test_export.py.)
+  # windows through `serving_default` are tested in tests/trainer_module/test_export.py.)
   outputs = model.signatures[EVAL_SIGNATURE](examples=tf.constant(serialized))
   horizon = config.dataset.horizon
   forecasts = {q: outputs[quantile_key(q)].numpy() for q in (0.1, 0.5, 0.9)}
