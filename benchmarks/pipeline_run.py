@@ -29,7 +29,7 @@ from pipeline.config import PipelineConfig
 from pipeline.local_runner import BEAM_ARGS
 from pipeline.pipeline import create_pipeline
 from schema.time_split import TEST_SPLIT
-from trainer_module import train
+from trainer_module import training_plan
 
 MAE = 'mean_absolute_error'  # the Evaluator's name of the median's MAE
 
@@ -69,7 +69,7 @@ class RunResult:
     """The training budget of `config` and how much of it this run used: the epochs run
     and the best one at the top level for one TFT, under 'members' for an ensemble."""
     model = config.model_config
-    steps_per_epoch = train.steps_per_epoch(config.train_steps, model.max_epochs)
+    steps_per_epoch = training_plan.steps_per_epoch(config.train_steps, model.max_epochs)
     used = [{'epochs_run': len(losses), 'steps_run': steps_per_epoch * len(losses),
              'best_epoch': int(np.argmin(losses)) + 1 if losses else 0,
              'best_validation_loss': float(min(losses)) if losses else None}

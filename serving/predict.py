@@ -13,12 +13,11 @@ in `serving.prediction`.
 import argparse
 import contextlib
 import os
-import stat
 import sys
-import tempfile
 from typing import List, Optional
 
 from common.exit_codes import BAD_INPUT, DONE, PARTIAL
+from common.whole_files import write_whole
 from common import run_layout
 from common import cli_logs
 
@@ -67,7 +66,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   if problem:
     print(f'tft-predict: error: --output {args.output}: {problem}', file=sys.stderr)
     return BAD_INPUT
-  from serving import input_errors, prediction, prediction  # after the log settings: it imports TensorFlow
+  from serving import input_errors, prediction  # after the log settings: it imports TensorFlow
 
   not_forecast = []
   try:
@@ -89,7 +88,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.remove(not_forecast_path(args.output))
     for path, table in written:
       try:
-        _write_whole(path, lambda f, table=table: prediction.write_forecasts(table, f))
+        write_whole(path, lambda f, table=table: prediction.write_forecasts(table, f))
       except OSError as error:
         print(f'tft-predict: error: --output {path}: {error.strerror}', file=sys.stderr)
         return BAD_INPUT
@@ -119,31 +118,6 @@ def _output_problem(output: str, input_paths: List[Optional[str]]) -> Optional[s
       return (f'is the input file {path}, which the forecasts would overwrite; name another '
               'file')
   return None
-
-
-def _write_whole(path: str, write) -> None:
-  """Calls `write` on a new file beside `path` (through a symbolic link, beside its
-  target), then renames it to `path`: a reader never sees half the forecasts, and a failed
-  write leaves `path` as it was. The file keeps the mode of the one it replaces, or gets
-  the one a new file would."""
-  path = os.path.realpath(path)
-  if os.path.exists(path):
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-  else:
-    umask = os.umask(0)
-    os.umask(umask)
-    mode = 0o666 & ~umask
-  handle, partial = tempfile.mkstemp(prefix='.tft-predict-', suffix='.csv',
-                                     dir=os.path.dirname(path))
-  try:
-    with os.fdopen(handle, 'w', newline='') as f:
-      write(f)
-    os.chmod(partial, mode)
-    os.replace(partial, path)
-  except BaseException:
-    with contextlib.suppress(FileNotFoundError):
-      os.remove(partial)
-    raise
 
 
 if __name__ == '__main__':

@@ -46,8 +46,8 @@ from common import progress_log
 from schema import hparams, window_report
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, epoch_progress, export, interval_calibration,
-                            refit, training_period, training_record, vocabularies, warm_start,
-                            window_inputs)
+                            refit, training_period, training_plan, training_record,
+                            vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -68,58 +68,6 @@ def model_config_from(custom: Dict[str, Any]) -> hparams.TFTConfig:
   return dataclasses.replace(config, **overrides)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Plan:
-  """Sizes of a training run, derived once."""
-  global_batch: int
-  eval_batch: int
-  steps_per_epoch: int
-  epochs: int
-  peak_learning_rate: float
-
-  @property
-  def total_steps(self) -> int:
-    return self.steps_per_epoch * self.epochs
-
-
-def steps_per_epoch(train_steps: int, max_epochs: int) -> int:
-  """Steps between validations: the step budget spread over the epochs, at least 1."""
-  return max(1, math.ceil(train_steps / max_epochs))
-
-
-def _plan(config: hparams.TFTConfig, training: TrainingConfig, fn_args: FnArgs,
-          replicas: int, train_windows: int, eval_windows: int) -> _Plan:
-  """Batches, steps and the peak learning rate; raises ValueError when data is short."""
-  global_batch = config.batch_size * replicas
-  if train_windows < global_batch:
-    if train_windows < replicas:
-      fix = f'train on {train_windows} or fewer replicas, or give more data'
-    else:
-      fix = (f'set a smaller batch (model: {{batch_size: '
-             f'{hparams.largest_batch_within(train_windows // replicas)}}} in the spec file), '
-             'a training stride of 1 if it is larger, or give more data (longer series, or '
-             'a shorter encoder_steps)')
-    raise ValueError(f'only {train_windows} training windows, fewer than one global batch '
-                     f'of {global_batch} ({config.batch_size} per replica x {replicas} '
-                     f'replicas): {fix}')
-  peak = config.learning_rate
-  if training.scale_learning_rate:
-    peak = distribution.scaled_learning_rate(config.learning_rate, global_batch,
-                                             reference_batch=config.batch_size)
-  return _Plan(global_batch=global_batch,
-               eval_batch=eval_batch_size(eval_windows, global_batch, replicas),
-               steps_per_epoch=steps_per_epoch(fn_args.train_steps, config.max_epochs),
-               epochs=config.max_epochs, peak_learning_rate=peak)
-
-
-def eval_batch_size(eval_windows: int, global_batch: int, replicas: int) -> int:
-  """The validation batch: at most one global batch, split evenly over the replicas, and
-  as even as the batch count allows, so that filling up the last batch
-  (`window_inputs.make_dataset`) repeats few windows."""
-  batches = math.ceil(eval_windows / global_batch)
-  return math.ceil(eval_windows / batches / replicas) * replicas
-
-
 def learning_rate_schedule(
     peak: float, total_steps: int,
     training: TrainingConfig) -> keras.optimizers.schedules.LearningRateSchedule:
@@ -138,9 +86,9 @@ def learning_rate_schedule(
       warmup_target=peak, warmup_steps=warmup_steps)
 
 
-def _build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
-                       training: TrainingConfig, plan: _Plan, name: str,
-                       on_tpu: bool) -> keras.Model:
+def build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
+                      training: TrainingConfig, plan: training_plan.Plan, name: str,
+                      on_tpu: bool) -> keras.Model:
   """A TFT and its optimizer; call under `strategy.scope()`."""
   model = build_tft_model(layout, config, name, on_tpu=on_tpu)
   optimizer = keras.optimizers.Adam(
@@ -172,8 +120,9 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     self._supported_strategies += (tf.distribute.OneDeviceStrategy,)
 
 
-def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: _Plan, training: TrainingConfig,
-              train_bytes: int, eval_bytes: int, eval_windows: int, workers: int):
+def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: training_plan.Plan,
+              training: TrainingConfig, train_bytes: int, eval_bytes: int, eval_windows: int,
+              workers: int):
   """The training and validation datasets (host input pipeline, already transformed).
 
   With several workers, every worker reads every window in the same order and keeps its
@@ -269,7 +218,7 @@ def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
 
 
 def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: FnArgs,
-           plan: _Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
+           plan: training_plan.Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
            extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions,
            budget: Optional[refit.Budget] = None) -> List[Dict[str, object]]:
   """Trains the TFTs one after the other; returns how each trained in this attempt
@@ -328,8 +277,8 @@ def _release_traced_functions(model: keras.Model) -> None:
   gc.collect()
 
 
-def _calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
-               eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
+def calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
+              eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), the eval coverage
   before them and of the bands served after them (with the forecast floor), and the
   share of eval steps whose quantiles, the model's or the calibrated ones, were out of
@@ -432,8 +381,8 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   eval_windows, eval_bytes = window_inputs.record_stats(fn_args.eval_files)
   if eval_windows == 0:
     raise ValueError('no evaluation windows; move the eval split boundary earlier')
-  plan = _plan(config, training, fn_args, strategy.num_replicas_in_sync, train_windows,
-               eval_windows)
+  plan = training_plan.plan(config, training, fn_args, strategy.num_replicas_in_sync,
+                            train_windows, eval_windows)
   budget = refit.budget_of(custom_config)
   if budget is not None:
     # The judged run's schedule, so that its kept epoch's steps see the same rates.
@@ -464,8 +413,8 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   train, evaluation = _datasets(fn_args, spec, plan, training, train_bytes, eval_bytes,
                                 eval_windows, workers)
   with strategy.scope():
-    members = [_build_and_compile(layout, config, training, plan, name,
-                                  distribution.is_tpu(strategy))
+    members = [build_and_compile(layout, config, training, plan, name,
+                                 distribution.is_tpu(strategy))
                for name in member_names(config)]
     model = members[0] if len(members) == 1 else TFTEnsemble(members, name='tft_ensemble')
     started = _initialise(model, layout, config, training, fn_args, strategy, spec,
@@ -475,7 +424,7 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   if budget is not None:
     calibration = budget.calibration
   elif training.calibrate_intervals:
-    calibration = _calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
+    calibration = calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
   else:
     calibration = None
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,

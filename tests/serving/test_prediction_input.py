@@ -4,8 +4,6 @@ named with its line and the fix, and no value silently moved or dropped
 synthetic, E = 3, H = 2)."""
 
 import dataclasses
-import os
-import stat
 
 import pytest
 
@@ -192,37 +190,6 @@ def test_an_output_that_cannot_take_the_forecasts_stops_before_any_model_is_load
           in capsys.readouterr().err)
   assert (tmp_path / 'recent.csv').read_text().startswith('station,timestamp')
   assert (tmp_path / 'future.csv').read_text() == 'station,timestamp\n'
-
-
-def test_the_output_is_written_whole_or_left_as_it_was(tmp_path):
-  path = tmp_path / 'forecasts.csv'
-  predict._write_whole(str(path), lambda f: f.write('a,b\n1,2\n'))
-  assert path.read_text() == 'a,b\n1,2\n'
-
-  def fail_halfway(f):
-    f.write('c,d\n')
-    raise OSError(28, 'No space left on device')
-  with pytest.raises(OSError):
-    predict._write_whole(str(path), fail_halfway)
-  assert path.read_text() == 'a,b\n1,2\n'  # the earlier forecasts, whole
-  assert sorted(p.name for p in tmp_path.iterdir()) == ['forecasts.csv']  # nothing left over
-
-
-def test_the_output_keeps_its_mode_and_is_written_through_a_link(tmp_path):
-  umask = os.umask(0o022)
-  try:
-    fresh = tmp_path / 'fresh.csv'
-    predict._write_whole(str(fresh), lambda f: f.write('a\n'))
-    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # as open() would make it
-    fresh.chmod(0o640)
-    predict._write_whole(str(fresh), lambda f: f.write('b\n'))
-    assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
-  finally:
-    os.umask(umask)
-  link = tmp_path / 'latest.csv'
-  link.symlink_to(fresh)
-  predict._write_whole(str(link), lambda f: f.write('c\n'))
-  assert link.is_symlink() and fresh.read_text() == 'c\n'
 
 
 def test_a_missing_column_written_another_way_is_pointed_at(tmp_path):

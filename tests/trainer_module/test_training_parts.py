@@ -15,7 +15,7 @@ from schema import datasets
 from schema.dataset_spec import Role
 from schema.features import model_features, transformed_name
 from schema.window_layout import step_value_names, window_feature_spec
-from trainer_module import cluster, train, window_inputs
+from trainer_module import cluster, train, training_plan, window_inputs
 from schema import hparams
 from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.training_config import TrainingConfig
@@ -92,7 +92,7 @@ def test_interval_calibration_counts_each_eval_window_once(tiny):
     centre = tf.where(missed, actual + 10.0, actual)
     return {window_inputs.QUANTILES_OUTPUT: tf.stack([centre - 1, centre, centre + 1], -1)}
 
-  report = train._calibrate(model, hparams.TFTConfig(), dataset, count, forecast_floor=None)
+  report = train.calibrate(model, hparams.TFTConfig(), dataset, count, forecast_floor=None)
 
   assert report['eval_windows'] == count
   assert report['eval_coverage_before']['0.1:0.9'] == pytest.approx((count - 1) / count)
@@ -265,9 +265,9 @@ def _fn_args(train_steps=100):
 def test_plan_scales_batch_and_optionally_learning_rate_with_replicas():
   config = hparams.TFTConfig(batch_size=16, learning_rate=1e-3, max_epochs=10)
 
-  plain = train._plan(config, TrainingConfig(), _fn_args(), replicas=4,
+  plain = training_plan.plan(config, TrainingConfig(), _fn_args(), replicas=4,
                       train_windows=1000, eval_windows=50)
-  scaled = train._plan(config, TrainingConfig(scale_learning_rate=True), _fn_args(),
+  scaled = training_plan.plan(config, TrainingConfig(scale_learning_rate=True), _fn_args(),
                        replicas=4, train_windows=1000, eval_windows=50)
 
   assert plain.global_batch == scaled.global_batch == 64
@@ -282,11 +282,11 @@ def test_plan_says_when_the_data_is_too_small():
   with pytest.raises(ValueError, match=r'fewer than one global batch of 32 \(16 per replica x '
                      r'2 replicas\): set a smaller batch \(model: \{batch_size: 8\} in the '
                      r'spec file\), a training stride of 1'):
-    train._plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
+    training_plan.plan(config, TrainingConfig(), _fn_args(), replicas=2, train_windows=20,
                 eval_windows=50)
   with pytest.raises(ValueError, match=r'\(16 per replica x 4 replicas\): train on 3 or '
                      'fewer replicas, or give more data'):
-    train._plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=3,
+    training_plan.plan(config, TrainingConfig(), _fn_args(), replicas=4, train_windows=3,
                 eval_windows=50)
 
 
@@ -298,7 +298,7 @@ def test_plan_says_when_the_data_is_too_small():
 ])
 def test_eval_batches_cover_every_window_with_few_repeats(eval_windows, global_batch,
                                                           replicas, expected):
-  batch = train.eval_batch_size(eval_windows, global_batch, replicas)
+  batch = training_plan.eval_batch_size(eval_windows, global_batch, replicas)
   assert batch == expected and batch <= global_batch and batch % replicas == 0
   # no more batches than needed
   assert math.ceil(eval_windows / batch) == math.ceil(eval_windows / global_batch)
@@ -308,10 +308,10 @@ def test_the_trainer_compiles_the_configured_point_loss():
   layout = InputLayout(encoder_steps=12, horizon=4, static_cardinalities=(1,),
                        static_real_count=0, known_cardinalities=(), known_real_count=0,
                        observed_real_count=0)
-  plan = train._Plan(global_batch=16, eval_batch=16, steps_per_epoch=1, epochs=1,
+  plan = training_plan.Plan(global_batch=16, eval_batch=16, steps_per_epoch=1, epochs=1,
                      peak_learning_rate=1e-3)
   for point_loss in hparams.POINT_LOSSES:
-    model = train._build_and_compile(layout, hparams.TFTConfig(point_loss=point_loss),
+    model = train.build_and_compile(layout, hparams.TFTConfig(point_loss=point_loss),
                                      TrainingConfig(), plan, 'tft', on_tpu=False)
     assert model.loss[window_inputs.QUANTILES_OUTPUT].point_loss == point_loss
 
