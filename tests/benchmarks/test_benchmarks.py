@@ -118,7 +118,7 @@ def test_quick_run_writes_complete_results(tmp_path):
   assert run['test_windows'] == 120 - 12 + 1
   for errors in [run['model'], run['linear']] + list(run['naive'].values()):
     assert all(math.isfinite(errors[key]) and errors[key] >= 0 for key in ('mse', 'mae'))
-  assert set(run['naive']) == {'repeat_last', 'seasonal_24'}
+  assert set(run['naive']) == {'repeat_last', 'history_mean', 'seasonal_24'}
   assert run['training']['epochs_run'] == 1
   assert {'Transform', 'Windowing', 'Trainer', 'Evaluator'} <= set(
       run['pipeline']['components'])
