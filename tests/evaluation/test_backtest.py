@@ -1,6 +1,5 @@
 """The backtest's origins, its paired comparisons and its figures, on data made here."""
 
-import math
 
 import numpy as np
 import pandas as pd
