@@ -21,10 +21,10 @@ pytorch-forecasting lives in its own environment, never in the pipeline's lock:
 
 The ratio depends on the CPU's vector extensions (the results record them) and its matmul
 speed: on a host with AVX2 only, `--output benchmarks/results/peer_throughput_avx2.json`
-keeps that run beside the AVX-512 one (the README's `peer_avx2` table), and
-`peer_throughput_avx512_second_host.json` and `peer_throughput_avx512_third_host.json`
-hold two more AVX-512 hosts'. A CPU without bfloat16 instructions (AVX-512 BF16 or AMX)
-measures the float32 pair only.
+keeps that run beside the AVX-512 one (the `peer_avx2` table of
+benchmarks/pages/speed.md), and `peer_throughput_avx512_second_host.json` and
+`peer_throughput_avx512_third_host.json` hold two more AVX-512 hosts'. A CPU without
+bfloat16 instructions (AVX-512 BF16 or AMX) measures the float32 pair only.
 """
 
 import argparse

@@ -1,7 +1,8 @@
-"""Writes the results tables of the READMEs, and `results.md` (every table), from
-`benchmarks/results/*.json`.
+"""Writes the results tables of the READMEs and the benchmark pages, and `results.md`
+(every table), from `benchmarks/results/*.json`.
 
-A table in `README.md` or `benchmarks/README.md` is a block between two comments,
+A table in `README.md`, `benchmarks/README.md` or a benchmark's page (`benchmarks/pages/*.md`)
+is a block between two comments,
 
   <!-- table NAME: python -m benchmarks.readme_tables writes it from benchmarks/results -->
   ...
@@ -27,7 +28,8 @@ from benchmarks import report
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIR = os.path.join(PROJECT_ROOT, 'benchmarks', 'results')
 READMES = (os.path.join(PROJECT_ROOT, 'README.md'),
-           os.path.join(PROJECT_ROOT, 'benchmarks', 'README.md'))
+           os.path.join(PROJECT_ROOT, 'benchmarks', 'README.md'),
+           *sorted(glob.glob(os.path.join(PROJECT_ROOT, 'benchmarks', 'pages', '*.md'))))
 REPORT_FILE = 'results.md'  # every table, beside the results
 _BLOCK_START = re.compile(r'<!-- table [a-z_0-9]+:')
 _BLOCK = re.compile(r'(<!-- table (?P<name>[a-z_0-9]+):[^\n]*-->\n)(?P<body>.*?)'

@@ -1,7 +1,7 @@
 """The Markdown tables of the benchmark results (the JSON files in `benchmarks/results`).
 
-Each table has one function here; `results.md` (`markdown`) and the tables of
-`benchmarks/README.md` (`benchmarks.readme_tables`) both come from them.
+Each table has one function here; `results.md` (`markdown`) and the tables of the READMEs
+and `benchmarks/pages/*.md` (`benchmarks.readme_tables`) both come from them.
 """
 
 import functools
@@ -591,7 +591,8 @@ def suite_table(results: Results) -> List[str]:
                      f'{low:.2f} to {high:.2f}). Reproduce: `{result["command"]}`.']
 
 
-# Each table by the name a block of benchmarks/README.md gives it (`<!-- table NAME ... -->`).
+# Each table by the name a block gives it (`<!-- table NAME ... -->`) in a README or in
+# benchmarks/pages/*.md.
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'etth1': etth1_table, 'stallion': stallion_table,
     'stallion_by_step': stallion_by_step_table, 'pipeline_times': pipeline_times_table,

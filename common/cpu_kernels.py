@@ -2,7 +2,7 @@
 
 TensorFlow 2.16 runs its oneDNN CPU kernels by default only on Linux x86 CPUs with AVX-512
 VNNI or BF16, AVX-VNNI or AMX; on the others (AVX2 CPUs such as AMD Zen 3) it runs Eigen's
-kernels, and there the TFT trained 30-45% faster with oneDNN (benchmarks/README.md,
+kernels, and there the TFT trained 30-45% faster with oneDNN (benchmarks/pages/speed.md,
 "Against pytorch-forecasting").
 
 TensorFlow reads the switch, `TF_ENABLE_ONEDNN_OPTS`, once, when it is first imported, so

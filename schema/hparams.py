@@ -66,8 +66,8 @@ class TFTConfig:
     history_highway: Add a linear forecast from the scaled target history to
       every quantile (`tft.highway.HistoryHighway`), so the forecast follows the
       recent history's level and the shape of its last cycles. On by default, as
-      measured on the development suite (benchmarks/README.md, "The development
-      suite"). Not explained by the selection weights.
+      measured on the development suite (benchmarks/pages/suite.md, "What was
+      tried"). Not explained by the selection weights.
     point_loss: The loss of the 0.5 quantile's forecast, the point forecast:
       'pinball', as for every quantile (it forecasts the median; best for MAE),
       or 'squared' error (it forecasts the mean; best for MSE, which the ETTh1
@@ -84,7 +84,7 @@ class TFTConfig:
       quantile outputs and the losses float32); or 'auto': mixed_bfloat16 under a TPU
       strategy, float32 elsewhere (on CPU its speed depends on the host: slower than
       float32 without bfloat16 instructions, 2 to 35% faster with AVX-512 BF16;
-      benchmarks/README.md). The weights are float32 either way, so a model
+      benchmarks/pages/speed.md). The weights are float32 either way, so a model
       warm-starts from one of the other precision, and the exported model takes and
       returns float32.
     seasonal_lag: The season L of the target in steps (12 for monthly data with a

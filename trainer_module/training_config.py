@@ -16,11 +16,12 @@ from common.suggestions import closest
 
 CONFIG_KEY = 'training'
 # The Trainer's optimizer step budget of a run (TFX TrainArgs.num_steps), locally and on
-# Vertex: on the default data 600 left the validation loss falling (benchmarks/README.md).
+# Vertex: on the default data 600 left the validation loss falling
+# (benchmarks/pages/default_data.md).
 DEFAULT_TRAIN_STEPS = 1000
 # Whether a run publishes its blessed model refit on every row (`trainer_module.refit`):
 # on the default data and Stallion the refit forecast later periods better at about a
-# third more run time (benchmarks/README.md, "Refit on every row").
+# third more run time (benchmarks/pages/refit_gain.md).
 DEFAULT_REFIT = True
 # Training windows are cached in memory after the first epoch when their serialized size
 # (uncompressed) is at most this; larger sets are re-read from the files every epoch.
