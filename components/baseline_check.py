@@ -6,7 +6,8 @@ evaluation windows, through its serving signature and so its own Transform
 new statistics are read as the baseline would read them in serving. What it cannot read
 is a window of another shape: another time grid, history or horizon, a column it reads
 gone or declared with another role or type, or missing values in a column it was
-trained without them. A baseline that serves no median has no MAE to compare, and one
+trained without them, nor a model of another format version (`trainer_module.model_format`).
+A baseline that serves no median has no MAE to compare, and one
 trained on rows of this run's eval period (the eval start moved back) would be scored on
 windows it learned (`trainer_module.training_period`). The scoped Evaluator leaves such a
 baseline out and says why (`components.scoped_evaluator`).
@@ -20,7 +21,7 @@ from google.protobuf import message
 from tensorflow.core.protobuf import saved_model_pb2
 
 from schema.dataset_spec import DatasetSpec
-from trainer_module import export, training_period
+from trainer_module import export, model_format, training_period
 
 MEDIAN_FORECAST = export.quantile_key(0.5)
 
@@ -32,6 +33,9 @@ def incompatibility(candidate_dir: str, baseline_dir: str) -> Optional[str]:
     candidate_dir: the candidate's serving model directory.
     baseline_dir: the baseline's serving model directory.
   """
+  unreadable = model_format.mismatch(baseline_dir)
+  if unreadable:
+    return unreadable
   try:
     candidate, baseline = (export.read_dataset_spec(candidate_dir),
                            export.read_dataset_spec(baseline_dir))

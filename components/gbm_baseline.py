@@ -44,12 +44,8 @@ def read_result(uri: str) -> Optional[Dict[str, object]]:
 
 def figures_on(record: Optional[Dict[str, object]], split: str) -> Dict[str, object]:
   """A record's figures on `split`'s windows (MAE, q-risks, coverage, naive MAEs), or {}
-  when it has none (no record, a failed fit, a split not scored); a record from before
-  several splits were scored holds those of its `scored_split` only."""
-  record = record or {}
-  if 'by_split' in record:
-    return record['by_split'].get(split, {})
-  return record if 'mae' in record and record.get('scored_split', EVAL_SPLIT) == split else {}
+  when it has none (no record, a failed fit, a split not scored)."""
+  return (record or {}).get('by_split', {}).get(split, {})
 
 
 @tfx.dsl.components.component

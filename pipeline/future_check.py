@@ -63,7 +63,7 @@ def unused_note(spec: DatasetSpec, serving_model_dir: str) -> Optional[str]:
     return None
   try:
     published = export.read_dataset_spec(published_models.resolve_model_dir(serving_model_dir))
-  except (FileNotFoundError, ValueError):  # none published, or one without its spec
+  except (FileNotFoundError, ValueError):  # none published, or one this version cannot read
     published = None
   known = [column.name for column in published.columns_with(Role.KNOWN)] if published else []
   if not known:

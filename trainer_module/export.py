@@ -42,7 +42,8 @@ causal), and the variables' names `static_variables` [Vs], `history_variables` [
 
 `assets.extra/dataset_spec.json` (DATASET_SPEC_FILE) holds the dataset spec, so tools
 that only have the model directory (`tft-predict`, `tft-report`) know its columns and
-window; `read_dataset_spec` reads it.
+window; `read_dataset_spec` reads it, after checking the model's format version
+(`trainer_module.model_format`, written beside it).
 
 The SavedModel's root is a plain `tf.Module` tracking the model's variables and the
 Transform layer, not the Keras model: saving a Keras root traces every layer again
@@ -61,7 +62,7 @@ from schema.dataset_spec import DatasetSpec
 from schema.features import model_features, transformed_name
 from schema.selection_variables import FUTURE, HISTORY, STATIC, selection_variables
 from schema.window_layout import raw_value_count, raw_window_feature_spec
-from trainer_module import interval_calibration
+from trainer_module import interval_calibration, model_format
 from trainer_module import naive_forecasts as naive
 from trainer_module.tft import model as tft_model
 from trainer_module.tft.inputs import TARGET_HISTORY, InputLayout, input_signature
@@ -97,12 +98,15 @@ def read_dataset_spec(model_dir: str) -> DatasetSpec:
   """The dataset spec saved with the model in `model_dir`.
 
   Raises:
-    FileNotFoundError: the model was exported without it (before specs were saved).
+    model_format.ModelFormatError: the model is in another format than this pipeline reads.
+    FileNotFoundError: the directory lacks the spec (a partial copy of a model).
   """
+  model_format.check(model_dir)
   path = os.path.join(model_dir, DATASET_SPEC_FILE)
   if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(f'{model_dir} has no {DATASET_SPEC_FILE}: the model was exported '
-                            'without its dataset spec; train and export it again')
+    raise FileNotFoundError(f'{model_dir} has no {DATASET_SPEC_FILE}, which every export '
+                            'writes: a partial copy of a model? Copy it whole, or train and '
+                            'export it again')
   with tf.io.gfile.GFile(path) as f:
     return DatasetSpec.from_json(f.read())
 
@@ -305,3 +309,4 @@ def save_model(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
     f.write(spec.to_json())
   if calibration is not None:
     interval_calibration.write(path, calibration)
+  model_format.write(path)

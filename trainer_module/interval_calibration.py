@@ -13,7 +13,7 @@ band's width, so one factor serves series of every level):
 so that each end leaves about q of the actuals beyond it, and the band holds 1 - 2q. One
 factor for both ends would hold 1 - 2q as well, but a model whose misses lie mostly on
 one side keeps them there: on Stallion 4 to 7% of the actuals fell below the calibrated
-P10 and 11 to 18% above the P90 (benchmarks/README.md). A factor > 0 moves its end out,
+P10 and 11 to 18% above the P90 (benchmarks/pages/calibration.md). A factor > 0 moves its end out,
 < 0 in (never past the band's middle); a band whose ends cross (an undertrained model's
 P10 above its P90) is taken from the lower to the higher end. P50 and every quantile
 outside such pairs are left as they are. The factors travel inside the exported model
@@ -27,7 +27,7 @@ run summary prints them (`describe`).
 import json
 import math
 import os
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -142,7 +142,7 @@ def describe(report: Dict[str, object]) -> str:
   parts = []
   for band, factors in sorted(report['factors'].items()):
     low, high = (100 * float(q) for q in band.split(':'))
-    lower, upper = _ends(factors)
+    lower, upper = factors['lower'], factors['upper']
     parts.append(f'P{low:g}-P{high:g} held {100 * report["eval_coverage_before"][band]:.1f}% '
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
                  f'after calibration (its lower end moved {_moved(lower)} of its width, its '
@@ -177,10 +177,3 @@ def _moved(factor: float) -> str:
   it."""
   return f'{"out" if factor >= 0 else "in"} by {abs(factor):.3f}'
 
-
-def _ends(factors: Union[float, Mapping[str, float]]) -> Tuple[float, float]:
-  """(w_lo, w_hi) of a band; a number is the one factor of both ends that models exported
-  before the factors per end recorded."""
-  if isinstance(factors, (int, float)):
-    return float(factors), float(factors)
-  return factors['lower'], factors['upper']

@@ -35,11 +35,12 @@ def budget_of(custom_config: Mapping[str, object]) -> Optional[Budget]:
 
   Raises:
     ValueError: the judged model has no record of its kept epochs.
+    model_format.ModelFormatError: the judged model is of another format version.
   """
   judged = custom_config.get(CONFIG_KEY)
   if not judged:
     return None
-  records = training_record.read(judged) or []
+  records = training_record.read(judged)
   if not records or any('best_epoch' not in record for record in records):
     raise ValueError(
         f'the judged model in {judged} does not record the epoch whose weights it kept for '

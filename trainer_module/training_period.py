@@ -16,6 +16,7 @@ from typing import Optional
 import tensorflow as tf
 
 from schema.time_split import parse_timestamp
+from trainer_module import model_format
 
 PERIOD_FILE = os.path.join('assets.extra', 'training_period.json')
 _TRAINED_BEFORE = 'trained_before'  # the run's eval start, UTC
@@ -31,7 +32,12 @@ def write(model_dir: str, eval_start: str) -> None:
 
 def trained_before(model_dir: str) -> Optional[str]:
   """The time (UTC) before which the model's training rows lie; None if it has no record
-  (trained before models recorded it, or by a run without an eval start)."""
+  (a run without an eval start, or a refit on every row).
+
+  Raises:
+    model_format.ModelFormatError: the model is in another format than this pipeline reads.
+  """
+  model_format.check(model_dir)
   path = os.path.join(model_dir, PERIOD_FILE)
   if not tf.io.gfile.exists(path):
     return None

@@ -12,6 +12,8 @@ from typing import Dict, List, Optional, Sequence
 
 import tensorflow as tf
 
+from trainer_module import model_format
+
 RECORD_FILE = os.path.join('assets.extra', 'training_record.json')
 
 
@@ -41,12 +43,14 @@ def write(model_dir: str, records: List[Dict[str, object]]) -> None:
     json.dump(records, f, indent=2)
 
 
-def read(model_dir: str) -> Optional[List[Dict[str, object]]]:
-  """The records of an exported model, or None (exported before they were written)."""
-  path = os.path.join(model_dir, RECORD_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
+def read(model_dir: str) -> List[Dict[str, object]]:
+  """The records of an exported model.
+
+  Raises:
+    model_format.ModelFormatError: the model is in another format than this pipeline reads.
+  """
+  model_format.check(model_dir)
+  with tf.io.gfile.GFile(os.path.join(model_dir, RECORD_FILE)) as f:
     return json.load(f)
 
 

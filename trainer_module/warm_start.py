@@ -11,7 +11,8 @@ names each weight by its layer path (`history_vsn/.../kernel`; an ensemble's wit
 member first, `member_0/history_vsn/...`), so weights are matched by meaning, not by
 position, and it holds no optimizer state, so the new run starts its learning-rate
 schedule and Adam moments afresh. A mismatch (another hidden size, another input) is
-found before any weight is touched; a restore that fails part-way is rolled back. Either
+found before any weight is touched; a restore that fails part-way is rolled back. A base
+model of another format version (`trainer_module.model_format`) is not read at all. Either
 way training goes on from the fresh initialisation and the log says why.
 
 Embedding rows are matched by value, not by id: each categorical's vocabulary (Transform
@@ -30,7 +31,7 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tup
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer_module import export, training_period, vocabularies, window_inputs
+from trainer_module import export, model_format, training_period, vocabularies, window_inputs
 from schema.hparams import TFTConfig
 from trainer_module.tft.inputs import InputLayout
 
@@ -98,12 +99,9 @@ def save(model: keras.Model, layout: InputLayout, config: TFTConfig, saved_model
   return path
 
 
-def recorded_architecture(model_dir: str) -> Optional[Dict[str, Any]]:
-  """The `architecture` saved with the model in `model_dir`; None if it has none."""
-  path = os.path.join(model_dir, WARM_START_DIR, ARCHITECTURE_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
+def recorded_architecture(model_dir: str) -> Dict[str, Any]:
+  """The `architecture` saved with the model in `model_dir`."""
+  with tf.io.gfile.GFile(os.path.join(model_dir, WARM_START_DIR, ARCHITECTURE_FILE)) as f:
     return json.load(f)
 
 
@@ -134,12 +132,14 @@ def write_outcome(model_dir: str, outcome: Outcome) -> None:
     json.dump(dataclasses.asdict(outcome), f)
 
 
-def read_outcome(model_dir: str) -> Optional[Outcome]:
-  """The outcome an exported model recorded, or None (exported before it was recorded)."""
-  path = os.path.join(model_dir, OUTCOME_FILE)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
+def read_outcome(model_dir: str) -> Outcome:
+  """The outcome an exported model recorded.
+
+  Raises:
+    model_format.ModelFormatError: the model is in another format than this pipeline reads.
+  """
+  model_format.check(model_dir)
+  with tf.io.gfile.GFile(os.path.join(model_dir, OUTCOME_FILE)) as f:
     return Outcome(**json.load(f))
 
 
@@ -177,18 +177,13 @@ def restore(model: keras.Model, layout: InputLayout, config: TFTConfig,
     logging.info('Warm start: no base model; training from a fresh initialisation.')
     return Outcome(False, 'no base model (no model blessed before); training from a fresh '
                    'initialisation')
+  unreadable = model_format.mismatch(base_model)
+  if unreadable:
+    return _fresh(base_model, unreadable)
   learned = training_period.trained_on_eval_rows(base_model, eval_start)
   if learned:
     return _fresh(base_model, learned)
   base = recorded_architecture(base_model)
-  if base is None:
-    return _fresh(base_model, f'it has no {WARM_START_DIR} (it was exported before '
-                  'warm-start checkpoints existed, or by another trainer)')
-  # Exported before these options existed.
-  base.setdefault('target_location', 'mean')
-  base.setdefault('history_highway', False)
-  base.setdefault('ensemble_size', 1)
-  base.setdefault('seasonal_lag', 0)
   current = architecture(layout, config)
   moves = {}
   if run_vocabularies is not None and table_vocabularies is not None:

@@ -2,6 +2,7 @@
 of those that cannot."""
 
 import dataclasses
+import json
 import os
 
 import pytest
@@ -13,7 +14,7 @@ from components import baseline_check
 from schema.dataset_spec import Role, Scaling
 from schema.datasets import SYNTHETIC
 from schema.frequency import Frequency
-from trainer_module import training_period
+from trainer_module import model_format, training_period
 from trainer_module.export import DATASET_SPEC_FILE, SERVING_SIGNATURE
 from trainer_module.vocabularies import VOCABULARY_DIR
 
@@ -27,6 +28,7 @@ def _model_dir(root, name, spec=SYNTHETIC, vocabularies=None, outputs=('p10', 'p
   directory = root / name
   os.makedirs(directory / 'assets.extra')
   (directory / DATASET_SPEC_FILE).write_text(spec.to_json())
+  model_format.write(str(directory))
   saved = saved_model_pb2.SavedModel()
   signatures = saved.meta_graphs.add().signature_def
   if outputs is not None:
@@ -135,6 +137,19 @@ def test_a_baseline_trained_on_rows_of_the_eval_period_is_left_out(tmp_path):
   assert baseline_check.incompatibility(candidate, baseline) == (
       "it was trained on rows before 2024-03-14 01:00:00, and this run's eval period begins "
       'earlier (2024-03-14 00:00:00), so it has learned some of the eval windows')
+
+
+def test_a_baseline_of_another_format_version_is_left_out_and_says_which(tmp_path):
+  baseline = _model_dir(tmp_path, 'baseline')
+  with open(os.path.join(baseline, model_format.FORMAT_FILE), 'w') as f:
+    json.dump({'model_format': model_format.VERSION + 1}, f)
+  assert baseline_check.incompatibility(_model_dir(tmp_path, 'candidate'), baseline) == (
+      f'its {model_format.FORMAT_FILE} names model format {model_format.VERSION + 1}, and '
+      f'this pipeline reads format {model_format.VERSION}')
+  os.remove(os.path.join(baseline, model_format.FORMAT_FILE))
+  assert baseline_check.incompatibility(
+      os.path.join(tmp_path, 'candidate'), baseline).startswith(
+          f'it has no {model_format.FORMAT_FILE}')
 
 
 def test_a_baseline_without_its_spec_is_left_out_not_a_crash(tmp_path):

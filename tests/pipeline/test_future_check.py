@@ -9,6 +9,7 @@ from schema import datasets
 from schema.dataset_spec import Role
 from schema.time_split import TimeSplit, parse_timestamp
 from serving import series_windows
+from trainer_module import model_format
 from trainer_module.export import DATASET_SPEC_FILE
 
 SPEC = datasets.SYNTHETIC.with_window(encoder_steps=3, horizon=2)
@@ -119,6 +120,7 @@ def test_a_future_file_for_a_spec_without_known_columns_is_kept_while_the_publis
   (version / 'assets.extra').mkdir(parents=True)
   (version / 'saved_model.pb').write_bytes(b'')
   (version / DATASET_SPEC_FILE).write_text(spec.to_json())  # 'price' known
+  model_format.write(str(version))
   assert unused(without_known, str(serving)) == (
       "[pipeline] --future: the spec declares no known column now, but the published model "
       "reads ['price'] from the future file, and forecasts if the new model is not blessed: "

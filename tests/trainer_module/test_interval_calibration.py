@@ -161,15 +161,6 @@ def test_the_share_out_of_order_counts_steps_with_any_decrease():
   assert calibration.out_of_order(forecasts, calibrated) == 0.75
 
 
-def test_a_report_with_one_factor_for_both_ends_is_described():
-  """Models exported before the factors per end recorded one number per band."""
-  report = {'factors': {'0.1:0.9': 0.1096}, 'eval_windows': 350,
-            'eval_coverage_before': {'0.1:0.9': 0.7297}, 'eval_coverage_after': {'0.1:0.9': 0.8003}}
-  assert calibration.describe(report) == (
-      'P10-P90 held 73.0% of the eval actuals, 80.0% after calibration (its lower end moved '
-      'out by 0.110 of its width, its upper end out by 0.110)')
-
-
 def test_served_bands_are_calibrated_then_raised_to_the_forecast_floor():
   forecasts = tf.constant([[[-4.0, -1.0, 2.0], [-3.0, -2.5, -2.0]]])  # [B=1, H=2, Q=3]
   quantiles, factors = (0.1, 0.5, 0.9), {'0.1:0.9': {'lower': 0.5, 'upper': -0.25}}

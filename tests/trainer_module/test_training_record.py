@@ -2,7 +2,7 @@
 
 import pytest
 
-from trainer_module import training_record
+from trainer_module import model_format, training_record
 
 
 def test_a_fit_that_stopped_early_is_described_with_the_epoch_kept(tmp_path):
@@ -10,6 +10,7 @@ def test_a_fit_that_stopped_early_is_described_with_the_epoch_kept(tmp_path):
                                   steps_per_epoch=50)
   assert record == {'epochs_run': 4, 'epochs_planned': 20, 'steps_per_epoch': 50,
                     'best_epoch': 2, 'best_val_loss': 0.4}
+  model_format.write(str(tmp_path))
   training_record.write(str(tmp_path), [record])
   assert training_record.read(str(tmp_path)) == [record]
   assert training_record.describe([record]) == (
@@ -25,7 +26,8 @@ def test_a_resumed_fit_counts_its_epochs_from_the_start_and_an_ensemble_each_mem
   assert training_record.describe([resumed, without_validation]) == (
       'member 2: all 8 epochs of 10 steps, the weights of epoch 7 kept (the lowest eval '
       'loss); member 3: all 2 epochs of 10 steps')
-  assert training_record.read('/nonexistent') is None
+  with pytest.raises(model_format.ModelFormatError, match='/nonexistent cannot be read: it has no'):
+    training_record.read('/nonexistent')
 
 
 def test_a_refit_is_described_as_one_with_the_judged_models_epochs(tmp_path):
@@ -43,6 +45,7 @@ def test_the_refit_budget_is_the_epochs_the_judged_model_kept(tmp_path):
   records = [training_record.of_fit([0, 1, 2, 3], [0.5, 0.4, 0.45, 0.46], 20, 50, member=1),
              training_record.of_fit(list(range(6)), [0.5, 0.4, 0.3, 0.2, 0.25, 0.3], 20, 50,
                                     member=2)]
+  model_format.write(str(tmp_path))
   training_record.write(str(tmp_path), records)
   interval_calibration.write(str(tmp_path), {'factors': {'p10_p90': [1.1, 0.9]}})
   budget = refit.budget_of({refit.CONFIG_KEY: str(tmp_path)})

@@ -7,6 +7,7 @@ one property. Warm starts that cannot happen are tested without training.
 import dataclasses
 import json
 import logging
+import shutil
 import types
 
 import numpy as np
@@ -15,8 +16,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema.time_split import format_time, parse_timestamp
-from trainer_module import (train, training_period, training_record, vocabularies, warm_start,
-                            window_inputs)
+from trainer_module import (model_format, train, training_period, training_record, vocabularies,
+                            warm_start, window_inputs)
 from trainer_module.tft.model import STATIC_EMBEDDING, build_tft_model
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -88,9 +89,11 @@ def test_warm_start_with_another_architecture_keeps_the_fresh_weights(base, capl
              for m in caplog.messages)
   # The same sentence travels with the exported model, for the run summary.
   assert outcome.message.startswith(f'not possible from {base.path}: the architecture differs')
+  model_format.write(str(tmp_path))
   warm_start.write_outcome(str(tmp_path), outcome)
   assert warm_start.read_outcome(str(tmp_path)) == outcome
-  assert warm_start.read_outcome(str(tmp_path / 'older')) is None
+  with pytest.raises(model_format.ModelFormatError, match='train and export it again'):
+    warm_start.read_outcome(str(tmp_path / 'older'))
 
 
 @pytest.mark.parametrize('option, other_value', [
@@ -116,6 +119,7 @@ def test_warm_start_refuses_another_forecast_structure(base, caplog, option, oth
 def test_warm_start_rolls_back_weights_that_do_not_fit(base, tmp_path, caplog):
   # The recorded architecture matches, but the checkpoint lacks a layer: the restore
   # assigns the other layers, then fails; nothing may stay changed.
+  model_format.write(str(tmp_path))
   directory = tmp_path / warm_start.WARM_START_DIR
   directory.mkdir(parents=True)
   (directory / 'architecture.json').write_text(
@@ -157,35 +161,29 @@ def test_the_run_records_its_training_period_and_a_base_that_saw_eval_rows_is_no
                             eval_start=tiny.eval_start)
 
 
-def test_warm_start_from_a_model_without_checkpoint_says_why(base, tmp_path, caplog):
+def test_warm_start_from_a_model_of_another_format_says_why_and_reads_nothing_of_it(
+    base, tmp_path, caplog):
+  """A copy of the base whose format file names another version (an export by an older or
+  newer pipeline): its checkpoint and architecture would load, but are not read."""
+  older = tmp_path / 'older'
+  shutil.copytree(base.path, older)
+  (older / model_format.FORMAT_FILE).write_text(json.dumps({'model_format': 0}))
   model = build_tft_model(base.layout, base.config)
+  fresh = model.get_weights()
 
   with caplog.at_level(logging.INFO):
-    assert not warm_start.restore(model, base.layout, base.config, str(tmp_path))
+    outcome = warm_start.restore(model, base.layout, base.config, str(older))
+    no_format = warm_start.restore(model, base.layout, base.config, str(tmp_path / 'none'))
 
-  assert any('exported before warm-start checkpoints existed' in m for m in caplog.messages)
-
-
-def test_a_base_exported_before_the_options_counts_as_mean_centred_without_highway_or_lag(
-    base, tmp_path):
-  directory = tmp_path / warm_start.WARM_START_DIR
-  directory.mkdir(parents=True)
-  config = dataclasses.replace(base.config, history_highway=False)  # as before the option
-  recorded = warm_start.architecture(base.layout, config)
-  del recorded['target_location'], recorded['history_highway'], recorded['seasonal_lag']
-  (directory / 'architecture.json').write_text(json.dumps(recorded))
-  source = build_tft_model(base.layout, config)
-  tf.train.Checkpoint(**{layer.name: layer for layer in source.layers}).write(
-      str(directory / 'weights'))
-  same_model = build_tft_model(base.layout, config)
-  last_model = build_tft_model(
-      base.layout, dataclasses.replace(config, target_location='last'))
-
-  assert (config.target_location, config.history_highway, config.seasonal_lag) == ('mean', False, 0)
-  assert warm_start.restore(same_model, base.layout, config, str(tmp_path))
-  assert not warm_start.restore(last_model, base.layout, last_model.config, str(tmp_path))
-  for got, want in zip(same_model.get_weights(), source.get_weights()):
+  assert not outcome and not no_format
+  assert outcome.message == (
+      f'not possible from {older}: its {model_format.FORMAT_FILE} names model format 0, and '
+      f'this pipeline reads format {model_format.VERSION}; training from a fresh '
+      'initialisation')
+  assert f'it has no {model_format.FORMAT_FILE}' in no_format.message
+  for got, want in zip(model.get_weights(), fresh):
     np.testing.assert_array_equal(got, want)
+  assert warm_start.restore(model, base.layout, base.config, base.path)  # the original reads
 
 
 def test_warm_start_moves_embedding_rows_when_the_vocabularies_number_values_otherwise(

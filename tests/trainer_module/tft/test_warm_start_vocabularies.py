@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from schema.datasets import SYNTHETIC
-from trainer_module import warm_start, window_inputs
+from trainer_module import model_format, warm_start, window_inputs
 from trainer_module.export import DATASET_SPEC_FILE
 from schema.hparams import TFTConfig
 from trainer_module.tft.ensemble import TFTEnsemble
@@ -47,6 +47,7 @@ def _base(tmp_path, ensemble_size):
   model = _build(layout, ensemble_size)
   warm_start.save(model, layout, config, str(tmp_path))
   (tmp_path / DATASET_SPEC_FILE).write_text(SPEC.to_json())
+  model_format.write(str(tmp_path))
   os.makedirs(tmp_path / VOCABULARY_DIR)
   for name, values in BASE_VOCABULARIES.items():
     (tmp_path / VOCABULARY_DIR / name).write_bytes(b'\n'.join(values) + b'\n')
