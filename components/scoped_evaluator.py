@@ -82,8 +82,8 @@ def lightgbm_shortfall(model_mae: Optional[float], gbm_record: Optional[Dict[str
   bound = (1.0 - beat_by) * gbm['mae']
   if model_mae <= bound:
     return None
-  return (f"the {judged} MAE {model_mae:.4g} is above {1.0 - beat_by:g} times LightGBM's "
-          f"({gbm['mae']:.4g}) on the same windows (beat_lightgbm_by {beat_by:g})")
+  return Blessing.missed('beat_lightgbm_by', beat_by, judged,
+                         f"{model_mae:.4g}, LightGBM's {gbm['mae']:.4g} on the same windows")
 
 
 def baseline_left_out(input_dict: Dict[str, List[types.Artifact]]) -> Optional[str]:

@@ -20,9 +20,11 @@ from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import (BASELINE_LEFT_OUT_KEY, BEHIND_LIGHTGBM_KEY,
                                          DECIDED_BY_KEY)
-from components.split_report import AFTER_END, BOUNDARIES, SERIES_BOUNDARIES, SPANS_READ, UNDECLARED_COLUMNS, read_split_report
+from components.split_report import (AFTER_END, BOUNDARIES, SERIES_BOUNDARIES, SPANS_READ,
+                                     UNDECLARED_COLUMNS, read_split_report)
 from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
+from schema.dataset_file import Blessing
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT, judged_split
 from trainer_module import interval_calibration, training_record, warm_start
 from trainer_module.export import quantile_key
@@ -74,16 +76,15 @@ class RunSummary:
       return ''
     counts = ' | '.join(f'{name} {count}' for name, count in self.split_report.items()
                         if isinstance(count, int) and (count or name != AFTER_END))
-    # Where the boundaries fell (a report from before they were written has none); placed
-    # per series, from the earliest place to the latest.
+    # Where the boundaries fell; placed per series, from the earliest place to the latest.
     per_series = self.split_report.get(SERIES_BOUNDARIES, {})
     notes = [f'{name.replace("_start", "")} from {time} UTC' if name != 'end'
              else f'end at {time} UTC'
-             for name, time in self.split_report.get(BOUNDARIES, {}).items()
+             for name, time in self.split_report[BOUNDARIES].items()
              if name not in per_series]
     notes += [f'{name.replace("_start", "")} from {earliest} to {latest} UTC, each series '
               'its own last steps' for name, (earliest, latest) in per_series.items()]
-    spans = self.split_report.get(SPANS_READ, [])
+    spans = self.split_report[SPANS_READ]
     if len(spans) > 1:
       notes.append(f"spans {', '.join(map(str, spans))}: every row of the older spans is "
                    "training data, their eval periods included; the newest span's own split "
@@ -150,11 +151,9 @@ class RunSummary:
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
                      f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
-        # Reports written before the kinds were put in words say 'for one reason'.
-        lines += [f'    {kind["series"]} {kind.get("summary", "for one reason")}, e.g. '
-                  f'{kind["example"]}'
-                  for kind in report.get('reasons_not_forecast', [])[:_REASONS_SHOWN]]
-        more = report.get('reasons_not_forecast', [])[_REASONS_SHOWN:]
+        lines += [f'    {kind["series"]} {kind["summary"]}, e.g. {kind["example"]}'
+                  for kind in report['reasons_not_forecast'][:_REASONS_SHOWN]]
+        more = report['reasons_not_forecast'][_REASONS_SHOWN:]
         if more:
           lines.append(f'    {sum(kind["series"] for kind in more)} more for {len(more)} '
                        f'other reason{"s" if len(more) > 1 else ""}')
@@ -322,7 +321,7 @@ def _output_model(store: metadata_store.MetadataStore, executions,
 def _refit(model_uri: str) -> str:
   """What the Refit wrote at `model_uri`: its training, or that it copied the judged
   model, which was not blessed."""
-  records = training_record.read(path_utils.serving_model_path(model_uri)) or []
+  records = training_record.read(path_utils.serving_model_path(model_uri))
   if not any(record.get('refit') for record in records):
     return 'none: the judged model was not blessed, so it was not refit'
   return (f'{training_record.describe(records)}, with its calibration; this is the model '
@@ -336,17 +335,14 @@ def _custom_text(artifact, key: str) -> Optional[str]:
   return artifact.custom_properties[key].string_value
 
 
-def _warm_start(model_uri: str) -> Optional[str]:
-  """'warm start: initialised every weight from ...' as the Trainer recorded it, or None."""
-  outcome = warm_start.read_outcome(path_utils.serving_model_path(model_uri))
-  return None if outcome is None else f'warm start: {outcome.message}'
+def _warm_start(model_uri: str) -> str:
+  """'warm start: initialised every weight from ...' as the Trainer recorded it."""
+  return f'warm start: {warm_start.read_outcome(path_utils.serving_model_path(model_uri)).message}'
 
 
-def _training(model_uri: str) -> Optional[str]:
-  """'stopped early after 4 of 20 epochs of 50 steps; ...' as the Trainer recorded it, or
-  None."""
-  records = training_record.read(path_utils.serving_model_path(model_uri))
-  return training_record.describe(records) if records else None
+def _training(model_uri: str) -> str:
+  """'stopped early after 4 of 20 epochs of 50 steps; ...' as the Trainer recorded it."""
+  return training_record.describe(training_record.read(path_utils.serving_model_path(model_uri)))
 
 
 def blessing_failures(evaluation_uri: str, judged: str) -> List[str]:
@@ -373,15 +369,14 @@ def _describe_failure(failure: validation_result_pb2.ValidationFailure, judged: 
   name, value = failure.metric_key.name, failure.metric_value.double_value.value
   threshold = failure.metric_threshold
   if failure.metric_key.is_diff:
-    allowed = threshold.change_threshold.relative.value
-    return (f'the {judged} MAE is {value:.4g} above the last blessed model\'s, more than '
-            f'max_relative_regression ({allowed:g}) allows')
+    return Blessing.missed('max_relative_regression', threshold.change_threshold.relative.value,
+                           judged, f"{value:.4g} above the last blessed model's")
   bound = threshold.value_threshold.upper_bound.value
   if name == MAE_VS_BEST_NAIVE:
-    return (f'the {judged} MAE is {value:.4g} times the best naive forecast\'s, above '
-            f'1 - beat_naive_by ({bound:.4g})')
+    return Blessing.missed('beat_naive_by', 1 - bound, judged,
+                           f"{value:.4g} times the best naive forecast's")
   if name == 'mean_absolute_error':
-    return f'the {judged} MAE {value:.4g} is above max_mae ({bound:g})'
+    return Blessing.missed('max_mae', bound, judged, f'{value:.4g}')
   return failure.message or f'{name} {value:.4g} broke its threshold: {threshold}'
 
 

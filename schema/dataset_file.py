@@ -121,21 +121,29 @@ class Blessing:
 
 
   def rules(self, compared_with_last: bool) -> List[str]:
-    """The rules that are set, in words with their keys; the last blessed model's only
-    when one was compared."""
-    rules = []
-    if self.beat_naive_by is not None:
-      rules.append(f"the MAE at most {1 - self.beat_naive_by:g} times the best naive "
-                   f"forecast's (beat_naive_by {self.beat_naive_by:g})")
-    if self.max_mae is not None:
-      rules.append(f'the MAE at most {self.max_mae:g} (max_mae)')
-    if compared_with_last:
-      rules.append(f"the MAE at most {1 + self.max_relative_regression:g} times the last "
-                   f"blessed model's (max_relative_regression {self.max_relative_regression:g})")
-    if self.beat_lightgbm_by is not None:
-      rules.append(f"the MAE at most {1 - self.beat_lightgbm_by:g} times LightGBM's "
-                   f'(beat_lightgbm_by {self.beat_lightgbm_by:g})')
-    return rules
+    """The rules that are set, in words with their keys (`rule`); the last blessed model's
+    only when one was compared."""
+    keys = ['beat_naive_by', 'max_mae'] + (['max_relative_regression'] if compared_with_last
+                                           else []) + ['beat_lightgbm_by']
+    return [self.rule(key, getattr(self, key)) for key in keys if getattr(self, key) is not None]
+
+  @staticmethod
+  def rule(key: str, setting: float) -> str:
+    """Rule `key` at `setting` in words: "the MAE at most 0.95 times the best naive
+    forecast's (beat_naive_by 0.05)". Every sentence the pipeline says of a rule, kept or
+    missed, comes from here."""
+    bar = {'beat_naive_by': f"{1 - setting:g} times the best naive forecast's",
+           'max_mae': f'{setting:g}',
+           'max_relative_regression': f"{1 + setting:g} times the last blessed model's",
+           'beat_lightgbm_by': f"{1 - setting:g} times LightGBM's"}[key]
+    return f'the MAE at most {bar} ({key} {setting:g})'
+
+  @staticmethod
+  def missed(key: str, setting: float, judged: str, measured: str) -> str:
+    """Why a model missed rule `key` on the `judged` windows, `measured` saying what its MAE
+    was ("1.04 times the best naive forecast's")."""
+    return f'the {judged} MAE is {measured}, and the rule is {Blessing.rule(key, setting)}'
+
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:
