@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from common.exit_codes import InputError
-from schema import forecast_starts
+from schema import forecast_starts, static_columns, window_cuts
 from schema.dataset_spec import DatasetSpec, Role
 from schema.features import SERIES_KEY, model_features, transformed_name
 from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
@@ -164,14 +164,13 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     raise ValueError(f"series '{series_key}': {error}") from None
   duplicated = np.nonzero(np.diff(steps) == 0)[0]
   if duplicated.size:
-    moment = datetime.datetime.fromtimestamp(rows.seconds[duplicated[0]],
-                                             tz=datetime.timezone.utc)
     no_key = ('; the spec declares no series key: if the rows belong to several series, '
               'give their key columns role: series_key' if not spec.series_key_columns else '')
-    raise RowsError(f"series '{series_key}' has more than one row at {moment:%Y-%m-%d %H:%M}"
+    twice = rows.seconds[duplicated[0]]
+    raise RowsError(f"series '{series_key}' has more than one row at {_minute(twice)}"
                     f' ({spec.frequency.value} grid); remove or aggregate the duplicates '
                     '(with several spans: no two spans may hold the same time of a series)'
-                    f'{no_key}', [rows.seconds[duplicated[0]]])
+                    f'{no_key}', [twice])
   _check_static_columns(series_key, rows, spec)
   first = int(steps[0])
   length = int(steps[-1]) - first + 1
@@ -182,9 +181,9 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     return [], dict(counts)
 
   position = steps - first
-  present = np.zeros(length, dtype=np.int64)
-  present[position] = 1
-  complete_before = np.concatenate([[0], np.cumsum(present)])
+  present = np.zeros(length, dtype=bool)
+  present[position] = True
+  whole = window_cuts.whole_windows(present, window)
   # A missing step takes the split of the step before it (splits follow time), so windows
   # over it are counted as gaps in the right split.
   split_at = rows.splits[np.searchsorted(position, np.arange(length), side='right') - 1]
@@ -209,7 +208,7 @@ def build_windows(series_key: str, rows: Iterable[Union[Row, RowChunk]], spec: D
     stride = strides.get(split)
     if not stride or not forecast_starts.starts_forecast(first + forecast, stride):
       continue
-    if complete_before[start + window] - complete_before[start] < window:
+    if not whole[start]:
       counts['windows_skipped_gap'] += 1
     elif split_at[start + window - 1] != split:
       counts['windows_skipped_crossing_split'] += 1
@@ -261,17 +260,18 @@ def _segment_examples(series_key: str, columns: Mapping[str, np.ndarray],
 
 def _check_static_columns(series_key: str, rows: RowChunk, spec: DatasetSpec) -> None:
   """Raises RowsError naming a static column whose value changes within the series."""
+  at = lambda index: _minute(rows.seconds[index])
   for column in spec.columns_with(Role.STATIC):
-    values = rows.values[transformed_name(column.name)]
-    changed = np.nonzero(values != values[0])[0]
-    if changed.size:
-      moment = datetime.datetime.fromtimestamp(rows.seconds[changed[0]],
-                                               tz=datetime.timezone.utc)
-      raise RowsError(
-          f"series '{series_key}': static column '{column.name}' changes value at "
-          f'{moment:%Y-%m-%d %H:%M} (from its first row on); a static column holds one '
-          'value per series. Make it constant within each series, or declare it known '
-          '(or observed) if it changes over time', [rows.seconds[0], rows.seconds[changed[0]]])
+    changed = static_columns.first_change(rows.values[transformed_name(column.name)])
+    if changed is not None:
+      raise RowsError(static_columns.changed_value_message(
+          series_key, column.name, f'one value from its first row ({at(0)})',
+          f'another at {at(changed)}'), [rows.seconds[0], rows.seconds[changed]])
+
+
+def _minute(seconds: int) -> str:
+  """'2024-01-01 02:00': a time in UTC to the minute, for an error."""
+  return f'{datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc):%Y-%m-%d %H:%M}'
 
 
 def _window_example(series_key: str, split: str, columns: Mapping[str, np.ndarray],

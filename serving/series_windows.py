@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
+from schema import static_columns
 from schema.dataset_spec import Column, DatasetSpec, DType, Role
 from schema.features import SERIES_VOCABULARY, model_features, series_key
 from schema.time_split import format_time
@@ -362,15 +363,11 @@ def _check_static_columns(rows: Sequence[InputRow], spec: DatasetSpec, key: str)
   horizon rows may) are not compared."""
   for column in spec.columns_with(Role.STATIC):
     given = [row for row in rows if row.values[column.name]]
-    other = next((row for row in given
-                  if _value_of(row, column) != _value_of(given[0], column)), None)
-    if other is not None:
-      raise PredictionInputError(
-          f"series '{key}': static column '{column.name}' is "
-          f'{given[0].values[column.name]!r} {given[0].where()} but '
-          f'{other.values[column.name]!r} {other.where()}; a static column holds one '
-          'value per series, as in training: make it constant, or declare it known (or '
-          'observed) and retrain if it changes over time')
+    changed = static_columns.first_change([_value_of(row, column) for row in given])
+    if changed is not None:
+      where = lambda row: f'{row.values[column.name]!r} {row.where()}'
+      raise PredictionInputError(static_columns.changed_value_message(
+          key, column.name, where(given[0]), where(given[changed])))
 
 
 def _value_of(row: InputRow, column: Column):

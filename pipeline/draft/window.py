@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.draft.table import DraftError
-from schema import forecast_starts
+from schema import forecast_starts, window_cuts
 from schema.frequency import DAY, WEEK, Frequency
 from schema.hparams import DEFAULT_PRESET, PRESETS, largest_batch_within
 from schema.time_split import EVAL_SPLIT
@@ -70,7 +70,7 @@ def draft_window(frequency: Frequency, longest: int, last_step: int, horizon: Op
                      'and training before it; give longer series, or a shorter --horizon')
   notes = [] if test_start is not None else [
       'the series are too short to train before a held-out test period as well as an eval '
-      f'period: none is drafted, so the run\'s figures are those of the eval windows, which '
+      "period: none is drafted, so the run's figures are those of the eval windows, which "
       'also choose the epoch and flatter the model; longer series, or a shorter --horizon, '
       'give one']
   if encoder_steps is None:
@@ -95,11 +95,12 @@ def training_windows(steps: np.ndarray, series: pd.Series, window: int,
   (`eval_starts`: one for every series, or one per series)."""
   count = 0
   for code, index in pd.Series(range(len(steps))).groupby(series.to_numpy()):
-    present = np.unique(steps[index.to_numpy()])
-    present = present[present < _start_of(eval_starts, code)]
-    # Runs of consecutive steps: each of length n holds n - window + 1 windows.
-    runs = np.split(present, np.flatnonzero(np.diff(present) != 1) + 1)
-    count += sum(max(0, len(run) - window + 1) for run in runs)
+    held = steps[index.to_numpy()]
+    held = held[held < _start_of(eval_starts, code)]
+    if held.size:
+      present = np.zeros(int(held.max() - held.min()) + 1, dtype=bool)
+      present[held - held.min()] = True
+      count += int(window_cuts.whole_windows(present, window).sum())
   return count
 
 
@@ -180,12 +181,12 @@ def naive_maes(steps: np.ndarray, series: pd.Series, target: np.ndarray,
     start = forecast_starts.first_start_from(
         max(_start_of(start_step, code), first + encoder_steps), stride)
     stop = last if end_step is None else min(last, _start_of(end_step, code) - 1)
+    whole = window_cuts.whole_windows(~np.isnan(values), encoder_steps + horizon)
     for forecast in range(start, stop - horizon + 2, stride):
       at = forecast - first
-      history, future = values[at - encoder_steps:at], values[at:at + horizon]
-      if not (np.isnan(history).any() or np.isnan(future).any()):
-        histories.append(history)
-        futures.append(future)
+      if whole[at - encoder_steps]:
+        histories.append(values[at - encoder_steps:at])
+        futures.append(values[at:at + horizon])
   if not histories:
     return {}
   return naive_forecasts.naive_maes(np.array(histories), np.array(futures),

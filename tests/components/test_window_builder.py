@@ -174,8 +174,9 @@ def test_sampling_keeps_a_deterministic_share_of_windows():
 def test_a_static_value_that_changes_within_a_series_names_the_series_and_column():
   rows = _rows(range(7))
   rows[2] = Row(rows[2].seconds, 'train', {**rows[2].values, transformed_name('size'): 8.0})
-  with pytest.raises(RowsError, match=r"series 'a': static column 'size' changes value at "
-                     r'2024-01-01 02:00') as raised:
+  with pytest.raises(RowsError, match=r"series 'a': static column 'size' is one value from "
+                     r'its first row \(2024-01-01 00:00\) but another at 2024-01-01 02:00; a '
+                     'static column holds one value per series') as raised:
     build_windows('a', rows, SPEC, {'train': 1})
   # The first row and the one that changes, for Windowing to find in the input files.
   assert raised.value.times == {START, START + 2 * HOUR}

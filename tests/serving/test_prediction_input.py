@@ -249,7 +249,7 @@ def test_a_static_value_that_changes_within_a_series_is_refused(tmp_path, column
   rows[3][HEADER.index(column)] = value  # the first horizon row (line 5)
   with pytest.raises(input_errors.PredictionInputError,
                      match=f"series 's1': static column {written}; a static column holds "
-                     'one value per series, as in training'):
+                     'one value per series: make it constant'):
     _window(tmp_path, rows)
 
 
