@@ -72,8 +72,9 @@ class Plan:
 
 
 # Chosen on the eval split (eval MAE and validation loss of three to five seeds) among the
-# variants of benchmarks/README.md, "Stallion: what was tried": 400 steps in epochs of 40,
-# so that the learning rate's cosine decay ends within the epochs early stopping keeps.
+# variants of benchmarks/pages/stallion.md, "How the settings were chosen": 400 steps in
+# epochs of 40, so that the learning rate's cosine decay ends within the epochs early
+# stopping keeps.
 # Where the eval split could not tell settings apart, a backtest origin a year earlier
 # (forecasts from 2016-06, trained on targets before 2016-07) chose: each window centred
 # on its last value.
@@ -126,7 +127,7 @@ def run(plan: Plan, data_dir: str, work_dir: str) -> Dict[str, Any]:
     model = metrics.quantile_errors(scored.forecasts, scored.actual)
     model['product_test_mae'] = result.product_test_mae(model['mae'])
     if naive is None:  # every run scores the same windows
-      history = _protocol_history(data_file, scored.series, scored.history[:, -1])
+      history = protocol_history(data_file, scored.series, scored.history[:, -1])
       naive = metrics.quantile_errors(
           naive_quantiles(history, spec.horizon, config.model_config.quantiles),
           scored.actual)
@@ -190,7 +191,7 @@ def backtest_plan(eval_start: str) -> Plan:
                                              test_start=SPLIT.test_start))
 
 
-def _protocol_history(data_file: str, series_keys: np.ndarray,
+def protocol_history(data_file: str, series_keys: np.ndarray,
                       last_values: np.ndarray) -> np.ndarray:
   """The last NAIVE_HISTORY months of volume before the test period [N, NAIVE_HISTORY],
   in the order of the scored windows' `series_keys`; `last_values` (each window's last

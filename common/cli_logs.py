@@ -42,7 +42,7 @@ def _import_tensorflow_without_plugin_noise() -> None:
   when the user asks TensorFlow for more of its logs, or TensorFlow is already imported.
   A process killed during the import (a CPU TensorFlow was not built for) loses what
   TensorFlow printed; run with --verbose to see it."""
-  if 'tensorflow' in sys.modules or _more_tensorflow_logs_asked():
+  if 'tensorflow' in sys.modules or more_tensorflow_logs_asked():
     return
   try:
     captured = tempfile.TemporaryFile()
@@ -64,7 +64,7 @@ def _import_tensorflow_without_plugin_noise() -> None:
         sys.stderr.flush()
 
 
-def _more_tensorflow_logs_asked() -> bool:
+def more_tensorflow_logs_asked() -> bool:
   """Whether the environment asks TensorFlow's native code for more than its errors."""
   level = os.environ.get('TF_CPP_MIN_LOG_LEVEL', '2')
   return (not level.isdigit() or int(level) < 2) or 'TF_CPP_MAX_VLOG_LEVEL' in os.environ

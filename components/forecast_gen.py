@@ -30,8 +30,8 @@ class Forecasts(types.Artifact):
   TYPE_NAME = 'tft.Forecasts'
 
 
-def _times_as_written(examples_uri: str, spec: DatasetSpec,
-                      instants: Mapping[str, int]) -> Dict[str, str]:
+def times_as_written_or_utc(examples_uri: str, spec: DatasetSpec,
+                             instants: Mapping[str, int]) -> Dict[str, str]:
   """How the files ExampleGen read write each series' time at `instants`, for the UTC
   offset the examples do not keep; {} (UTC) when those files cannot be read again."""
   try:
@@ -77,7 +77,7 @@ def ForecastGen(  # pylint: disable=invalid-name
   # The future file's rows give the times when there are known columns; else the data's
   # own notation does.
   if not spec.columns_with(Role.KNOWN):
-    series = forecasting.with_last_times_as_written(series, _times_as_written(
+    series = forecasting.with_last_times_as_written(series, times_as_written_or_utc(
         examples.uri, spec, forecasting.last_instants(series, spec)), spec)
   future = csv_rows.read_series(future_file, spec, future=True) if future_file else {}
   result = forecasting.make_forecasts(model_dir, series, future, spec, future_file,

@@ -196,7 +196,7 @@ def _compile(args, deployment) -> int:
   print(f'  beam:       {" ".join(deployment.beam_pipeline_args())}')
   print('  pusher:     ' + (f'Vertex AI endpoint {deployment.endpoint.name!r}'
                             if deployment.endpoint else deployment.model_dir))
-  for warning in _future_file_warnings(deployment):
+  for warning in future_file_warnings(deployment):
     print(f'warning: {warning}', file=sys.stderr)
   elsewhere = (f' --pipeline {output}'
                if os.path.abspath(output) != os.path.abspath(_default_pipeline_path(deployment))
@@ -237,7 +237,7 @@ def _backtest(args, deployment) -> int:
   return 0
 
 
-def _future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[str]:
+def future_file_warnings(deployment: deployment_lib.DeploymentConfig) -> List[str]:
   """What the runs' forecasts will lack, as `tft-pipeline` warns before a local run."""
   from schema.dataset_spec import Role
   from serving import series_windows

@@ -201,7 +201,7 @@ def _prepare_data(args: argparse.Namespace, input_path: Optional[str], data_dir:
   os.symlink(input_path, os.path.join(data_dir, os.path.basename(input_path)))
 
 
-def _check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpec,
+def check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpec,
                        split: TimeSplit) -> None:
   """Stops on an input pattern that matches no file in `data_dir`, naming what is there,
   and on a newest span too short for an eval window (`span_check`); says when the data
@@ -236,7 +236,7 @@ def _check_input_files(args: argparse.Namespace, data_dir: str, spec: DatasetSpe
           'reads them all')
 
 
-def _first_run_note(output_root: str, name: str) -> Optional[str]:
+def first_run_note(output_root: str, name: str) -> Optional[str]:
   """A note when data set `name` has no run under `output_root` and other data sets do:
   a renamed spec (init names a data set after its file) starts a new pipeline, without
   the last blessed model to start from and compare with."""
@@ -328,14 +328,14 @@ def _run(args: argparse.Namespace, backtest: bool, command_started: float) -> in
              future_check.unused_note(spec, os.path.join(output_dir, SERVING_MODEL_DIR)))
     for note in filter(None, notes):
       print(note, file=sys.stderr)
-  first_run = _first_run_note(os.path.abspath(args.output_dir), spec.name) if args.spec else None
+  first_run = first_run_note(os.path.abspath(args.output_dir), spec.name) if args.spec else None
   if first_run:  # a spec of one's own, perhaps renamed; the built-in ones keep their names
     print(first_run)
   input_path = _input_path(args, dataset)
   data_root = _data_dir(input_path, output_dir)
   pipeline_name = f'tft-{spec.name}'
   try:
-    config = _pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset,
+    config = pipeline_config(args, pipeline_name, output_dir, data_root, spec, dataset,
                               future_file=_future_file(args, input_path, output_dir))
   except ValueError as error:
     print(f'error: {error}', file=sys.stderr)
@@ -346,7 +346,7 @@ def _run(args: argparse.Namespace, backtest: bool, command_started: float) -> in
           'their values over the horizon: the run trains, judges and publishes a model, but '
           'forecasts no series (each is listed in not_forecast.csv)', file=sys.stderr)
   _prepare_data(args, input_path, data_root, config)
-  _check_input_files(args, data_root, spec, config.time_split)
+  check_input_files(args, data_root, spec, config.time_split)
   if backtest:
     return _backtest(args, config, os.path.join(output_dir, BACKTEST_DIR), beam)
   if future is not None:
@@ -449,12 +449,12 @@ def stopped_because(error: Exception) -> str:
   return _BEAM_STEP.sub('', str(error))
 
 
-def _pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,
+def pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: str,
                      data_root: str, spec, dataset: dataset_file.Dataset,
                      future_file: Optional[str] = None):
   """The PipelineConfig the flags ask for; ValueError names a bad combination."""
-  from pipeline import config as pipeline_config
-  return pipeline_config.from_dataset(
+  from pipeline import config as config_lib
+  return config_lib.from_dataset(
       dataset, spec=spec, max_mae=args.max_mae,
       pipeline_name=pipeline_name,
       pipeline_root=os.path.join(output_dir, 'pipeline_root'),

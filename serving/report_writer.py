@@ -139,7 +139,7 @@ steps up to itself; each row sums to 1.</p>
 """)
 
 
-def _index_html(report: Mapping[str, object], title: str) -> str:
+def index_html(report: Mapping[str, object], title: str) -> str:
   """The report's page: the figures and the importance table, values escaped."""
   importance = [(group, name, weight) for group in GROUPS
                 for name, weight in sorted(report['variable_importance'][group].items(),
@@ -188,5 +188,5 @@ def write_report(interpretation: Interpretation, output_dir: str, title: str,
   with tf.io.gfile.GFile(os.path.join(output_dir, REPORT_JSON), 'w') as f:
     json.dump(report, f, indent=2)
   with tf.io.gfile.GFile(os.path.join(output_dir, INDEX_HTML), 'w') as f:
-    f.write(_index_html(report, title))
+    f.write(index_html(report, title))
   return report

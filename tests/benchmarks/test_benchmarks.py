@@ -256,10 +256,10 @@ def test_stallion_naive_history_refuses_windows_that_do_not_end_before_the_test(
   keys = months.index.to_numpy().astype(bytes)
   data_file = os.path.join(DATA_DIR, stallion.DATA_FILE)
   np.testing.assert_array_equal(
-      stallion._protocol_history(data_file, keys, months.to_numpy()[:, -1]),
+      stallion.protocol_history(data_file, keys, months.to_numpy()[:, -1]),
       months.to_numpy(np.float32)[:, -stallion.NAIVE_HISTORY:])
   with pytest.raises(RuntimeError, match='do not end where the data file says'):
-    stallion._protocol_history(data_file, keys, months.to_numpy()[:, -2])
+    stallion.protocol_history(data_file, keys, months.to_numpy()[:, -2])
 
 
 @needs_data

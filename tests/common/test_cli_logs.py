@@ -45,8 +45,8 @@ def test_a_command_imports_tensorflow_without_the_noise_and_keeps_stderr_working
 
 def test_the_import_is_left_alone_when_more_tensorflow_logs_are_asked(monkeypatch):
   monkeypatch.setenv('TF_CPP_MIN_LOG_LEVEL', '0')
-  assert cli_logs._more_tensorflow_logs_asked()  # pylint: disable=protected-access
+  assert cli_logs.more_tensorflow_logs_asked()
   monkeypatch.setenv('TF_CPP_MIN_LOG_LEVEL', '2')
-  assert not cli_logs._more_tensorflow_logs_asked()  # pylint: disable=protected-access
+  assert not cli_logs.more_tensorflow_logs_asked()
   monkeypatch.setenv('TF_CPP_MAX_VLOG_LEVEL', '1')
-  assert cli_logs._more_tensorflow_logs_asked()  # pylint: disable=protected-access
+  assert cli_logs.more_tensorflow_logs_asked()

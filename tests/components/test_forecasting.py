@@ -277,7 +277,7 @@ def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_
   split_report.write_split_report([('train', 1), ('eval', 1)], str(examples / split_report.SPLIT_REPORT_FILE),
                          TimeSplit(eval_start=0.5), spans=[0], files=[str(data)], spec=SPEC,
                          time_range=(1704070800, 1704070800))
-  written = forecast_gen._times_as_written  # pylint: disable=protected-access
+  written = forecast_gen.times_as_written_or_utc
   instants = {'s1': time_split.parse_timestamp('2024-01-01 03:00:00')}
   assert written(str(examples), SPEC, instants) == {'s1': '2024-01-01 05:00:00+02:00'}
   data.unlink()  # gone since: the forecasts are written in UTC, with a warning

@@ -277,9 +277,9 @@ def test_compile_says_a_tpu_trainer_computes_in_bfloat16(tmp_path, capsys):
 
 def test_compile_warns_of_a_future_file_the_spec_does_not_read():
   future = 'gs://test-bucket/tft/future.csv'
-  assert cli._future_file_warnings(  # pylint: disable=protected-access
+  assert cli.future_file_warnings(
       make_deployment(future_file=future)) == []  # 'synthetic' reads its known price
-  [warning] = cli._future_file_warnings(  # pylint: disable=protected-access
+  [warning] = cli.future_file_warnings(
       make_deployment(dataset='etth1_univariate', future_file=future))
   assert warning.startswith('future_file: the future file is not needed: the spec declares '
                             'no known column') and warning.endswith('leave future_file out')

@@ -14,9 +14,9 @@ from tests.kubeflow.conftest import make_deployment
 from schema import hparams
 from trainer_module.training_config import TrainingConfig
 
-# What `_check_input_files` checks the newest span against.
+# What `check_input_files` checks the newest span against.
 _SPEC_AND_SPLIT = (datasets.SYNTHETIC, datasets.get_dataset('synthetic').split)
-check_input_files = local_runner._check_input_files  # pylint: disable=protected-access
+check_input_files = local_runner.check_input_files
 
 
 @pytest.mark.parametrize('name', sorted(datasets.DATASETS))
@@ -30,7 +30,7 @@ def test_dataset_model_settings_are_tft_config_fields(name):
 def _local_pipeline_config(argv):
   args = local_runner.parse_args(argv)
   dataset = datasets.get_dataset(args.dataset)
-  return local_runner._pipeline_config(  # pylint: disable=protected-access
+  return local_runner.pipeline_config(
       args, 'tft-test', '/tmp/out', '/tmp/out/data', dataset.spec, dataset)
 
 
@@ -235,7 +235,7 @@ def test_patterns_with_tfx_version_and_date_specs_are_globbed_as_tfx_reads_them(
 
 
 def test_a_first_run_beside_other_pipelines_says_it_starts_a_new_one(tmp_path):
-  first_run = local_runner._first_run_note  # pylint: disable=protected-access
+  first_run = local_runner.first_run_note
   runs = tmp_path / 'runs'
   assert first_run(str(runs), 'sales_v3') is None  # no output directory yet
   for name in ('sales', 'benchmarks', 'sales_v3'):
@@ -275,7 +275,7 @@ def test_the_refit_flag_refits_on_every_period_and_a_period_the_split_lacks_is_r
   from trainer_module.training_config import DEFAULT_REFIT
 
   dataset = datasets.get_dataset('synthetic')
-  made = lambda *flags: local_runner._pipeline_config(  # pylint: disable=protected-access
+  made = lambda *flags: local_runner.pipeline_config(
       local_runner.parse_args(['--output-dir', str(tmp_path), *flags]), 'p', str(tmp_path),
       str(tmp_path), dataset.spec, dataset)
   assert made().refit_splits == (dataset.split.split_names if DEFAULT_REFIT else ())

@@ -10,7 +10,7 @@ def test_the_page_escapes_names_and_lists_inputs_by_weight():
             'variable_importance': {group: {'price': 0.25, 'load<raw>': 0.75}
                                     for group in GROUPS},
             'forecast_plots': [{'series': 'N&1', 'figure': 'forecast_0.png'}]}
-  page = report_writer._index_html(report, 'Report <draft>')  # pylint: disable=protected-access
+  page = report_writer.index_html(report, 'Report <draft>')
   assert '<title>Report &lt;draft&gt;</title>' in page
   assert '<code>/runs/&lt;model&gt;</code>' in page
   assert '<h3>N&amp;1</h3><img src="forecast_0.png"' in page

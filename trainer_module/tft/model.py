@@ -137,7 +137,7 @@ class TemporalFusionTransformer(keras.Model):
     tft_inputs.check_inputs(inputs, self.layout)
     scaled_target, location, scale = self.target_scaler(
         inputs[tft_inputs.TARGET_HISTORY])
-    static, history, future = self._embed(inputs, scaled_target)
+    static, history, future = self.embed(inputs, scaled_target)
     static_weights, contexts = self._encode_static(static, training)
     temporal, history_weights, future_weights = self._encode_temporal(
         history, future, contexts, training)
@@ -151,7 +151,7 @@ class TemporalFusionTransformer(keras.Model):
         ATTENTION: attention,
     }
 
-  def _embed(self, inputs, scaled_target):
+  def embed(self, inputs, scaled_target):
     """Returns the `Embedded` static [B, Vs, D], history [B, E, Vh, D] and future
     [B, H, Vf, D] variables."""
     encoder_steps = self.layout.encoder_steps

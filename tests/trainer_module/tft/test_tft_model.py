@@ -87,7 +87,7 @@ def test_each_groups_reals_are_the_embeddings_at_their_vsns_positions(full_model
   inputs, _ = _windows(FULL_LAYOUT)
   inputs = {key: tf.constant(value) for key, value in inputs.items()}
   scaled_target, _, _ = full_model.target_scaler(inputs['target_history'])
-  groups = full_model._embed(inputs, scaled_target)
+  groups = full_model.embed(inputs, scaled_target)
   vsns = (full_model.static_vsn, full_model.history_vsn, full_model.future_vsn)
   assert [len(vsn.real_positions) for vsn in vsns] == [1, 1 + 2 + 2, 2]
   for group, vsn in zip(groups, vsns):
@@ -189,7 +189,7 @@ def test_the_seasonal_lag_input_is_the_scaled_target_a_season_before_each_step(l
   scale = history.std(axis=1)
   inputs = {key: tf.constant(value) for key, value in inputs.items()}
   scaled_target, _, _ = model.target_scaler(inputs['target_history'])
-  _, _, future = model._embed(inputs, scaled_target)
+  _, _, future = model.embed(inputs, scaled_target)
 
   # The known reals, then step h's target lag steps before it, centred and scaled.
   assert model.future_vsn.real_positions == (2, 3, 4)
