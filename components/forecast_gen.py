@@ -1,4 +1,4 @@
-"""A TFX component that writes the forecasts a run delivers (`components.forecasting`).
+"""A TFX component that writes the forecasts a run delivers (`components.delivered_forecasts`).
 
 It forecasts with the model the run publishes: the Trainer's model when the Evaluator
 blessed it, else the last blessed model; when there is none yet, with the Trainer's
@@ -15,7 +15,7 @@ from tfx import v1 as tfx
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
-from components import forecasting
+from components import delivered_forecasts
 from components import input_rows
 from components import split_report
 from schema.dataset_spec import DatasetSpec, Role
@@ -63,7 +63,7 @@ def ForecastGen(  # pylint: disable=invalid-name
       rows); '' when the spec declares no known columns.
     ends_apart: the series end at different times by design (the split's periods are
       placed from each series' last row): each is forecast from its own end, none is
-      left out for ending before the others (`forecasting.make_forecasts`).
+      left out for ending before the others (`delivered_forecasts.make_forecasts`).
   """
   blessed = bool(model_blessing.get_int_custom_property('blessed'))
   chosen: Optional[types.Artifact] = model if blessed or baseline_model is None else (
@@ -73,15 +73,15 @@ def ForecastGen(  # pylint: disable=invalid-name
   files = []
   for split in artifact_utils.decode_split_names(examples.split_names):
     files += tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
-  series = forecasting.series_from_examples(files, spec, keep=spec.encoder_steps)
+  series = delivered_forecasts.series_from_examples(files, spec, keep=spec.encoder_steps)
   # The future file's rows give the times when there are known columns; else the data's
   # own notation does.
   if not spec.columns_with(Role.KNOWN):
-    series = forecasting.with_last_times_as_written(series, times_as_written_or_utc(
-        examples.uri, spec, forecasting.last_instants(series, spec)), spec)
+    series = delivered_forecasts.with_last_times_as_written(series, times_as_written_or_utc(
+        examples.uri, spec, delivered_forecasts.last_instants(series, spec)), spec)
   future = csv_rows.read_series(future_file, spec, future=True) if future_file else {}
-  result = forecasting.make_forecasts(model_dir, series, future, spec, future_file,
+  result = delivered_forecasts.make_forecasts(model_dir, series, future, spec, future_file,
                                       ends_apart=ends_apart)
-  forecasting.write_forecasts(result, spec, forecasts.uri, report={
+  delivered_forecasts.write_forecasts(result, spec, forecasts.uri, report={
       'model': model_dir, 'model_blessed': blessed or chosen is not model,
       'future_file': future_file or None, 'calendar_time_zone': spec.time_zone or 'UTC'})

@@ -87,7 +87,7 @@ class PipelineConfig:
     on_anomalies: 'stop' ends the run before Transform when the data breaks the schema;
       'warn' logs the anomalies and goes on.
     future_file: a CSV of the known columns over the H steps after the data, for the
-      run's forecasts (`components.forecasting`); None: the spec declares no known
+      run's forecasts (`components.delivered_forecasts`); None: the spec declares no known
       columns, or series are listed as not forecast.
     vertex_training: run the Trainer as a Vertex AI CustomJob; None: in the pipeline's
       own process or container.

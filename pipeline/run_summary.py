@@ -14,7 +14,7 @@ from ml_metadata.proto import metadata_store_pb2
 from tensorflow_model_analysis.proto import validation_result_pb2
 from tfx.utils import path_utils
 
-from components import forecasting
+from components import delivered_forecasts
 from components.forecast_gen import Forecasts
 from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
@@ -142,15 +142,16 @@ class RunSummary:
       lines.append('    without comparing the last blessed model, since '
                    f'{self.baseline_left_out}')
     lines.append(f'  pushed to:   {self.pushed_to or "not pushed (model not blessed)"}')
-    report = self.forecasts_uri and forecasting.read_report(self.forecasts_uri)
+    report = self.forecasts_uri and delivered_forecasts.read_report(self.forecasts_uri)
     if report:
       shape = (f'{report["series_forecast"]} series x {report["horizon"]} steps'
                if report['series_forecast'] else 'no series forecast: the header only')
-      lines.append(f'  forecasts:   {os.path.join(self.forecasts_uri, forecasting.FORECASTS_CSV)}'
+      written = os.path.join(self.forecasts_uri, delivered_forecasts.FORECASTS_CSV)
+      lines.append(f'  forecasts:   {written}'
                    f' ({shape}{"" if report["model_blessed"] else ", by a model not blessed"})')
       if report['series_not_forecast']:
         lines.append(f'  not forecast: {report["series_not_forecast"]} series, reasons in '
-                     f'{os.path.join(self.forecasts_uri, forecasting.NOT_FORECAST_CSV)}')
+                     f'{os.path.join(self.forecasts_uri, delivered_forecasts.NOT_FORECAST_CSV)}')
         lines += [f'    {kind["series"]} {kind["summary"]}, e.g. {kind["example"]}'
                   for kind in report['reasons_not_forecast'][:_REASONS_SHOWN]]
         more = report['reasons_not_forecast'][_REASONS_SHOWN:]

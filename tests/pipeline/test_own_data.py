@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks import shop_data
 from common import exit_codes
-from components import forecasting
+from components import delivered_forecasts
 from pipeline import run_summary
 from schema import dataset_file
 from schema.dataset_spec import DType, Role
@@ -103,11 +103,11 @@ def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forec
   assert summary.metrics['mae_vs_best_naive'] < 1.0
   assert summary.blessed is True and summary.pushed_to is not None
 
-  report = forecasting.read_report(summary.forecasts_uri)
+  report = delivered_forecasts.read_report(summary.forecasts_uri)
   assert report['model_blessed'] is True
   assert (report['series_forecast'], report['series_not_forecast']) == (
       len(shop_data.STORES), 0)
-  with open(os.path.join(summary.forecasts_uri, forecasting.FORECASTS_CSV)) as f:
+  with open(os.path.join(summary.forecasts_uri, delivered_forecasts.FORECASTS_CSV)) as f:
     rows = list(csv.DictReader(f))
   assert len(rows) == len(shop_data.STORES) * shop_data.HORIZON
   last_day = shop_data.FIRST_DAY + datetime.timedelta(days=shop_data.DAYS - 1)

@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 from tfx.utils import path_utils
 
-from components import forecasting
+from components import delivered_forecasts
 from evaluation import results
 from evaluation.eval_config import split_slice
 from pipeline import default_data, local_runner
@@ -77,8 +77,8 @@ def multi_process_run(tmp_path_factory, run_pipeline):
 
 def _not_forecast(summary):
   """What ForecastGen's report says of the series, and its list of those not forecast."""
-  report = forecasting.read_report(summary.forecasts_uri)
-  with open(os.path.join(summary.forecasts_uri, forecasting.NOT_FORECAST_CSV)) as f:
+  report = delivered_forecasts.read_report(summary.forecasts_uri)
+  with open(os.path.join(summary.forecasts_uri, delivered_forecasts.NOT_FORECAST_CSV)) as f:
     return ({key: report[key] for key in ('model_blessed', 'series_forecast',
                                           'series_not_forecast', 'reasons_not_forecast')},
             list(csv.DictReader(f)))
@@ -210,9 +210,9 @@ def test_the_gradient_boosted_baseline_is_scored_on_the_evaluators_windows(finis
 
 def test_series_without_known_values_for_the_horizon_are_listed_not_dropped(finished_run):
   _, summary = finished_run
-  report = forecasting.read_report(summary.forecasts_uri)
+  report = delivered_forecasts.read_report(summary.forecasts_uri)
   assert (report['series_forecast'], report['series_not_forecast']) == (0, 3)
-  with open(os.path.join(summary.forecasts_uri, forecasting.NOT_FORECAST_CSV)) as f:
+  with open(os.path.join(summary.forecasts_uri, delivered_forecasts.NOT_FORECAST_CSV)) as f:
     listed = list(csv.DictReader(f))
   assert sorted(row['station'] for row in listed) == ['station_00', 'station_01',
                                                        'station_02']

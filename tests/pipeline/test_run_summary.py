@@ -4,7 +4,7 @@ import pytest
 from google.protobuf import text_format
 from tensorflow_model_analysis.proto import validation_result_pb2
 
-from components import forecasting
+from components import delivered_forecasts
 from pipeline import run_summary
 from schema.datasets import get_dataset
 from serving import input_errors
@@ -80,11 +80,11 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
   spec = get_dataset('synthetic').spec
   no_future = "the known columns ['price'] have no values for 24 of the 24 steps"
   header = ['station', 'timestamp', 'horizon_step', 'p10', 'p50', 'p90']
-  forecasts = forecasting.Forecasts(rows=[], columns=header, not_forecast=[
+  forecasts = delivered_forecasts.Forecasts(rows=[], columns=header, not_forecast=[
       (('station_00',), input_errors.MissingFutureRowsError(no_future)),
       (('station_08',), input_errors.UnknownSeriesError("series 'station_08' is new")),
       (('station_09',), input_errors.UnknownSeriesError("series 'station_09' is new"))])
-  forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
+  delivered_forecasts.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
   summary = run_summary.RunSummary(
       components=[], metrics={}, metrics_by_step={}, blessed=True, pushed_to='/models/1',
       model_uri=None, forecasts_uri=str(tmp_path))
@@ -96,9 +96,9 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
   assert lines[at + 2] == (f'    1 without known values over the horizon, e.g. {no_future}')
   assert lines[at - 1] == (f'  forecasts:   {tmp_path}/forecasts.csv (no series forecast: '
                            'the header only)')
-  with open(tmp_path / forecasting.FORECASTS_CSV) as f:
+  with open(tmp_path / delivered_forecasts.FORECASTS_CSV) as f:
     assert f.read() == ','.join(header) + '\n'
-  with open(tmp_path / forecasting.NOT_FORECAST_CSV) as f:
+  with open(tmp_path / delivered_forecasts.NOT_FORECAST_CSV) as f:
     assert f.read().splitlines()[1] == f'station_00,{no_future}'
 
   # Beyond three kinds, the others are counted together.
@@ -106,7 +106,7 @@ def test_the_summary_gives_each_kind_of_reason_a_series_was_not_forecast(tmp_pat
       (('station_10',), input_errors.TimeGridError('a gap')),
       (('station_11',), input_errors.TooLittleHistoryError('too little history')),
       (('station_12',), input_errors.TooLittleHistoryError('too little history'))]
-  forecasting.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
+  delivered_forecasts.write_forecasts(forecasts, spec, str(tmp_path), {'model_blessed': True})
   lines = summary.format('/root').splitlines()
   at = lines.index(f'  not forecast: 6 series, reasons in {tmp_path}/not_forecast.csv')
   assert lines[at + 1:at + 5] == [

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
-from components import forecasting
+from components import delivered_forecasts
 from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
@@ -72,10 +72,10 @@ def test_every_series_gets_windows_of_its_own_eval_and_test_periods(unaligned_ru
 
 def test_every_series_is_forecast_from_its_own_last_row(unaligned_run):
   _, summary = unaligned_run
-  with open(os.path.join(summary.forecasts_uri, forecasting.FORECASTS_CSV)) as f:
+  with open(os.path.join(summary.forecasts_uri, delivered_forecasts.FORECASTS_CSV)) as f:
     rows = list(csv.DictReader(f))
   firsts = {row['station']: row['timestamp'] for row in rows if row['horizon_step'] == '1'}
   # 12 days from 2024-01-01, 52 weeks apart: each forecast starts after its own last hour.
   assert firsts == {'station_00': '2024-01-13 00:00:00', 'station_01': '2025-01-11 00:00:00',
                     'station_02': '2026-01-10 00:00:00'}
-  assert forecasting.read_report(summary.forecasts_uri)['series_not_forecast'] == 0
+  assert delivered_forecasts.read_report(summary.forecasts_uri)['series_not_forecast'] == 0

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 import yaml
 
-from components import forecasting
+from components import delivered_forecasts
 from components import input_rows
 from pipeline import init_spec, spec_draft
 from pipeline.draft.table import read_table
@@ -241,7 +241,7 @@ def test_example_gen_reads_the_formatted_times_and_forecasts_are_written_in_them
   with tf.io.TFRecordWriter(records, options='GZIP') as writer:
     for example in input_rows.read_csv_examples(str(path), spec):
       writer.write(example.SerializeToString())
-  from_examples = forecasting.series_from_examples([records], spec)
+  from_examples = delivered_forecasts.series_from_examples([records], spec)
   assert from_examples[('1',)][-1].values['date'] == '30/07/2016'
 
 

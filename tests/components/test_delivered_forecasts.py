@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from components import forecasting
+from components import delivered_forecasts
 from components import input_rows
 from components import split_report
 from schema import time_split
@@ -32,17 +32,17 @@ def test_series_are_read_back_from_examplegen_output_in_time_order(tmp_path):
   with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions('GZIP')) as writer:
     for row in rows:
       writer.write(input_rows.parse_row(row, SPEC, 'x').SerializeToString())
-  series = forecasting.series_from_examples([path], SPEC)
+  series = delivered_forecasts.series_from_examples([path], SPEC)
   assert sorted(series) == [('s1',), ('s2',)]
   s1 = series[('s1',)]
   assert [r.values['timestamp'] for r in s1] == ['2024-01-01 02:00:00', '2024-01-01 03:00:00']
   assert (s1[0].values['temperature'], s1[1].values['temperature']) == ('', '20.0')
   assert float(s1[0].values['load']) == 1.5 and s1[0].values['region'] == 'north'
   # The last rows only, when a window needs no more; data of one series has no key.
-  assert forecasting.series_from_examples([path], SPEC, keep=1)[('s1',)] == s1[1:]
+  assert delivered_forecasts.series_from_examples([path], SPEC, keep=1)[('s1',)] == s1[1:]
   keyless = dataclasses.replace(SPEC, columns=tuple(
       c for c in SPEC.columns if c.role != Role.SERIES_KEY))
-  assert [row.seconds for row in forecasting.series_from_examples([path], keyless)[()]] == [
+  assert [row.seconds for row in delivered_forecasts.series_from_examples([path], keyless)[()]] == [
       1704067200 + 3600 * hour for hour in (1, 2, 3)]
 
 
@@ -54,12 +54,12 @@ def test_on_a_grid_of_days_the_times_read_back_and_forecast_are_dates(tmp_path):
     for day in range(1, 5):
       row = {**_row('s1', 0), 'timestamp': f'2024-01-0{day}'}
       writer.write(input_rows.parse_row(row, daily, 'x').SerializeToString())
-  rows = forecasting.series_from_examples([path], daily)[('s1',)]
+  rows = delivered_forecasts.series_from_examples([path], daily)[('s1',)]
   assert [row.values['timestamp'] for row in rows] == [f'2024-01-0{day}' for day in range(1, 5)]
   window = series_windows.build_window(('s1',), series_windows.with_horizon(rows, [], daily), daily)
   assert window.horizon_times == ('2024-01-05', '2024-01-06')
   # Sub-daily grids keep the time of day.
-  assert forecasting.series_from_examples([path], NO_KNOWN)[('s1',)][0].values[
+  assert delivered_forecasts.series_from_examples([path], NO_KNOWN)[('s1',)][0].values[
       'timestamp'] == '2024-01-01 00:00:00'
 
 
@@ -178,7 +178,7 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
       ('known', range(4)), ('short', range(2, 4)), ('new', range(4)),
       ('new_short', range(3, 4))]}
 
-  result = forecasting.make_forecasts('model', series, {}, NO_KNOWN)
+  result = delivered_forecasts.make_forecasts('model', series, {}, NO_KNOWN)
 
   assert result.rows == [{'station': 'known'}]
   reasons = {key[0]: (type(error), str(error)) for key, error in result.not_forecast}
@@ -218,10 +218,10 @@ def test_the_steps_the_run_adds_keep_the_utc_offset_of_the_last_row_in_the_data(
   forecast steps are written in its offset, a time given for another instant is not
   taken."""
   series = {('s1',): _input_rows(NO_KNOWN, range(4)), ('s2',): _input_rows(NO_KNOWN, range(4))}
-  assert forecasting.last_instants(series, NO_KNOWN) == {'s1': 1704067200 + 3 * 3600,
+  assert delivered_forecasts.last_instants(series, NO_KNOWN) == {'s1': 1704067200 + 3 * 3600,
                                                          's2': 1704067200 + 3 * 3600}
   written = {'s1': '2024-01-01 05:00:00+02:00', 's2': '2024-01-01 03:00:00+01:00'}
-  kept = forecasting.with_last_times_as_written(series, written, NO_KNOWN)
+  kept = delivered_forecasts.with_last_times_as_written(series, written, NO_KNOWN)
   assert kept[('s1',)][-1].values['timestamp'] == '2024-01-01 05:00:00+02:00'
   assert kept[('s2',)] == series[('s2',)]  # 03:00+01:00 is 02:00 UTC, not the newest row
   assert kept[('s1',)][:-1] == series[('s1',)][:-1]
@@ -274,9 +274,10 @@ def test_forecast_gen_reads_the_times_again_from_the_files_examplegen_lists(tmp_
                   's1,2024-01-01 05:00:00+02:00,1.5,north,50,1.1,20\n')
   examples = tmp_path / 'examples'
   examples.mkdir()
-  split_report.write_split_report([('train', 1), ('eval', 1)], str(examples / split_report.SPLIT_REPORT_FILE),
-                         TimeSplit(eval_start=0.5), spans=[0], files=[str(data)], spec=SPEC,
-                         time_range=(1704070800, 1704070800))
+  split_report.write_split_report(
+      [('train', 1), ('eval', 1)], str(examples / split_report.SPLIT_REPORT_FILE),
+      TimeSplit(eval_start=0.5), spans=[0], files=[str(data)], spec=SPEC,
+      time_range=(1704070800, 1704070800))
   written = forecast_gen.times_as_written_or_utc
   instants = {'s1': time_split.parse_timestamp('2024-01-01 03:00:00')}
   assert written(str(examples), SPEC, instants) == {'s1': '2024-01-01 05:00:00+02:00'}
