@@ -4,8 +4,9 @@ Once the Evaluator has judged a model on its held-out windows, the refit Trainer
 model of the same architecture on the windows of every period the run holds (Windowing's
 `refit` split) for the steps the judged model's kept weights had (its best epoch times its
 steps per epoch, under the same learning-rate schedule), without early stopping, and
-serves the judged model's interval calibration: there is no unseen window left to choose
-or calibrate on. The Pusher then publishes the refit model on the judged model's blessing.
+serves the judged model's interval calibration and, for an ensemble, the mean of the
+members it kept: there is no unseen window left to choose or calibrate on. The Pusher
+then publishes the refit model on the judged model's blessing.
 The Trainer custom_config key 'refit_of' names the judged model's directory.
 """
 
@@ -20,13 +21,15 @@ CONFIG_KEY = 'refit_of'  # Trainer custom_config: the judged model's serving dir
 @dataclasses.dataclass(frozen=True)
 class Budget:
   """What a refit trains for: the epochs of each TFT (an ensemble's members in order),
-  the judged run's planned epochs and steps per epoch (the learning-rate schedule), and
-  the judged model's calibration report (None: it served its own bands)."""
+  the judged run's planned epochs and steps per epoch (the learning-rate schedule), the
+  judged model's calibration report (None: it served its own bands) and an ensemble's
+  members it served the mean of (indices; None for one TFT)."""
   judged_model: str
   epochs: List[int]
   epochs_planned: int
   steps_per_epoch: int
   calibration: Optional[Dict[str, object]]
+  kept_members: Optional[List[int]] = None
 
 
 def budget_of(custom_config: Mapping[str, object]) -> Optional[Budget]:
@@ -50,4 +53,6 @@ def budget_of(custom_config: Mapping[str, object]) -> Optional[Budget]:
                 epochs=[int(record['best_epoch']) for record in records],
                 epochs_planned=int(records[0]['epochs_planned']),
                 steps_per_epoch=int(records[0]['steps_per_epoch']),
-                calibration=interval_calibration.read(judged))
+                calibration=interval_calibration.read(judged),
+                kept_members=(training_record.kept_members(records)
+                              if 'member' in records[0] else None))

@@ -21,10 +21,11 @@ model (`trainer_module.cluster`).
 With several workers in TF_CONFIG, they train as one under MultiWorkerMirroredStrategy
 on the same global batches as one worker would (`_datasets`).
 With `TFTConfig.ensemble_size` above 1 the members are trained one after the other, each
-as above, and the model exported serves their mean (`tft.ensemble.TFTEnsemble`).
+as above, and the model exported serves the mean of the members whose mean scores the
+eval windows best (`tft.ensemble.TFTEnsemble`, `trainer_module.member_selection`).
 With custom_config 'refit_of' (a judged model), the Trainer is the refit
 (`trainer_module.refit`): each TFT trains for the epochs the judged one kept, without
-validation or early stopping, and the judged model's calibration is served.
+validation or early stopping, and the judged model's calibration and members are served.
 """
 
 import dataclasses
@@ -46,8 +47,8 @@ from common import progress_log
 from schema import hparams, window_report
 from schema.dataset_spec import DatasetSpec
 from trainer_module import (cluster, distribution, epoch_progress, export, interval_calibration,
-                            refit, training_period, training_plan, training_record,
-                            vocabularies, warm_start, window_inputs)
+                            member_selection, refit, training_period, training_plan,
+                            training_record, vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, loss_and_metrics
@@ -277,6 +278,27 @@ def _release_traced_functions(model: keras.Model) -> None:
   gc.collect()
 
 
+def choose_members(model: TFTEnsemble, config: hparams.TFTConfig,
+                   evaluation: tf.data.Dataset, eval_windows: int) -> List[int]:
+  """The members (indices) whose mean scores the eval windows best
+  (`member_selection`); logs the choice. `evaluation` as for `calibrate`."""
+  batches = [([member(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy()
+               for member in model.members], labels[window_inputs.QUANTILES_OUTPUT].numpy())
+             for features, labels in evaluation]
+  forecasts = np.stack([np.concatenate([members[index] for members, _ in batches])
+                        for index in range(len(model.members))])[:, :eval_windows]
+  actual = np.concatenate([labels for _, labels in batches])[:eval_windows]
+  loss_of = member_selection.mean_loss(forecasts, actual, config.quantiles)
+  everyone = range(len(model.members))
+  kept = member_selection.greedy_selection(loss_of, len(model.members))
+  _PROGRESS.info(
+      "ensemble: members served: %s of %d (their mean's eval loss %.4g; every member's "
+      'mean %.4g; each alone %s)', ', '.join(str(index + 1) for index in kept),
+      len(model.members), loss_of(kept), loss_of(everyone),
+      ', '.join(f'{loss_of([index]):.4g}' for index in everyone))
+  return kept
+
+
 def calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
               eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
   """Interval factors from every eval window (`interval_calibration`), the eval coverage
@@ -421,6 +443,11 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
                           transform_output, eval_start)
   trained = _train(members, config, fn_args, plan, train, evaluation, callbacks,
                    _checkpoint_options(distribution.save_options(strategy)), budget)
+  if isinstance(model, TFTEnsemble):
+    kept = (budget.kept_members if budget is not None
+            else choose_members(model, config, evaluation, eval_windows))
+    model.keep(kept)
+    trained = training_record.with_members_kept(trained, kept)
   if budget is not None:
     calibration = budget.calibration
   elif training.calibrate_intervals:

@@ -1,9 +1,10 @@
 """How a model's training went, recorded beside it for the run summary.
 
 Per TFT trained in the run (an ensemble's members in order): the epochs run of those
-planned, the steps of each, and the epoch whose weights were kept (early stopping keeps
-those of the lowest eval loss). A run resumed from its backup records the epochs after the
-resumption only. Written as `assets.extra/training_record.json`.
+planned, the steps of each, the epoch whose weights were kept (early stopping keeps
+those of the lowest eval loss), and for an ensemble's member left out of the mean served
+(`trainer_module.member_selection`) `left_out`. A run resumed from its backup records the
+epochs after the resumption only. Written as `assets.extra/training_record.json`.
 """
 
 import json
@@ -33,6 +34,18 @@ def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: i
     best = min(range(len(val_losses)), key=lambda index: val_losses[index])
     record.update(best_epoch=int(epochs[best]) + 1, best_val_loss=float(val_losses[best]))
   return record
+
+
+def with_members_kept(records: List[Dict[str, object]],
+                      kept: Sequence[int]) -> List[Dict[str, object]]:
+  """`records` with `left_out` on the members (numbered from 1) not at the indices `kept`."""
+  return [dict(record, left_out=True) if record['member'] - 1 not in kept else record
+          for record in records]
+
+
+def kept_members(records: Sequence[Dict[str, object]]) -> List[int]:
+  """The indices of an ensemble's members the model serves the mean of."""
+  return [record['member'] - 1 for record in records if not record.get('left_out')]
 
 
 def write(model_dir: str, records: List[Dict[str, object]]) -> None:
@@ -74,4 +87,6 @@ def describe_one(record: Dict[str, object]) -> str:
   text = f"{course} of {record['steps_per_epoch']} steps"
   if 'best_epoch' in record:
     text += f", the weights of epoch {record['best_epoch']} kept (the lowest eval loss)"
+  if record.get('left_out'):
+    text += ', left out of the mean served (the others score the eval windows better)'
   return text

@@ -54,3 +54,23 @@ def test_the_refit_budget_is_the_epochs_the_judged_model_kept(tmp_path):
   training_record.write(str(tmp_path), [training_record.of_fit([0, 1], [], 20, 50)])
   with pytest.raises(ValueError, match='does not record the epoch whose weights it kept'):
     refit.budget_of({refit.CONFIG_KEY: str(tmp_path)})
+
+
+def test_an_ensembles_members_left_out_of_the_mean_are_recorded_and_the_refit_keeps_them_out(
+    tmp_path):
+  from trainer_module import refit
+
+  records = [training_record.of_fit([0, 1, 2], [0.5, 0.4, 0.45], 20, 50, member=member)
+             for member in (1, 2, 3)]
+  marked = training_record.with_members_kept(records, [0, 2])
+  assert [record.get('left_out', False) for record in marked] == [False, True, False]
+  assert training_record.kept_members(marked) == [0, 2]
+  assert training_record.describe(marked[1:2]) == (
+      'member 2: stopped early after 3 of 20 epochs of 50 steps, the weights of epoch 2 kept '
+      '(the lowest eval loss), left out of the mean served (the others score the eval '
+      'windows better)')
+  model_format.write(str(tmp_path))
+  training_record.write(str(tmp_path), marked)
+  assert refit.budget_of({refit.CONFIG_KEY: str(tmp_path)}).kept_members == [0, 2]
+  training_record.write(str(tmp_path), [training_record.of_fit([0, 1], [0.5, 0.4], 20, 50)])
+  assert refit.budget_of({refit.CONFIG_KEY: str(tmp_path)}).kept_members is None  # one TFT

@@ -2,9 +2,11 @@
 
 Each member is a whole `TemporalFusionTransformer` trained on its own (its own
 initialisation, optimizer and early stopping, `trainer_module.train`); the ensemble only
-averages. The mean of ordered quantile forecasts is ordered, and the mean selection
-weights and attention still sum to 1, so the ensemble has the same outputs, shapes and
-meaning as one member (see `model`).
+averages, over every member or over those `keep` names (the Trainer keeps the members
+whose mean scores the eval windows best, `trainer_module.member_selection`). The mean of
+ordered quantile forecasts is ordered, and the mean selection weights and attention still
+sum to 1, so the ensemble has the same outputs, shapes and meaning as one member (see
+`model`).
 """
 
 from collections.abc import Sequence
@@ -33,6 +35,19 @@ class TFTEnsemble(keras.Model):
     if any(member.config != members[0].config for member in members):
       raise ValueError(f'the members {names} must share one TFTConfig')
     self.members = list(members)
+    # Each member's share of the mean: 1/M each, or 1/k for the k members kept. Not a
+    # layer's weight, so the warm-start checkpoint (the members' layers) leaves it out.
+    self.member_weights = self.add_weight(
+        name='member_weights', shape=(len(members),), trainable=False,
+        initializer=keras.initializers.Constant(1.0 / len(members)))
+
+  def keep(self, kept: Sequence[int]) -> None:
+    """Serves the mean of the members at the indices `kept` only."""
+    if not kept or any(not 0 <= index < len(self.members) for index in kept):
+      raise ValueError(f'members to keep must be some of 0..{len(self.members) - 1}, got '
+                       f'{list(kept)}')
+    self.member_weights.assign([1.0 / len(set(kept)) if index in kept else 0.0
+                                for index in range(len(self.members))])
 
   @property
   def config(self) -> TFTConfig:
@@ -41,7 +56,9 @@ class TFTEnsemble(keras.Model):
 
   @tf.autograph.experimental.do_not_convert
   def call(self, inputs, training=None):
-    """The mean over the members of each output."""
+    """The mean over the members kept of each output."""
     outputs = [member(inputs, training=training) for member in self.members]
-    return {key: tf.add_n([output[key] for output in outputs]) / len(outputs)
+    shares = tf.unstack(self.member_weights)
+    return {key: tf.add_n([tf.cast(share, output[key].dtype) * output[key]
+                           for share, output in zip(shares, outputs)])
             for key in outputs[0]}

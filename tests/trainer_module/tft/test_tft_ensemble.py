@@ -62,3 +62,24 @@ def test_an_ensembles_members_share_one_config():
     TFTEnsemble(members)
   assert TFTEnsemble(members[:1] + [build_tft_model(LAYOUT, CONFIG, name='member_2')]
                      ).config == CONFIG
+
+
+def test_an_ensemble_serves_the_mean_of_the_members_it_keeps():
+  members = [build_tft_model(LAYOUT, CONFIG, name=f'member_{i}') for i in range(3)]
+  ensemble = TFTEnsemble(members)
+  inputs = _inputs()
+  member_forecasts = [member(inputs, training=False)['quantiles'] for member in members]
+
+  ensemble.keep([1])
+  np.testing.assert_allclose(ensemble(inputs, training=False)['quantiles'],
+                             member_forecasts[1], rtol=1e-6)
+  ensemble.keep([0, 2])
+  np.testing.assert_allclose(ensemble(inputs, training=False)['quantiles'],
+                             np.mean([member_forecasts[0], member_forecasts[2]], axis=0),
+                             rtol=1e-5, atol=1e-6)
+  with pytest.raises(ValueError, match=r'members to keep must be some of 0..2, got \[3\]'):
+    ensemble.keep([3])
+  # Not a member's weight: the warm-start checkpoint of the members' layers leaves it out.
+  assert ensemble.member_weights.name.startswith('member_weights')
+  assert all('member_weights' not in weight.name for member in members
+             for weight in member.weights)
