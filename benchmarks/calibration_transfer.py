@@ -42,7 +42,8 @@ def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray, axis=None
   return np.mean((actual >= lower) & (actual <= upper), axis=axis)
 
 
-def _only(pattern: str) -> str:
+def one_match(pattern: str) -> str:
+  """The one path in a suite run's directory matching `pattern` (recursive globs)."""
   found = glob.glob(pattern, recursive=True)
   if len(found) != 1:
     raise SystemExit(f'expected one match of {pattern}, found {len(found)}: is this the '
@@ -57,7 +58,7 @@ def _bands(run_dir: str, model_dir: str, split: str, factors: Mapping[str, float
 
   from trainer_module import export, window_inputs
 
-  files = [os.path.join(_only(os.path.join(run_dir, '**', 'Windowing', '**',
+  files = [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
                                            f'Split-{split}')), '*')]
   served = tf.saved_model.load(model_dir).signatures[export.EVAL_SIGNATURE]
   records = list(window_inputs.read_records(files))
@@ -87,13 +88,13 @@ def transfer(run_dir: str) -> Dict[str, Any]:
   from evaluation.gbm_baseline import read_forecasts
   from trainer_module import interval_calibration
 
-  model_dir = _only(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
+  model_dir = one_match(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
   with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
     calibration = json.load(f)
   factors = calibration['factors'][BAND]
   served, raw, actual = _bands(run_dir, model_dir, 'test', factors)
   _, eval_raw, eval_actual = _bands(run_dir, model_dir, 'eval', factors)
-  gbm = read_forecasts(_only(os.path.join(run_dir, '**', 'GbmBaseline', '**',
+  gbm = read_forecasts(one_match(os.path.join(run_dir, '**', 'GbmBaseline', '**',
                                           'judged_forecasts.npz')))
   return {
       'test_windows': int(actual.shape[0]),

@@ -15,7 +15,6 @@ served every member's mean `all_test_mae` repeats its test MAE.
 """
 
 import argparse
-import glob
 import json
 import os
 import sys
@@ -23,13 +22,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-
-def _only(pattern: str) -> str:
-  found = glob.glob(pattern, recursive=True)
-  if len(found) != 1:
-    raise SystemExit(f'expected one match of {pattern}, found {len(found)}: is this the '
-                     'output directory of one suite run (benchmarks.suite --work-dir)?')
-  return found[0]
+from benchmarks.calibration_transfer import one_match
 
 
 def member_forecasts(run_dir: str, split: str):
@@ -42,19 +35,19 @@ def member_forecasts(run_dir: str, split: str):
   from trainer_module.tft.ensemble import TFTEnsemble
   from trainer_module.tft.model import build_tft_model
 
-  model_dir = _only(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
+  model_dir = one_match(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
   spec = export.read_dataset_spec(model_dir)
   architecture = warm_start.recorded_architecture(model_dir)
   config = TFTConfig(**{key: value for key, value in architecture.items() if key != 'layout'})
   if config.ensemble_size < 2:
     raise SystemExit(f'{run_dir}: its model is one TFT, not an ensemble')
-  transform = tft.TFTransformOutput(_only(os.path.join(run_dir, '**', 'Transform',
+  transform = tft.TFTransformOutput(one_match(os.path.join(run_dir, '**', 'Transform',
                                                        'transform_graph', '*')))
   layout = window_inputs.input_layout(spec, transform)
   members = [build_tft_model(layout, config, name=name) for name in train.member_names(config)]
   warm_start.weights_checkpoint(TFTEnsemble(members)).read(
       warm_start.checkpoint_path(model_dir)).assert_existing_objects_matched()
-  files = [os.path.join(_only(os.path.join(run_dir, '**', 'Windowing', '**',
+  files = [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
                                            f'Split-{split}')), '*')]
   forecasts, actual = [[] for _ in members], []
   for inputs, label in window_inputs.windows_in_order(files, spec, segments=False):

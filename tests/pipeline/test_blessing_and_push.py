@@ -61,8 +61,9 @@ def test_a_worse_candidate_is_not_blessed_and_not_pushed(three_runs):
   assert worse.blessed is False
   regression = (worse.metrics['mean_absolute_error'] - first.metrics['mean_absolute_error'])
   [reason] = worse.not_blessed_because
-  assert reason == (f"the test MAE is {regression:.4g} above the last blessed model's, more "
-                    'than max_relative_regression (0) allows')
+  assert reason == (f"the test MAE is {regression:.4g} above the last blessed model's, and the "
+                    "rule is the MAE at most 1 times the last blessed model's "
+                    '(max_relative_regression 0)')
   assert worse.pushed_to is None
   assert versions_after == first_versions
 
