@@ -35,7 +35,7 @@ import math
 import os
 import time
 import zlib
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -278,16 +278,26 @@ def _release_traced_functions(model: keras.Model) -> None:
   gc.collect()
 
 
+def _eval_forecasts(models: Sequence[keras.Model], evaluation: tf.data.Dataset,
+                    eval_windows: int) -> Tuple[np.ndarray, np.ndarray]:
+  """Each model's quantile forecasts [M, N, H, Q] of the `eval_windows` eval windows and
+  their actuals [N, H]. `evaluation` holds the windows once, then the first again to fill
+  its last batch; those are left out."""
+  # One pass, so that forecasts and actuals pair up whatever order the files are read in;
+  # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
+  batches = [([model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy()
+               for model in models], labels[window_inputs.QUANTILES_OUTPUT].numpy())
+             for features, labels in evaluation]
+  forecasts = np.stack([np.concatenate([outputs[index] for outputs, _ in batches])
+                        for index in range(len(models))])[:, :eval_windows]
+  return forecasts, np.concatenate([labels for _, labels in batches])[:eval_windows]
+
+
 def choose_members(model: TFTEnsemble, config: hparams.TFTConfig,
                    evaluation: tf.data.Dataset, eval_windows: int) -> List[int]:
   """The members (indices) whose mean scores the eval windows best
   (`member_selection`); logs the choice. `evaluation` as for `calibrate`."""
-  batches = [([member(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy()
-               for member in model.members], labels[window_inputs.QUANTILES_OUTPUT].numpy())
-             for features, labels in evaluation]
-  forecasts = np.stack([np.concatenate([members[index] for members, _ in batches])
-                        for index in range(len(model.members))])[:, :eval_windows]
-  actual = np.concatenate([labels for _, labels in batches])[:eval_windows]
+  forecasts, actual = _eval_forecasts(model.members, evaluation, eval_windows)
   loss_of = member_selection.mean_loss(forecasts, actual, config.quantiles)
   everyone = range(len(model.members))
   kept = member_selection.greedy_selection(loss_of, len(model.members))
@@ -308,13 +318,7 @@ def calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data
   `evaluation` holds the `eval_windows` windows once, then the first again to fill its
   last batch; those are left out."""
   _PROGRESS.info('calibrating the intervals on the %s eval windows', f'{eval_windows:,}')
-  # One pass, so that forecasts and actuals pair up whatever order the files are read in;
-  # a plain call, since `predict_on_batch` runs `steps_per_execution` batches per call.
-  batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
-              labels[window_inputs.QUANTILES_OUTPUT].numpy())
-             for features, labels in evaluation]
-  forecasts = np.concatenate([forecast for forecast, _ in batches])[:eval_windows]
-  actual = np.concatenate([labels for _, labels in batches])[:eval_windows]
+  [forecasts], actual = _eval_forecasts([model], evaluation, eval_windows)
   factors = interval_calibration.fit(forecasts, actual, config.quantiles)
   calibrated = export.served_quantiles(
       tf.constant(forecasts), config.quantiles, factors, forecast_floor).numpy()
