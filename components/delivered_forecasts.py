@@ -15,6 +15,8 @@ in the future file.
 
 Outputs, in one directory: `forecasts.csv` and `forecasts.parquet` (key columns, the
 time of the step, `horizon_step`, one column per quantile, original units),
+`naive_forecasts.parquet` (the same rows' naive forecasts from the same history, which
+the forecast ledger scores beside them: `components.forecast_ledger`),
 `not_forecast.csv` (key columns, reason) and `forecast_report.json`.
 """
 
@@ -36,10 +38,11 @@ from schema.features import series_key
 from schema.time_split import format_time
 from common import artifact_json
 from serving import csv_rows, input_errors, prediction, published_models, series_windows
-from trainer_module import training_period
+from trainer_module import naive_forecasts, training_period
 
 FORECASTS_CSV = 'forecasts.csv'
 FORECASTS_PARQUET = 'forecasts.parquet'
+NAIVE_PARQUET = 'naive_forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
 _PARSE_BATCH = 8192  # records parsed at once
@@ -54,6 +57,7 @@ class Forecasts:
   rows: List[Dict[str, object]]
   not_forecast: List[NotForecast]
   columns: List[str]  # of the rows; the header of a file without rows too
+  naive: List[Dict[str, object]] = dataclasses.field(default_factory=list)  # row by row
 
 
 def series_from_examples(files: Sequence[str], spec: DatasetSpec,
@@ -190,7 +194,7 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
   vocabulary = published_models.series_vocabulary(model_dir)
   trained_before = training_period.trained_before(model_dir)
   newest = max((rows[-1].seconds for rows in series.values()), default=0)
-  windows, not_forecast = [], []
+  windows, not_forecast, histories = [], [], []
   for key_values, rows in series.items():
     key = series_key(key_values, spec)
     stale = None if ends_apart else series_windows.stale_series_error(key, rows, newest, spec)
@@ -213,13 +217,37 @@ def make_forecasts(model_dir: str, series: SeriesRows, future: SeriesRows,
       not_forecast.append((key_values, unknown))
     else:
       windows.append(window)
+      histories.append([_number(row.values[spec.target_column])
+                        for row in rows[-spec.encoder_steps:]])
   not_forecast += series_windows.future_only_series(series, future, spec)
   for note in series_windows.unseen_categories(windows, model_dir, spec):
     logging.warning('Forecasts: %s', note)
   rows = prediction.forecast_rows(model_dir, windows, spec) if windows else []
-  return Forecasts(rows=rows, not_forecast=not_forecast,
-                   columns=list(rows[0]) if rows else prediction.forecast_columns(model_dir,
-                                                                                   spec))
+  columns = list(rows[0]) if rows else prediction.forecast_columns(model_dir, spec)
+  return Forecasts(rows=rows, not_forecast=not_forecast, columns=columns,
+                   naive=naive_rows(rows, histories, spec))
+
+
+def _number(text: str) -> float:
+  return float(text) if text else float('nan')
+
+
+def naive_rows(rows: Sequence[Dict[str, object]], histories: Sequence[Sequence[float]],
+               spec: DatasetSpec) -> List[Dict[str, object]]:
+  """Beside each forecast row (a series' H rows in a run, `histories` its last E target
+  values, NaN where missing), its key, time and step and each naive forecast of it
+  (`naive_<name>`)."""
+  if not rows:
+    return []
+  periods = naive_forecasts.periods_for(spec.frequency.seasons, spec.encoder_steps)
+  forecasts = {name: values.numpy().reshape(-1) for name, values in
+               naive_forecasts.naive_forecasts(np.asarray(histories, dtype=np.float64),
+                                               spec.horizon, periods).items()}
+  kept = [*spec.series_key_columns, spec.time_column, prediction.HORIZON_STEP]
+  return [{**{column: row[column] for column in kept},
+           **{f'{naive_forecasts.OUTPUT_PREFIX}{name}': float(values[index])
+              for name, values in forecasts.items()}}
+          for index, row in enumerate(rows)]
 
 
 def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
@@ -229,10 +257,8 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
   frame = pd.DataFrame(forecasts.rows, columns=forecasts.columns)
   with tf.io.gfile.GFile(os.path.join(directory, FORECASTS_CSV), 'w') as f:
     prediction.write_forecasts(forecasts.rows, f, forecasts.columns)
-  with tempfile.TemporaryDirectory() as scratch:  # pyarrow writes local files only
-    local = os.path.join(scratch, FORECASTS_PARQUET)
-    frame.to_parquet(local, index=False)
-    tf.io.gfile.copy(local, os.path.join(directory, FORECASTS_PARQUET), overwrite=True)
+  write_parquet(frame, os.path.join(directory, FORECASTS_PARQUET))
+  write_parquet(pd.DataFrame(forecasts.naive), os.path.join(directory, NAIVE_PARQUET))
   not_forecast = pd.DataFrame(
       [dict(zip(spec.series_key_columns, key), **{prediction.REASON: str(error)})
        for key, error in forecasts.not_forecast],
@@ -245,6 +271,15 @@ def write_forecasts(forecasts: Forecasts, spec: DatasetSpec, directory: str,
                'series_not_forecast': len(forecasts.not_forecast),
                'reasons_not_forecast': reasons_by_kind(forecasts.not_forecast),
                'horizon': spec.horizon}, f, indent=2)
+
+
+def write_parquet(frame: pd.DataFrame, path: str) -> None:
+  """`frame` as a Parquet file at `path` (any file system tf.io.gfile writes): written
+  locally, then copied."""
+  with tempfile.TemporaryDirectory() as scratch:  # pyarrow writes local files only
+    local = os.path.join(scratch, os.path.basename(path))
+    frame.to_parquet(local, index=False)
+    tf.io.gfile.copy(local, path, overwrite=True)
 
 
 def reasons_by_kind(not_forecast: Sequence[NotForecast]) -> List[Dict[str, object]]:

@@ -7,7 +7,7 @@ the pipeline's context; the query that KubeflowV2DagRunner compiles for Vertex A
 (`schema_title="tfx.ModelBlessing" AND state=LIVE AND metadata.blessed...`). This
 Evaluator writes the pipeline's name on each blessing as the custom property
 `pipeline_name`, and `kubeflow.runner` adds it to the compiled query
-(`blessing_query_scope`).
+(`pipeline_query_scope`).
 
 It also leaves out a baseline that cannot read this run's evaluation windows (another
 window shape, a column it reads gone or declared otherwise: `components.baseline_check`),
@@ -51,8 +51,9 @@ BEHIND_LIGHTGBM_KEY = 'behind_lightgbm'  # on a blessing: how the model missed L
 DECIDED_BY_KEY = 'decided_by'  # on a blessing: the windows and the rules that decided it
 
 
-def blessing_query_scope(pipeline_name: str) -> str:
-  """The filter term that keeps a Vertex metadata query to `pipeline_name`'s blessings."""
+def pipeline_query_scope(pipeline_name: str) -> str:
+  """The filter term that keeps a Vertex metadata query to `pipeline_name`'s artifacts
+  (its blessings, its forecasts: each names the pipeline as `PIPELINE_NAME_KEY`)."""
   return f'metadata.{PIPELINE_NAME_KEY}.string_value="{pipeline_name}"'
 
 

@@ -12,9 +12,11 @@ from evaluation.eval_config import BASELINE, CANDIDATE, split_slice
 from schema.time_split import EVAL_SPLIT, TEST_SPLIT
 
 
-def split_metrics(evaluation_uri: str) -> Dict[str, Dict[str, Union[float, List[float]]]]:
-  """The candidate model's metrics on the windows of each split an Evaluator scored."""
-  by_slice = candidate_metrics(evaluation_uri)
+def split_metrics(evaluation_uri: str, baseline: bool = False
+                  ) -> Dict[str, Dict[str, Union[float, List[float]]]]:
+  """The candidate model's (or with `baseline`, the last blessed model's) metrics on the
+  windows of each split an Evaluator scored."""
+  by_slice = _model_metrics(evaluation_uri, (BASELINE,) if baseline else ('', CANDIDATE))
   return {split: by_slice[split_slice(split)] for split in (EVAL_SPLIT, TEST_SPLIT)
           if split_slice(split) in by_slice}
 

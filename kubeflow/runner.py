@@ -56,7 +56,7 @@ def compile_pipeline(deployment: DeploymentConfig, output_path: str,
   pipeline_job = _compiled(deployment, config, create_pipeline(
       config, metadata_connection_config=None,
       beam_pipeline_args=deployment.beam_pipeline_args(), runtime_parameters=True))
-  scope_blessing_queries(pipeline_job, deployment.name)
+  scope_resolver_queries(pipeline_job, deployment.name)
   _write(pipeline_job, output_path)
   return pipeline_job
 
@@ -96,20 +96,29 @@ def _write(pipeline_job: Dict[str, Any], output_path: str) -> None:
     json.dump(pipeline_job, f, sort_keys=True)
 
 
-def scope_blessing_queries(pipeline_job: Dict[str, Any], pipeline_name: str) -> None:
-  """Keeps the compiled last-blessed-model query to this pipeline's blessings.
+def scope_resolver_queries(pipeline_job: Dict[str, Any], pipeline_name: str) -> None:
+  """Keeps the compiled queries for the last blessed model and the last forecasts to this
+  pipeline's artifacts.
 
-  KubeflowV2DagRunner compiles it over every live, blessed ModelBlessing in the project
-  and region; `ScopedEvaluator` names the pipeline on each blessing, and this adds that
-  name to the query's filter, in place.
+  KubeflowV2DagRunner compiles each over every live artifact of its schema in the project
+  and region (`schema_title="tfx.ModelBlessing" AND state=LIVE ...`; a custom type such as
+  the forecasts is compiled as any `tfx.Artifact`). `ScopedEvaluator` names the pipeline on
+  each blessing, ForecastGen on its forecasts under a key of their own, and this adds that
+  name to each query's filter, in place.
   """
-  from components.scoped_evaluator import blessing_query_scope
+  from components.forecast_gen import forecasts_query_scope
+  from components.scoped_evaluator import pipeline_query_scope
 
-  queries = [query
-             for executor in pipeline_job['pipelineSpec']['deploymentSpec']['executors'].values()
-             for query in executor.get('resolver', {}).get('outputArtifactQueries', {}).values()
-             if 'schema_title="tfx.ModelBlessing"' in query['filter']]
-  if len(queries) != 1:
-    raise RuntimeError(f'expected one compiled ModelBlessing query to scope to the pipeline, '
-                       f'found {len(queries)}: has the TFX compiler changed?')
-  queries[0]['filter'] += f' AND {blessing_query_scope(pipeline_name)}'
+  executors = pipeline_job['pipelineSpec']['deploymentSpec']['executors'].values()
+  queries = [(output, query) for executor in executors
+             for output, query in executor.get('resolver', {}).get(
+                 'outputArtifactQueries', {}).items()]
+  scopes = {('model_blessing', 'tfx.ModelBlessing'): pipeline_query_scope(pipeline_name),
+            ('forecasts', 'tfx.Artifact'): forecasts_query_scope(pipeline_name)}
+  for (output, title), scope in scopes.items():
+    found = [query for name, query in queries
+             if name == output and f'schema_title="{title}"' in query['filter']]
+    if len(found) != 1:
+      raise RuntimeError(f"expected one compiled query for '{output}' ({title}) to scope to "
+                         f'the pipeline, found {len(found)}: has the TFX compiler changed?')
+    found[0]['filter'] += f' AND {scope}'

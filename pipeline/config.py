@@ -6,16 +6,19 @@ deployment settings (`pipeline_root`, `serving_model_dir`). Runners fill in the 
 """
 
 import dataclasses
+import posixpath
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from components import span_files
 from components.anomaly_gate import MODES as ANOMALY_MODES
 from components.vertex_pusher import ModelVersions
 from schema.dataset_file import Blessing, Dataset  # Blessing: part of PipelineConfig's API
+from common.run_layout import FORECAST_LEDGER_DIR
 from schema import forecast_starts
 from schema.dataset_spec import DatasetSpec
 from schema.time_split import TRAINING_SPLIT, TimeSplit
 from schema import hparams
+from schema.monitoring_policy import Monitoring
 from trainer_module.training_config import (CONFIG_KEY, DEFAULT_REFIT, DEFAULT_TRAIN_STEPS,
                                             TrainingConfig)
 
@@ -100,6 +103,8 @@ class PipelineConfig:
       (`trainer_module.refit`); empty: publish the judged model.
     refit_unblessed: refit whatever the blessing (a backtest's origins, whose blessing
       their scored future decides).
+    monitoring: the policy on the earlier runs' forecasts each run scores
+      (`components.forecast_scoring`), kept in `ledger_dir`.
   """
   pipeline_name: str
   pipeline_root: str
@@ -124,6 +129,7 @@ class PipelineConfig:
   gbm_baseline: bool = True
   refit_splits: Tuple[str, ...] = ()
   refit_unblessed: bool = False
+  monitoring: Monitoring = Monitoring()
 
   def __post_init__(self):
     quantiles = self.model_config.quantiles
@@ -150,6 +156,13 @@ class PipelineConfig:
       raise ValueError(f'train_spans must be at least 1, got {self.train_spans}')
     if self.train_spans > 1:
       span_files.check_pattern(self.input_pattern)
+
+  @property
+  def ledger_dir(self) -> str:
+    """The forecast ledger's directory: beside the published models, on the same file
+    system (a run's own directory locally, Cloud Storage on Vertex AI)."""
+    return posixpath.join(posixpath.dirname(self.serving_model_dir.rstrip('/')),
+                          FORECAST_LEDGER_DIR)
 
   @property
   def model_config(self) -> hparams.TFTConfig:
@@ -196,4 +209,5 @@ def from_dataset(dataset: Dataset, *, pipeline_name: str, pipeline_root: str,
       blessing=(dataclasses.replace(dataset.blessing, max_mae=max_mae) if max_mae
                 else dataset.blessing),
       strides=default_strides(spec, dataset.split),
-      model_overrides=dict(dataset.model_overrides), schema_file=schema_file, **options)
+      model_overrides=dict(dataset.model_overrides), schema_file=schema_file,
+      monitoring=dataset.monitoring, **options)

@@ -1,12 +1,15 @@
 """The one pipeline definition, shared by the local runner and the Kubeflow V2 runner.
 
 TimeSeriesExampleGen -> StatisticsGen -> ImportSchemaGen (curated) or SchemaGen ->
-ExampleValidator -> AnomalyGate -> Transform -> Windowing -> Trainer ->
+ExampleValidator -> AnomalyGate, DriftCheck (the newest rows against the training rows,
+`components.drift_check`) -> Transform -> Windowing -> Trainer ->
 Evaluator (vs. the last blessed model) -> Pusher, InterpretationReportGen (variable
 importance, attention, forecast plots) next to the model, and ForecastGen after the
-Pusher: the next H steps of every series from the model the run publishes. GbmBaseline,
-beside the Trainer, fits a global gradient-boosted model on the same windows, which the
-run summary reports beside the TFT.
+Pusher: the next H steps of every series from the model the run publishes, then
+ForecastScoring: the forecasts earlier runs published, scored on this run's data as their
+actuals arrive (the forecast ledger, `components.forecast_scoring`). GbmBaseline, beside
+the Trainer, fits a global gradient-boosted model on the same windows, which the run
+summary reports beside the TFT.
 With `refit_splits`, a second Trainer (the Refit) trains on the rows of those periods for
 the judged model's budget once the Evaluator has judged it, and the Pusher and
 ForecastGen publish and forecast with the refit model on the judged model's blessing
@@ -31,7 +34,9 @@ from tfx.v1.extensions import google_cloud_ai_platform as vertex_ai
 from components.anomaly_gate import AnomalyGate
 from components.backtest_scoring import (GBM, MODEL, REFIT, WINDOWS, backtest_scoring,
                                          input_name)
-from components.forecast_gen import ForecastGen
+from components.drift_check import DriftCheck
+from components.forecast_gen import ForecastGen, Forecasts
+from components.forecast_scoring import ForecastScoring
 from components.gbm_baseline import GbmBaseline
 from components.interpretation_report import InterpretationReportGen
 from components.scoped_evaluator import ScopedEvaluator, rules_json
@@ -69,6 +74,7 @@ class Fit:
   """One fit's components: the data work, the Trainer and GbmBaseline (if fitted)."""
   components: List[Any]
   example_gen: Any
+  statistics_gen: Any
   transform: Any
   windowing: Any
   trainer: StepBudgetTrainer
@@ -118,7 +124,8 @@ def make_fit(config: PipelineConfig, values: Dict[str, Any],
                 transform, windowing, trainer] + ([gbm_baseline] if gbm_baseline else [])
   for component in components:
     component.with_id(f'{component.id}{suffix}')
-  return Fit(components, example_gen, transform, windowing, trainer, gbm_baseline)
+  return Fit(components, example_gen, statistics_gen, transform, windowing, trainer,
+             gbm_baseline)
 
 
 def make_refit(config: PipelineConfig, values: Dict[str, Any], fit: Fit,
@@ -152,9 +159,20 @@ def create_pipeline(
       model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
       model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
   ).with_id('latest_blessed_model_resolver')
+  # The newest forecasts this pipeline published before this run (none on its first).
+  forecasts_resolver = tfx.dsl.Resolver(
+      strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
+      forecasts=tfx.dsl.Channel(type=Forecasts)).with_id('latest_forecasts_resolver')
   fit = make_fit(config, values, base_model=model_resolver.outputs['model'])
   trainer, windowing = fit.trainer, fit.windowing
   judged = judged_split(config.time_split.split_names)
+  monitoring = json.dumps(config.monitoring.to_dict())
+  drift_check = DriftCheck(
+      statistics=fit.statistics_gen.outputs['statistics'],
+      examples=fit.example_gen.outputs['examples'], dataset_spec=spec.to_json(),
+      newest_split=judged, monitoring=monitoring)
+  # Before Transform: with `drift: fail`, nothing is trained on data that moved.
+  fit.transform.add_upstream_node(drift_check)
   evaluator = ScopedEvaluator(
       pipeline_name=config.pipeline_name,
       examples=windowing.outputs['windows'],
@@ -179,13 +197,24 @@ def create_pipeline(
   forecast_gen = ForecastGen(
       model=published.outputs['model'], model_blessing=evaluator.outputs['blessing'],
       baseline_model=model_resolver.outputs['model'],
+      evaluation=evaluator.outputs['evaluation'],
       examples=fit.example_gen.outputs['examples'], future_file=config.future_file or '',
-      ends_apart=config.time_split.of_each_series)
+      ends_apart=config.time_split.of_each_series, judged_split=judged,
+      pipeline_name=config.pipeline_name)
   # Publishing a blessed model must not wait on, nor fail with, the run's forecasts (a
   # future file that cannot be read stops ForecastGen).
   forecast_gen.add_upstream_node(pusher)
-  components = fit.components + [model_resolver, evaluator, interpretation_report, pusher,
-                                 forecast_gen]
+  # The resolver finds the forecasts of the run before, never this run's own.
+  forecast_gen.add_upstream_node(forecasts_resolver)
+  forecast_scoring = ForecastScoring(
+      examples=fit.example_gen.outputs['examples'],
+      earlier_forecasts=forecasts_resolver.outputs['forecasts'],
+      ledger_dir=config.ledger_dir, dataset_spec=spec.to_json(), monitoring=monitoring)
+  # Last: a policy that fails the run on a breach does so once the run has published.
+  forecast_scoring.add_upstream_node(forecast_gen)
+  components = fit.components + [drift_check, model_resolver, evaluator,
+                                 interpretation_report, pusher, forecast_gen,
+                                 forecasts_resolver, forecast_scoring]
   if published is not trainer:
     components.append(published)
   return tfx.dsl.Pipeline(

@@ -15,6 +15,7 @@ from tensorflow_model_analysis.proto import validation_result_pb2
 from tfx.utils import path_utils
 
 from components import delivered_forecasts
+from components import drift_check, forecast_scoring
 from components.forecast_gen import Forecasts
 from components.gbm_baseline import BaselineEvaluation, figures_on, read_result
 from components.interpretation_report import InterpretationReport
@@ -68,6 +69,8 @@ class RunSummary:
   eval_metrics: Dict[str, float] = dataclasses.field(default_factory=dict)  # when test is
   # judged: the eval windows', which chose the epoch (and the bands)
   refit: Optional[str] = None  # what the Refit did (`trainer_module.refit`); None: no Refit
+  scores_uri: Optional[str] = None  # ForecastScoring's output: the earlier forecasts scored
+  drift_uri: Optional[str] = None  # DriftCheck's output: the newest rows against training
 
   def rows_read(self) -> str:
     """'train 1729 | eval 432 (eval from 2024-03-14 00:00:00 UTC; spans 3, 4: ...)' from
@@ -102,6 +105,10 @@ class RunSummary:
     if undeclared:
       lines.append(f'    columns {undeclared} of the data are not in the spec, so the run left '
                    'them out: declare them (docs/data.md) to train on them')
+    drift = self.drift_uri and drift_check.read_report(self.drift_uri)
+    if drift:
+      lines += [f'  {"drift:" if index == 0 else "":<13}{line}'
+                for index, line in enumerate(drift_check.describe(drift))]
     if self.model_uri:
       lines.append(f'  model:       {self.model_uri}')
     if self.refit:
@@ -158,6 +165,10 @@ class RunSummary:
         if more:
           lines.append(f'    {sum(kind["series"] for kind in more)} more for {len(more)} '
                        f'other reason{"s" if len(more) > 1 else ""}')
+    scoring = self.scores_uri and forecast_scoring.read_report(self.scores_uri)
+    if scoring:
+      for index, line in enumerate(forecast_scoring.describe(scoring, self.scores_uri)):
+        lines.append(f'  {"scored:" if index == 0 else "":<13}{line}')
     return '\n'.join(lines)
 
 
@@ -266,10 +277,15 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
     found = [a for a in artifacts if types.get(a.type_id) == type_name]
     return max(found, key=lambda a: a.id) if found else None
 
-  evaluation, blessing, pushed, report, forecasts, gbm = (latest(name) for name in (
+  evaluation, blessing, pushed, report, gbm = (latest(name) for name in (
       'ModelEvaluation', 'ModelBlessing', 'PushedModel', InterpretationReport.TYPE_NAME,
-      Forecasts.TYPE_NAME, BaselineEvaluation.TYPE_NAME))
-  model, refit = (_output_model(store, executions, node) for node in ('Trainer', 'Refit'))
+      BaselineEvaluation.TYPE_NAME))
+  # Outputs of their node: a run's inputs include the earlier run's forecasts and model.
+  model, refit, forecasts, scores, drift = (
+      _output(store, executions, node, type_name) for node, type_name in (
+          ('Trainer', 'Model'), ('Refit', 'Model'), ('ForecastGen', Forecasts.TYPE_NAME),
+          ('ForecastScoring', forecast_scoring.ForecastScores.TYPE_NAME),
+          ('DriftCheck', drift_check.DriftReport.TYPE_NAME)))
   pushed_to = None
   if pushed is not None and pushed.custom_properties['pushed'].int_value:
     pushed_to = pushed.custom_properties['pushed_destination'].string_value
@@ -305,18 +321,22 @@ def latest_run_summary(connection_config: metadata_store_pb2.ConnectionConfig,
       judged_split=judged,
       eval_metrics=({k: v for k, v in by_split.get(EVAL_SPLIT, {}).items()
                      if isinstance(v, float)} if judged == TEST_SPLIT else {}),
-      refit=_refit(refit.uri) if refit else None)
+      refit=_refit(refit.uri) if refit else None,
+      scores_uri=scores.uri if scores else None,
+      drift_uri=drift.uri if drift else None)
 
 
-def _output_model(store: metadata_store.MetadataStore, executions,
-                  node: str) -> Optional[metadata_store_pb2.Artifact]:
-  """The model the run's node `node` wrote, or None (no such node ran)."""
+def _output(store: metadata_store.MetadataStore, executions, node: str,
+            type_name: str) -> Optional[metadata_store_pb2.Artifact]:
+  """The artifact of type `type_name` the run's node `node` wrote, or None (no such node
+  ran, or it wrote none)."""
   ran = [execution.id for execution in executions if node_id(store, execution) == node]
   written = {event.artifact_id for event in store.get_events_by_execution_ids(ran)
              if event.type == metadata_store_pb2.Event.OUTPUT}
-  models = [artifact for artifact in store.get_artifacts_by_id(sorted(written))
-            if artifact.type_id == store.get_artifact_type('Model').id]
-  return models[-1] if models else None
+  types = {t.id: t.name for t in store.get_artifact_types()}
+  found = [artifact for artifact in store.get_artifacts_by_id(sorted(written))
+           if types.get(artifact.type_id) == type_name]
+  return found[-1] if found else None
 
 
 def _refit(model_uri: str) -> str:

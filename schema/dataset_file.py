@@ -20,6 +20,7 @@ A spec file is YAML (or JSON). The built-in data sets are such files (`schema/sp
   schema: my_load.schema.pbtxt  # curated TFDV schema; relative paths are to this file
   data: my_load.csv           # default input when --data is not given
   model: {hidden_size: 32}    # TFTConfig fields over the model preset
+  monitoring: {max_mae_vs_expected: 1.3, on_breach: warn}  # scored forecasts' policy
 
 Loading checks everything that can be checked without the data and names the key, the
 value and the fix in its `DatasetFileError`.
@@ -37,8 +38,9 @@ from common.exit_codes import InputError
 from schema.dataset_spec import SPEC_KEYS, DatasetSpec, check_keys
 from schema.time_split import TimeSplit
 from schema.hparams import TFTConfig, check_seasonal_lag
+from schema.monitoring_policy import POLICY_KEYS, Monitoring
 
-FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model')
+FILE_KEYS = SPEC_KEYS + ('split', 'blessing', 'schema', 'data', 'model', 'monitoring')
 SPLIT_KEYS = ('eval_start', 'test_start', 'end')
 BLESSING_KEYS = ('beat_naive_by', 'max_mae', 'max_relative_regression', 'beat_lightgbm_by')
 
@@ -156,6 +158,7 @@ class Dataset:
     schema_path: the curated TFDV schema (absolute path); None: inferred by SchemaGen.
     data_path: the default input file or directory (absolute path); None: none.
     model_overrides: TFTConfig fields this data set needs whatever the model preset.
+    monitoring: what a run does when the forecasts it scores miss what was expected.
     source: the spec file it was read from.
   """
   spec: DatasetSpec
@@ -164,6 +167,7 @@ class Dataset:
   schema_path: Optional[str] = None
   data_path: Optional[str] = None
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  monitoring: Monitoring = Monitoring()
   source: Optional[str] = None
 
 
@@ -217,10 +221,16 @@ def from_dict(values: Any, base_dir: str, source: Optional[str] = None) -> Datas
       check_seasonal_lag(model['seasonal_lag'], spec.encoder_steps, spec.horizon)
     except ValueError as error:
       raise ValueError(f"'model': {error}") from None
+  monitoring = values.get('monitoring') or {}
+  check_keys(monitoring, POLICY_KEYS, "'monitoring'")
+  try:
+    policy = Monitoring.from_dict(monitoring)
+  except ValueError as error:
+    raise ValueError(f"'monitoring': {error}") from None
   return Dataset(spec=spec, split=split, blessing=rule,
                  schema_path=_path(values.get('schema'), base_dir, 'schema'),
                  data_path=_path(values.get('data'), base_dir, 'data'),
-                 model_overrides=dict(model), source=source)
+                 model_overrides=dict(model), monitoring=policy, source=source)
 
 
 def _model_value(key: str, value: Any) -> Any:
@@ -256,6 +266,8 @@ def to_dict(dataset: Dataset, base_dir: str) -> Dict[str, Any]:
       values[key] = os.path.relpath(path, base_dir)
   if dataset.model_overrides:
     values['model'] = dict(dataset.model_overrides)
+  if dataset.monitoring != Monitoring():
+    values['monitoring'] = dataset.monitoring.to_dict()
   return values
 
 

@@ -14,6 +14,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from kubeflow import cli, runner
 from kubeflow import deployment as deployment_lib
 from kubeflow.deployment import DeploymentConfigError
+from schema.monitoring_policy import Monitoring
 from tests.kubeflow.conftest import (GPU_TRAINER_IMAGE, IMAGE, PROJECT, REGION,
                                      TPU_TRAINER_IMAGE, make_deployment)
 
@@ -89,7 +90,7 @@ def test_every_container_runs_the_configured_image(compiled, name):
   _, job = compiled[name]
   executors = job['pipelineSpec']['deploymentSpec']['executors']
   containers = [spec['container'] for spec in executors.values() if 'container' in spec]
-  assert len(containers) == 14  # every component but the resolvers, the Refit among them
+  assert len(containers) == 16  # every component but the resolvers, the Refit among them
   assert {container['image'] for container in containers} == {IMAGE}
 
 
@@ -330,28 +331,55 @@ def test_another_pipeline_name_scopes_its_own_query(tmp_path):
           ' AND metadata.pipeline_name.string_value="tft-staging"')
 
 
-def test_scoping_refuses_a_job_without_exactly_one_blessing_query():
+def test_the_scoring_finds_only_this_pipelines_earlier_forecasts(compiled):
+  _, job = compiled['in_step']
+  assert _resolver_filters(job)['latest_forecasts_resolver_executor'] == (
+      'schema_title="tfx.Artifact" AND state=LIVE'
+      ' AND metadata.forecasts_of.string_value="tft-synthetic"')
+  # ForecastGen stamps the name the query reads; ForecastScoring reads the ledger beside
+  # the published models on Cloud Storage, and judges by the spec's policy.
+  assert task_parameter(job, 'ForecastGen', 'pipeline_name') == 'tft-synthetic'
+  assert task_parameter(job, 'ForecastScoring', 'ledger_dir').startswith('gs://')
+  assert task_parameter(job, 'ForecastScoring', 'ledger_dir').endswith('/forecast_ledger')
+  assert json.loads(task_parameter(job, 'ForecastScoring', 'monitoring')) == (
+      Monitoring().to_dict())
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  assert 'ForecastGen' in tasks['ForecastScoring']['dependentTasks']
+
+
+def test_the_drift_check_runs_before_transform_on_the_judged_rows(compiled):
+  _, job = compiled['in_step']
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  assert 'DriftCheck' in tasks['Transform']['dependentTasks']
+  assert {'StatisticsGen', 'TimeSeriesExampleGen'} <= set(tasks['DriftCheck']['dependentTasks'])
+  assert task_parameter(job, 'DriftCheck', 'newest_split') == 'test'
+  assert json.loads(task_parameter(job, 'DriftCheck', 'monitoring')) == Monitoring().to_dict()
+
+
+def test_scoping_refuses_a_job_without_exactly_one_query_of_each_kind():
   job = {'pipelineSpec': {'deploymentSpec': {'executors': {'x': {'container': {}}}}}}
-  with pytest.raises(RuntimeError, match='expected one compiled ModelBlessing query'):
-    runner.scope_blessing_queries(job, 'tft-synthetic')
+  with pytest.raises(RuntimeError, match=r"expected one compiled query for 'model_blessing'"):
+    runner.scope_resolver_queries(job, 'tft-synthetic')
 
 
 def test_locally_the_resolver_reads_only_this_pipelines_context(deployments):
-  """LocalDagRunner's rule: the resolver's channels are queried in the pipeline's context."""
+  """LocalDagRunner's rule: each resolver's channels are queried in the pipeline's context."""
   from tfx.dsl.compiler import compiler
   from pipeline.pipeline import create_pipeline
 
   config = runner.make_pipeline_config(deployments['in_step'])
   ir = compiler.Compiler().compile(create_pipeline(config))
-  resolver, = [node.pipeline_node for node in ir.nodes
-               if node.pipeline_node.node_info.id == 'latest_blessed_model_resolver']
-  channels = {channel.artifact_query.type.name: channel
-              for channel_input in resolver.inputs.inputs.values()
-              for channel in channel_input.channels}
-  assert set(channels) == {'Model', 'ModelBlessing'}
-  for channel in channels.values():
-    assert [(query.type.name, query.name.field_value.string_value)
-            for query in channel.context_queries] == [('pipeline', 'tft-synthetic')]
+  for resolver_id, kinds in (('latest_blessed_model_resolver', {'Model', 'ModelBlessing'}),
+                             ('latest_forecasts_resolver', {'tft.Forecasts'})):
+    resolver, = [node.pipeline_node for node in ir.nodes
+                 if node.pipeline_node.node_info.id == resolver_id]
+    channels = {channel.artifact_query.type.name: channel
+                for channel_input in resolver.inputs.inputs.values()
+                for channel in channel_input.channels}
+    assert set(channels) == kinds
+    for channel in channels.values():
+      assert [(query.type.name, query.name.field_value.string_value)
+              for query in channel.context_queries] == [('pipeline', 'tft-synthetic')]
 
 
 def test_a_vertex_run_can_train_on_the_newest_spans(tmp_path):
