@@ -172,7 +172,8 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
   monkeypatch.setattr(published_models, 'series_vocabulary', lambda _: {'known', 'short'})
   monkeypatch.setattr(training_period, 'trained_before', lambda _: '2024-01-01 02:00:00')
   monkeypatch.setattr(prediction, 'forecast_rows', lambda _, windows, spec: [
-      {'station': w.key} for w in windows])
+      {'station': w.key, 'timestamp': time, 'horizon_step': step, 'p50': 1.0}
+      for w in windows for step, time in enumerate(w.horizon_times, start=1)])
   monkeypatch.setattr(series_windows, 'unseen_categories', lambda *args, **kwargs: [])
   series = {(station,): _input_rows(NO_KNOWN, hours, station) for station, hours in [
       ('known', range(4)), ('short', range(2, 4)), ('new', range(4)),
@@ -180,7 +181,10 @@ def test_a_short_or_new_series_is_not_forecast_and_the_reason_says_when_it_will_
 
   result = delivered_forecasts.make_forecasts('model', series, {}, NO_KNOWN)
 
-  assert result.rows == [{'station': 'known'}]
+  assert [(row['station'], row['horizon_step']) for row in result.rows] == [
+      ('known', 1), ('known', 2)]
+  # Beside each row, the naive forecasts of the same history (hours 1 to 3: load 2.0).
+  assert [row['naive_repeat_last'] for row in result.naive] == [2.0, 2.0]
   reasons = {key[0]: (type(error), str(error)) for key, error in result.not_forecast}
   assert reasons['short'] == (input_errors.TooLittleHistoryError, (
       "series 'short' has 2 rows with a 'load' value, fewer than the model's history length "
