@@ -55,7 +55,8 @@ def compile_pipeline(deployment: DeploymentConfig, output_path: str,
   config = config or make_pipeline_config(deployment)
   pipeline_job = _compiled(deployment, config, create_pipeline(
       config, metadata_connection_config=None,
-      beam_pipeline_args=deployment.beam_pipeline_args(), runtime_parameters=True))
+      beam_pipeline_args=deployment.beam_pipeline_args(), runtime_parameters=True,
+      for_kubeflow_v2=True))
   scope_resolver_queries(pipeline_job, deployment.name)
   _write(pipeline_job, output_path)
   return pipeline_job

@@ -69,6 +69,19 @@ def runtime_values(config: PipelineConfig, runtime_parameters: bool) -> Dict[str
           for name, ptype in RUNTIME_PARAMETERS.items()}
 
 
+class NewestOrNoneStrategy(tfx.dsl.experimental.LatestArtifactStrategy):
+  """The newest artifact of each channel, or none when there is none yet.
+
+  LatestArtifactStrategy returns None when a channel holds no artifact, and LocalDagRunner
+  fails the resolver on that (a pipeline's first run, before any forecasts were
+  published). The Kubeflow V2 compiler accepts only LatestArtifactStrategy itself, which
+  it compiles into a query that may come back empty.
+  """
+
+  def resolve_artifacts(self, store, input_dict):
+    return self._resolve(input_dict)
+
+
 @dataclasses.dataclass
 class Fit:
   """One fit's components: the data work, the Trainer and GbmBaseline (if fitted)."""
@@ -145,12 +158,14 @@ def create_pipeline(
     metadata_connection_config: Optional[metadata_store_pb2.ConnectionConfig] = None,
     beam_pipeline_args: Optional[List[str]] = None,
     runtime_parameters: bool = False,
+    for_kubeflow_v2: bool = False,
 ) -> tfx.dsl.Pipeline:
   """The forecasting pipeline for `config`.
 
   With `runtime_parameters`, the fields of RUNTIME_PARAMETERS become pipeline parameters
   whose defaults are `config`'s values (for the Kubeflow V2 runner, whose runs and
-  schedules set them); without, they are constants.
+  schedules set them); without, they are constants. `for_kubeflow_v2` builds the
+  resolvers that compiler accepts (see NewestOrNoneStrategy).
   """
   spec = config.dataset
   values = runtime_values(config, runtime_parameters)
@@ -161,7 +176,8 @@ def create_pipeline(
   ).with_id('latest_blessed_model_resolver')
   # The newest forecasts this pipeline published before this run (none on its first).
   forecasts_resolver = tfx.dsl.Resolver(
-      strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
+      strategy_class=(tfx.dsl.experimental.LatestArtifactStrategy if for_kubeflow_v2
+                      else NewestOrNoneStrategy),
       forecasts=tfx.dsl.Channel(type=Forecasts)).with_id('latest_forecasts_resolver')
   fit = make_fit(config, values, base_model=model_resolver.outputs['model'])
   trainer, windowing = fit.trainer, fit.windowing

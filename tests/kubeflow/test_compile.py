@@ -382,6 +382,20 @@ def test_locally_the_resolver_reads_only_this_pipelines_context(deployments):
               for query in channel.context_queries] == [('pipeline', 'tft-synthetic')]
 
 
+def test_locally_a_first_run_finds_no_earlier_forecasts_and_later_runs_the_newest():
+  """LatestArtifactStrategy returns None on an empty channel, which fails the node locally."""
+  from components.forecast_gen import Forecasts
+  from pipeline.pipeline import NewestOrNoneStrategy
+
+  strategy = NewestOrNoneStrategy()
+  assert strategy.resolve_artifacts(None, {'forecasts': []}) == {'forecasts': []}
+  published = [Forecasts() for _ in range(3)]
+  for artifact_id, artifact in zip((4, 9, 7), published):
+    artifact.id = artifact_id
+  assert [artifact.id for artifact in strategy.resolve_artifacts(
+      None, {'forecasts': published})['forecasts']] == [9]
+
+
 def test_a_vertex_run_can_train_on_the_newest_spans(tmp_path):
   job = runner.compile_pipeline(
       make_deployment(input_pattern='span-{SPAN}/*.csv', train_spans=3),

@@ -35,7 +35,8 @@ EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
     'AnomalyGate', 'Transform',
     'Windowing', 'GbmBaseline', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
-    'InterpretationReportGen', 'Pusher', 'ForecastGen'}
+    'InterpretationReportGen', 'Pusher', 'ForecastGen', 'DriftCheck',
+    'latest_forecasts_resolver', 'ForecastScoring'}
 
 
 ABSURD = 1e7  # added to every test-period target of the second run
