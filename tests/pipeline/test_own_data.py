@@ -72,8 +72,12 @@ def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
 def test_the_pipeline_runs_on_the_spec_pushes_a_model_that_beats_naive_and_forecasts(
     workspace):
   root, _ = workspace
-  with open(root / 'shop_sales.yaml', 'a') as f:  # a small model for a quick test
-    f.write('model: {hidden_size: 8, num_heads: 1, batch_size: 32}\n')
+  drafted = (root / 'shop_sales.yaml').read_text().splitlines()
+  assert [line for line in drafted if line.startswith('model: {ensemble_size: 3')]
+  # A small model for a quick test, in place of the drafted ensemble.
+  (root / 'shop_sales.yaml').write_text('\n'.join(
+      [line for line in drafted if not line.startswith('model:')] +
+      ['model: {hidden_size: 8, num_heads: 1, batch_size: 32}']) + '\n')
   # Seeded: an unseeded run of this small model missed the naive bar once in a suite run.
   run = _tft_pipeline('--spec', 'shop_sales.yaml', '--data', 'shop_sales.csv',
                       '--future', 'future.csv', '--train-steps', '300', '--seed', '1',
