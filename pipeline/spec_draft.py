@@ -70,7 +70,7 @@ class Draft:
   each_series: bool = False  # the periods are each series' last steps (series end apart);
   # `eval_start` and `test_start` are then the longest series' own
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
-  ensemble_size: int = 1  # TFTs of different seeds, the members chosen on the eval windows
+  ensemble_size: int = ENSEMBLE_SIZE  # TFTs of different seeds, members chosen on eval
 
   @property
   def best_naive(self) -> str:
@@ -261,7 +261,6 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                findings=findings, time_zone=zones[0] if zones else None,
                time_format=time_format,
                training_windows=windows, batch_size=batch_size,
-               ensemble_size=ENSEMBLE_SIZE,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 
