@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from schema.dataset_spec import Column, DatasetSpec, DType, Role
+from schema.dataset_spec import DatasetSpec, Role
 from schema.frequency import DAY
 from schema.features import series_key
 from schema.time_split import format_time
 from common import artifact_json
+from components import example_columns
 from serving import csv_rows, input_errors, prediction, published_models, series_windows
 from trainer_module import naive_forecasts, training_period
 
@@ -45,7 +46,6 @@ FORECASTS_PARQUET = 'forecasts.parquet'
 NAIVE_PARQUET = 'naive_forecasts.parquet'
 NOT_FORECAST_CSV = 'not_forecast.csv'
 REPORT_JSON = 'forecast_report.json'
-_PARSE_BATCH = 8192  # records parsed at once
 SeriesRows = csv_rows.SeriesRows
 NotForecast = csv_rows.NotForecast
 
@@ -65,10 +65,9 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec,
   """Every series' rows from ExampleGen's tf.Examples, ordered by time: its last `keep`
   rows (every row with None; a window reads the last E). Records are parsed in batches
   and rows built for the rows kept only, so that the cost of the history is a parse."""
-  columns = _parsed_columns(files, spec)
+  columns = example_columns.parsed_columns(files, spec)
   times = columns[spec.time_column][0].astype(np.int64)
-  key_texts = [[_text(value, held, column) for value, held in zip(*columns[column.name])]
-               for column in spec.columns_with(Role.SERIES_KEY)]
+  key_texts = example_columns.key_texts(columns, spec)
   # Data of one series has no key column: every row is the series ().
   keys = zip(*key_texts) if key_texts else [()] * len(times)
   rows_of: Dict[Tuple[str, ...], List[int]] = {}
@@ -83,36 +82,6 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec,
   return series
 
 
-def _parsed_columns(files: Sequence[str], spec: DatasetSpec
-                    ) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
-  """Each column's (values, present) over every record of `files`: one value per record
-  (its first), and whether the record holds one (missing values are left out)."""
-  features = {c.name: tf.io.VarLenFeature(
-      tf.int64 if c.role == Role.TIME else
-      tf.string if c.dtype == DType.CATEGORICAL else tf.float32) for c in spec.columns}
-  parts: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {name: [] for name in features}
-  dataset = tf.data.TFRecordDataset(list(files), compression_type='GZIP').batch(_PARSE_BATCH)
-  for batch in dataset:
-    size = int(tf.shape(batch)[0])
-    for name, sparse in tf.io.parse_example(batch, features).items():
-      rows, values = sparse.indices.numpy()[:, 0], sparse.values.numpy()
-      first = np.unique(rows, return_index=True)[1]  # a record's first value
-      dense = np.empty(size, dtype=values.dtype)
-      present = np.zeros(size, dtype=bool)
-      dense[rows[first]], present[rows[first]] = values[first], True
-      parts[name].append((dense, present))
-  return {name: (np.concatenate([d for d, _ in chunks]) if chunks else np.empty(0),
-                 np.concatenate([p for _, p in chunks]) if chunks else np.empty(0, bool))
-          for name, chunks in parts.items()}
-
-
-def _text(value, held: bool, column: Column) -> str:
-  """A parsed value as the data's text: '' where missing, a real as its repr."""
-  if not held:
-    return ''
-  return value.decode() if column.dtype == DType.CATEGORICAL else repr(float(value))
-
-
 def _time_text(seconds: int, spec: DatasetSpec) -> str:
   """Epoch seconds as UTC text: in the spec's time format if it has one, else a date on a
   grid of days, weeks, months or quarters (its times are UTC midnights), so that the
@@ -124,15 +93,15 @@ def _time_text(seconds: int, spec: DatasetSpec) -> str:
   return text[:10] if frequency.is_calendar or frequency.step_seconds % DAY == 0 else text
 
 
-def _input_row(index: int, columns: Dict[str, Tuple[np.ndarray, np.ndarray]],
+def _input_row(index: int, columns: example_columns.Columns,
                spec: DatasetSpec) -> csv_rows.InputRow:
   """Record `index` as a row of the data: its columns' text, '' where missing."""
   seconds = int(columns[spec.time_column][0][index])
   values = {spec.time_column: _time_text(seconds, spec)}
   for column in spec.columns:
     if column.role != Role.TIME:
-      values[column.name] = _text(columns[column.name][0][index],
-                                  columns[column.name][1][index], column)
+      values[column.name] = example_columns.value_text(columns[column.name][0][index],
+                                                       columns[column.name][1][index], column)
   return csv_rows.InputRow(None, seconds, values)
 
 

@@ -7,7 +7,9 @@ when its MAE is more than `max_mae_vs_expected` times the held-out test MAE of t
 that made it. Before training, each run compares its newest rows with its training rows
 (`components.drift_check`): a column whose distribution moved by more than `max_drift`, a
 series whose level moved by more than `max_level_shift` of its training standard
-deviation, or series that appeared or vanished, is drift. `warn` says so in the run summary
+deviation (each bound raised to what stretches of the training rows as long as the newest
+moved from the rest of them, where that is more: a season is not drift), or series that
+appeared or vanished, is drift. `warn` says so in the run summary
 and the log at WARNING; `fail` also fails the run (the local command exits non-zero, a
 Vertex AI run fails, so the platform's failure notifications fire): a breach once the run
 has trained, judged and published as usual, drift before anything is trained.
@@ -31,9 +33,11 @@ class Monitoring:
     drift: the same choice for drift.
     max_drift: the largest distance between a column's training and newest distributions
       that is not drift: TFDV's Jensen-Shannon divergence for a real column, its
-      L-infinity distance for a categorical one (both from 0, the same, to 1).
+      L-infinity distance for a categorical one (both from 0, the same, to 1); or, where
+      larger, the most a stretch of the training rows moved from the rest of them.
     max_level_shift: the largest move of a series' mean target from its training rows to
-      its newest rows, in its training rows' standard deviations, that is not drift.
+      its newest rows, in its training rows' standard deviations, that is not drift; or,
+      where larger, the most a stretch of its training rows moved from the rest.
   """
   max_mae_vs_expected: float = 1.3
   on_breach: str = 'warn'
