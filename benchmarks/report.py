@@ -5,7 +5,7 @@ and `benchmarks/pages/*.md` (`benchmarks.readme_tables`) both come from them.
 """
 
 import functools
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 Results = Dict[str, Dict[str, Any]]  # benchmark name (JSON file stem) -> its JSON
 _STALLION_METRICS = (('mae', 1), ('q_risk_p50', 3), ('q_risk_p90', 3), ('coverage_p10_p90', 2))
@@ -555,6 +555,31 @@ def time_zone_table(results: Results) -> List[str]:
                      f'{result["train_steps"]} training steps per run.']
 
 
+def _figure(value: Optional[float]) -> str:
+  return '-' if value is None else f'{value:.2f}'
+
+
+def drift_bounds_table(results: Results) -> List[str]:
+  """Per suite data set (`benchmarks.drift_bounds`): the columns and series levels the drift
+  check names drift with the policy's bounds alone and with the bounds sized from the
+  training rows, each column with its distance and the most a training stretch moved."""
+  result = results['drift_bounds']
+  rows = []
+  for name, found in result['datasets'].items():
+    columns = '; '.join(f"{c['column']} {max(c['value'], 0.0):.2f} "
+                        f"({_figure(c['within_training'])})" for c in found['columns'])
+    policy = [c['column'] for c in found['columns'] if c['policy_drift']]
+    sized = [c['column'] for c in found['columns'] if c['sized_drift']]
+    rows.append([name, f"{found['newest_split']}, {found['newest_times']} of "
+                 f"{found['training_times']}", found['training_stretches'], columns,
+                 ', '.join(policy) or 'none', ', '.join(sized) or 'none',
+                 f"{found['levels_policy_drift']} / {found['levels_sized_drift']} of "
+                 f"{found['series']}"])
+  return _table(['data', 'newest rows: split, its times of the training rows\'', 'stretches',
+                 'distance (most a stretch moved)', 'drift: policy bound',
+                 'drift: sized bound', 'levels drifted: policy / sized'], rows)
+
+
 def suite_table(results: Results) -> List[str]:
   """Per data set of the development suite (`benchmarks.suite`): the held-out test MAE of
   the TFT, the run's LightGBM and the best naive forecast (mean over seeds), the TFT's
@@ -609,4 +634,4 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
         step_profile_table, key='step_profile_avx2', breakdown='op_types_op_ms'),
     'scale': scale_table,
     'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table,
-    'suite': suite_table}
+    'suite': suite_table, 'drift_bounds': drift_bounds_table}
