@@ -3,7 +3,8 @@
 `index.html` and `accuracy.png` beside `scoring_report.json`
 (`components.forecast_scoring`): the MAE of each scored forecast by its first forecast
 time, a line per model and the best naive forecast of the same origins beside them, each
-against what its model's held-out test expected; then, for the newest forecast scored,
+against what its model's held-out test expected, and below it the P10-P90 coverage of
+each; then, for the newest forecast scored,
 its figures and the series whose MAE exceeded the best naive forecast's on them.
 """
 
@@ -17,6 +18,7 @@ from matplotlib.figure import Figure
 
 INDEX_HTML = 'index.html'
 ACCURACY_PNG = 'accuracy.png'
+COVERAGE_AIM = 0.8  # the P10-P90 band's nominal share: 0.9 - 0.1
 
 
 def _when(entry: Mapping[str, object]) -> datetime.datetime:
@@ -24,11 +26,12 @@ def _when(entry: Mapping[str, object]) -> datetime.datetime:
 
 
 def accuracy_figure(entries: List[Mapping[str, object]]) -> Figure:
-  """MAE by forecast time: a line per model, its expected MAE dotted (a bar where a
-  model made one forecast), the best naive forecast's dashed."""
+  """By forecast time, above: the MAE, a line per model, its expected MAE dotted (a bar
+  where a model made one forecast), the best naive forecast's dashed; below: each model's
+  P10-P90 coverage beside the 0.8 it aims at."""
   scored = [entry for entry in entries if 'mean_absolute_error' in entry]
-  figure = Figure(figsize=(9, 4))
-  ax = figure.subplots()
+  figure = Figure(figsize=(9, 6))
+  ax, coverage_ax = figure.subplots(2, 1, sharex=True, gridspec_kw={'height_ratios': [2, 1]})
   by_model: Dict[str, List[Mapping[str, object]]] = {}
   for entry in scored:
     by_model.setdefault(str(entry['model']), []).append(entry)
@@ -49,6 +52,13 @@ def accuracy_figure(entries: List[Mapping[str, object]]) -> Figure:
   ax.set_title('published forecasts, scored as their actuals arrived')
   if scored:
     ax.legend(loc='best', fontsize='small')
+  for number, points in enumerate(by_model.values(), start=1):
+    covered = [p for p in points if p.get('coverage_p10_p90') is not None]
+    coverage_ax.plot([_when(p) for p in covered], [p['coverage_p10_p90'] for p in covered],
+                     marker='o', label=f'model {number}')
+  coverage_ax.axhline(COVERAGE_AIM, linestyle='--', color='grey', label='the aim')
+  coverage_ax.set_ylim(0, 1.02)
+  coverage_ax.set_ylabel('P10-P90 coverage')
   figure.autofmt_xdate()
   return figure
 

@@ -153,6 +153,12 @@ def test_the_page_shows_the_forecasts_and_the_figure(tmp_path):
   assert '2024-01-01 04:00:00' in html and 'Trainer/model/7' in html
   assert (out / ledger_page.ACCURACY_PNG).read_bytes()[:4] == b'\x89PNG'
   json.dumps(report)  # the report is JSON as written
+  # Below the MAE, each model's coverage beside the aim.
+  _, coverage_ax = ledger_page.accuracy_figure(report['forecasts']).axes
+  model_line, aim = coverage_ax.get_lines()
+  [entry] = report['forecasts']
+  assert list(model_line.get_ydata()) == [entry['coverage_p10_p90']]
+  assert list(aim.get_ydata()) == [0.8, 0.8]
 
 
 @pytest.mark.parametrize('block, message', [
