@@ -616,6 +616,25 @@ def suite_table(results: Results) -> List[str]:
                      f'{low:.2f} to {high:.2f}). Reproduce: `{result["command"]}`.']
 
 
+_SUITE_COMPONENTS = ('TimeSeriesExampleGen', 'StatisticsGen', 'Transform', 'Windowing',
+                     'GbmBaseline', 'Trainer', 'Evaluator')
+
+
+def suite_times_table(results: Results) -> List[str]:
+  """Per data set of the development suite: each component's seconds (mean over seeds,
+  the rest summed), the pipeline's, and GbmBaseline's share of it."""
+  rows = []
+  for name, entry in results['suite']['datasets'].items():
+    runs = [run['components'] for run in entry['runs']]
+    seconds = {key: _mean([run.get(key, 0.0) for run in runs]) for key in _SUITE_COMPONENTS}
+    total = _mean([sum(run.values()) for run in runs])
+    rest = total - sum(seconds.values())
+    rows.append([name] + [f'{seconds[key]:.0f}' for key in _SUITE_COMPONENTS] +
+                [f'{rest:.0f}', f'{total:.0f}', f'{seconds["GbmBaseline"] / total:.1%}'])
+  return _table(['data', 'ExampleGen', *_SUITE_COMPONENTS[1:], 'the rest', 'pipeline',
+                 'GbmBaseline share'], rows)
+
+
 # Each table by the name a block gives it (`<!-- table NAME ... -->`) in a README or in
 # benchmarks/pages/*.md.
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
@@ -634,4 +653,5 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
         step_profile_table, key='step_profile_avx2', breakdown='op_types_op_ms'),
     'scale': scale_table,
     'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table,
-    'suite': suite_table, 'drift_bounds': drift_bounds_table}
+    'suite': suite_table, 'suite_times': suite_times_table,
+    'drift_bounds': drift_bounds_table}

@@ -85,6 +85,17 @@ def test_the_table_averages_the_seeds_and_names_the_goals_missed():
   assert '1 of 2 data sets meet every goal' in lines[-1]
 
 
+def test_the_times_table_averages_each_component_and_gives_the_baselines_share():
+  runs = [_result(1, 9.0), _result(2, 9.0)]
+  runs[0]['components'] = {'GbmBaseline': 10.0, 'Trainer': 80.0, 'Pusher': 10.0}
+  runs[1]['components'] = {'GbmBaseline': 30.0, 'Trainer': 160.0, 'Pusher': 10.0}
+  [line] = [line for line in report.suite_times_table(_suite({'x': runs}))
+            if line.startswith('| x')]
+  # ExampleGen, StatisticsGen, Transform, Windowing, GbmBaseline, Trainer, Evaluator, the
+  # rest, the pipeline; GbmBaseline 20 of 150 seconds.
+  assert line == '| x | 0 | 0 | 0 | 0 | 20 | 120 | 0 | 10 | 150 | 13.3% |'
+
+
 def test_a_tft_at_or_above_the_best_naive_misses_that_goal():
   lines = report.suite_table(_suite({'flat': [_result(1, 9.0, gbm_mae=9.0)]}))
   row = next(line for line in lines if line.startswith('| flat'))
