@@ -71,16 +71,15 @@ def column_distances(training, newest, spec: DatasetSpec) -> Dict[str, Dict[str,
   """Each compared column's distance between the statistics `training` and `newest`
   (DatasetFeatureStatisticsLists) by TFDV's comparators, by column."""
   schema = tfdv.infer_schema(training)
+  compared = set(drift_columns(spec))
   categorical = {c.name for c in spec.columns if c.dtype == DType.CATEGORICAL}
-  for name in drift_columns(spec):
-    feature = tfdv.get_feature(schema, name) if _has_feature(schema, name) else None
-    if feature is None:
+  for feature in schema.feature:
+    if feature.name not in compared:
       continue
-    comparator = feature.drift_comparator
-    if name in categorical:  # a threshold of 0: TFDV reports every distance
-      comparator.infinity_norm.threshold = 0.0
+    if feature.name in categorical:  # a threshold of 0: TFDV reports every distance
+      feature.drift_comparator.infinity_norm.threshold = 0.0
     else:
-      comparator.jensen_shannon_divergence.threshold = 0.0
+      feature.drift_comparator.jensen_shannon_divergence.threshold = 0.0
   anomalies = tfdv.validate_statistics(newest, schema, previous_statistics=training)
   found = {}
   for info in anomalies.drift_skew_info:
@@ -91,18 +90,14 @@ def column_distances(training, newest, spec: DatasetSpec) -> Dict[str, Dict[str,
   return found
 
 
-def _has_feature(schema, name: str) -> bool:
-  return any(feature.name == name for feature in schema.feature)
-
-
 def training_stretches(seconds: np.ndarray, newest_steps: int) -> np.ndarray:
   """Per training row (its time in `seconds`), the stretch it falls in, or -1: stretches
   of `newest_steps` times one before another back from the last training time (a first
   stretch cut short is left out), at most `_STRETCHES` spread evenly; none when the
   training rows hold fewer than two."""
   times = np.unique(seconds)
-  count = len(times) // max(newest_steps, 1)
   stretch = np.full(len(seconds), -1)
+  count = len(times) // newest_steps if newest_steps > 0 else 0
   if count < 2:
     return stretch
   back = (len(times) - 1 - np.searchsorted(times, seconds)) // newest_steps

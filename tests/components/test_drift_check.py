@@ -141,3 +141,11 @@ def test_a_level_is_judged_against_how_far_its_training_stretches_moved():
     [shift] = drift_check.level_shifts(training, stretch, newest, 'load', 0.5)
     assert shift['within_training'] == pytest.approx(1.0, abs=0.1)
     assert shift['bound'] == shift['within_training'] and shift['drift'] is drifted
+
+
+def test_stretches_run_back_from_the_last_training_time_and_need_two():
+  stretch = drift_check.training_stretches(np.arange(10) * 3600, 3)
+  # From the end: hours 7-9, 4-6, 1-3; hour 0, a stretch cut short, is in none.
+  assert list(stretch) == [-1, 2, 2, 2, 1, 1, 1, 0, 0, 0]
+  assert set(drift_check.training_stretches(np.arange(10) * 3600, 6)) == {-1}
+  assert set(drift_check.training_stretches(np.arange(10) * 3600, 0)) == {-1}
