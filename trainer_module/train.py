@@ -51,7 +51,7 @@ from trainer_module import (cluster, distribution, epoch_progress, export, inter
                             training_record, vocabularies, warm_start, window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
-from trainer_module.tft.model import build_tft_model, loss_and_metrics
+from trainer_module.tft.model import build_tft_model, compile_tft_model
 from trainer_module.training_config import TrainingConfig
 
 BACKUP_DIR = 'backup'  # under fn_args.model_run_dir
@@ -92,11 +92,9 @@ def build_and_compile(layout: InputLayout, config: hparams.TFTConfig,
                       on_tpu: bool) -> keras.Model:
   """A TFT and its optimizer; call under `strategy.scope()`."""
   model = build_tft_model(layout, config, name, on_tpu=on_tpu)
-  optimizer = keras.optimizers.Adam(
-      learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
-      clipnorm=config.clipnorm)
-  model.compile(optimizer=optimizer, steps_per_execution=training.steps_per_execution,
-                jit_compile=config.jit_compile, **loss_and_metrics(config))
+  compile_tft_model(
+      model, config, learning_rate_schedule(plan.peak_learning_rate, plan.total_steps, training),
+      steps_per_execution=training.steps_per_execution)
   return model
 
 

@@ -284,7 +284,7 @@ def build_tft_model(layout: InputLayout, config: TFTConfig,
 
 
 def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
-                      learning_rate=None) -> None:
+                      learning_rate=None, steps_per_execution: int = 1) -> None:
   """Compiles with Adam, the quantile loss and q-risk metrics from `config`.
 
   Call it under the same distribution scope as `build_tft_model`. Labels must
@@ -296,6 +296,7 @@ def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
     config: Its hyperparameters.
     learning_rate: A float or a `LearningRateSchedule` (e.g. the Trainer's
       `train.learning_rate_schedule`); None: constant `config.learning_rate`.
+    steps_per_execution: Training steps per call of the compiled step.
   """
   if learning_rate is None:
     learning_rate = config.learning_rate
@@ -303,11 +304,16 @@ def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
   # Creating the slot variables now, not while tracing the first training
   # step, cuts that trace time by more than half.
   optimizer.build(model.trainable_variables)
-  model.compile(optimizer=optimizer, jit_compile=config.jit_compile,
-                **loss_and_metrics(config))
-  # Keras would create the per-output loss metric while tracing the first
-  # training step, which forces a second trace; create it now instead.
-  model.compiled_loss.build(model(_example_inputs(model.layout)))
+  model.compile(optimizer=optimizer, steps_per_execution=steps_per_execution,
+                jit_compile=config.jit_compile, **loss_and_metrics(config))
+  # Keras would create the loss and metric variables while tracing the first
+  # training step, and a step that creates variables is traced twice; create
+  # them now instead.
+  predictions = model(_example_inputs(model.layout))
+  model.compiled_loss.build(predictions)
+  model.compiled_metrics.build(predictions, {  # labels of the quantiles only
+      name: tf.zeros([1, model.layout.horizon]) if name == QUANTILES else None
+      for name in predictions})
 
 
 def loss_and_metrics(config: TFTConfig) -> dict:
