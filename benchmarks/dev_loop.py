@@ -2,7 +2,8 @@
 
 Clones this repository's HEAD beside it (so `../shared` resolves as in CI), runs each
 command there in order, and writes `results/dev_loop.json`: the wall time of each, the
-tests passed, the default run's eval MAE beside the best naive forecast; the clone is
+tests passed, the default run's MAE beside the best naive forecast, each component's
+seconds and each training's first and second epoch (the first builds the step); the clone is
 removed afterwards. pip's download cache is whatever this machine has: a cold cache adds
 the downloads to the set-up.
 
@@ -29,6 +30,10 @@ STEPS = {'set-up': ['bash', 'scripts/setup_env.sh'], 'make test-fast': ['make', 
          'make run': ['make', 'run'], 'make test': ['bash', '.ci/run']}
 _PYTEST_SUMMARY = re.compile(r'=+ (?P<counts>[^=]*?) in (?P<seconds>[\d.]+)s')
 _NUMBER = r'[\d.]+(?:e[+-]\d+)?'  # as '.4g' prints it
+_COMPONENT_LINE = re.compile(r'^\[pipeline\] (?P<name>\S+) done in (?P<seconds>[\d.]+) s$', re.M)
+# The first and second epoch of each training (the Trainer's, then the Refit's).
+_EPOCH_LINE = re.compile(r'^\[Trainer\] epoch (?P<epoch>[12])/\d+: .*?(?P<seconds>[\d.]+) s'
+                         r'(?: \(the first epoch also builds the training step\))?$', re.M)
 _NAIVE_LINE = re.compile(rf'MAE beside [\w ]*?the naive forecasts: model (?P<model>{_NUMBER}) '
                          rf'(?:\| LightGBM (?P<gbm>{_NUMBER}) )?.*?'
                          rf'(?P<naive>\w+) (?P<naive_mae>{_NUMBER}) \(best naive\)')
@@ -53,6 +58,13 @@ def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:
   if tests:
     counts, pytest_seconds = tests[-1]
     step.update(tests=counts.strip(), pytest_seconds=float(pytest_seconds))
+  components = {name: float(seconds) for name, seconds in _COMPONENT_LINE.findall(output)}
+  if components:
+    step['components'] = components
+  epochs = _EPOCH_LINE.findall(output)
+  if epochs:
+    step['first_epochs'] = [float(seconds) for epoch, seconds in epochs if epoch == '1']
+    step['second_epochs'] = [float(seconds) for epoch, seconds in epochs if epoch == '2']
   naive = _NAIVE_LINE.search(output)
   if naive:
     step.update(eval_mae=float(naive['model']), best_naive=naive['naive'],

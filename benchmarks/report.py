@@ -413,15 +413,24 @@ def dev_loop_table(results: Results) -> List[str]:
     if 'tests' in step:
       reported.append(f'{step["tests"]} (pytest {_minutes(step["pytest_seconds"])})')
     if 'eval_mae' in step:
-      reported.append(f'eval MAE {step["eval_mae"]} against the best naive '
+      reported.append(f'MAE {step["eval_mae"]} against the best naive '
                       f'({step["best_naive"]}) {step["best_naive_mae"]}')
+    if step.get('components'):
+      slowest = sorted(step['components'].items(), key=lambda item: -item[1])[:4]
+      reported.append(', '.join(f'{name} {seconds:.0f} s' for name, seconds in slowest))
+    if step.get('first_epochs'):
+      reported.append('first epoch ' + ' and '.join(f'{s:g} s' for s in step['first_epochs'])
+                      + ' (then ' + ' and '.join(f'{s:g} s' for s in step['second_epochs'])
+                      + ')')
     command = f'`{step["command"]}`'
     rows.append([command if step['command'] == name else f'{name}: {command}',
                  _minutes(step['seconds']), '; '.join(reported)])
   host = result['host']
+  flags = (f', with {", ".join(host["cpu_kernel_flags"])}' if host.get('cpu_kernel_flags')
+           else '')
   return _table(['command, in a fresh clone', 'wall time', 'what it reported'], rows) + [
       '', f'Measured {result["measured"]} at commit {result["commit"]} on {host["cpu_model"]} '
-      f'({host["cpu_count"]} CPUs) by `python -m benchmarks.dev_loop'
+      f'({host["cpu_count"]} CPUs{flags}) by `python -m benchmarks.dev_loop'
       f'{" --full" if "make test" in result["steps"] else ""}`.']
 
 

@@ -263,7 +263,13 @@ def test_directory_bytes_counts_every_file_below(tmp_path):
 
 
 def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatch):
-  output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n  MAE beside a global '
+  output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n'
+            '[pipeline] Transform done in 12.8 s\\n'
+            '[Trainer] epoch 1/20: loss 18.87, eval loss 5.427, 26.0 s (the first epoch also '
+            'builds the training step)\\n[Trainer] epoch 2/20: loss 3.629, eval loss 2.577, '
+            '5.1 s\\n[pipeline] Trainer done in 135.4 s\\n'
+            '[Trainer] epoch 1/16: loss 18.52, 18.2 s (the first epoch also builds the training '
+            'step)\\n[Trainer] epoch 2/16: loss 3.1, 4.9 s\\n  MAE beside a global '
             'LightGBM and the naive forecasts: model 2.243 | LightGBM 2.31 | repeat_last '
             '25.89 | seasonal_168 2.843 (best naive)')
   monkeypatch.setattr(dev_loop, 'STEPS', {'make run': ['bash', '-c', f'printf "{output}"'],
@@ -272,19 +278,24 @@ def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatc
   assert step['tests'] == '481 passed, 2 skipped' and step['pytest_seconds'] == 53.81
   assert (step['eval_mae'], step['lightgbm_mae'], step['best_naive'],
           step['best_naive_mae']) == (2.243, 2.31, 'seasonal_168', 2.843)
+  assert step['components'] == {'Transform': 12.8, 'Trainer': 135.4}
+  assert (step['first_epochs'], step['second_epochs']) == ([26.0, 18.2], [5.1, 4.9])
   with pytest.raises(SystemExit, match='broken failed \\(exit 3\\)'):
     dev_loop.run_step('broken', str(tmp_path), str(tmp_path))
 
   table = report.dev_loop_table({'dev_loop': {
-      'measured': '2026-11-26', 'commit': 'abc', 'host': {'cpu_model': 'cpu', 'cpu_count': 2},
+      'measured': '2026-11-26', 'commit': 'abc',
+      'host': {'cpu_model': 'cpu', 'cpu_count': 2, 'cpu_kernel_flags': ['avx2', 'fma']},
       'steps': {'make run': step, 'make test': {'command': 'bash .ci/run', 'seconds': 804.0,
                                                 'tests': '582 passed',
                                                 'pytest_seconds': 793.0}}}})
-  assert table[2].endswith(' | 481 passed, 2 skipped (pytest 54 s); eval MAE 2.243 against the '
-                           'best naive (seasonal_168) 2.843 |')
+  assert table[2].endswith(' | 481 passed, 2 skipped (pytest 54 s); MAE 2.243 against the '
+                           'best naive (seasonal_168) 2.843; Trainer 135 s, Transform 13 s; '
+                           'first epoch 26 s and 18.2 s (then 5.1 s and 4.9 s) |')
   assert table[3] == ('| make test: `bash .ci/run` | 13 min 24 s | 582 passed (pytest 13 min '
                       '13 s) |')
-  assert table[-1].endswith('by `python -m benchmarks.dev_loop --full`.')
+  assert table[-1].endswith('(2 CPUs, with avx2, fma) by `python -m benchmarks.dev_loop '
+                            '--full`.')
 
 
 def _peer_results(with_bfloat16):
