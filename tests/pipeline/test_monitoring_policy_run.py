@@ -19,20 +19,13 @@ from pipeline import default_data, local_runner
 from schema import dataset_file, datasets
 from schema.dataset_file import Blessing
 from schema.monitoring_policy import Monitoring
+from tests.pipeline.span_futures import span_future
 
 pytestmark = pytest.mark.slow  # runs a pipeline twice
 
 SPAN_2_START = pd.Timestamp('2024-01-13')
 SPAN_2_END = pd.Timestamp('2024-01-20')
 HORIZON = 6
-
-
-def _future(rows, start):
-  """The future file of a span ending at `start`: the known price over the horizon."""
-  times = pd.to_datetime(rows['timestamp'])
-  future = rows[(times >= start) & (times < start + pd.Timedelta(hours=HORIZON))].copy()
-  future[['load', 'temperature']] = ''
-  return future
 
 
 def test_a_breach_under_on_breach_fail_exits_the_command_with_1(tmp_path, capsys):
@@ -57,7 +50,7 @@ def test_a_breach_under_on_breach_fail_exits_the_command_with_1(tmp_path, capsys
                                 SPAN_2_END)):
     os.makedirs(tmp_path / 'data' / f'span-{span}')
     span_rows.to_csv(tmp_path / 'data' / f'span-{span}' / 'rows.csv', index=False)
-    _future(rows, end).to_csv(tmp_path / f'future-{span}.csv', index=False)
+    span_future(rows, end, HORIZON).to_csv(tmp_path / f'future-{span}.csv', index=False)
     codes.append(local_runner.main(argv + ['--future', str(tmp_path / f'future-{span}.csv')]))
   output = capsys.readouterr()
   assert codes == [0, 1]

@@ -25,6 +25,7 @@ from pipeline import default_data
 from pipeline.config import Blessing, PipelineConfig, default_strides
 from schema import datasets
 from schema.window_layout import FORECAST_START
+from tests.pipeline.span_futures import span_future
 from tests.pipeline.training_segments import training_windows
 
 pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
@@ -32,14 +33,6 @@ pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 SPAN_2_START = pd.Timestamp('2024-01-13')
 SPAN_3_START = pd.Timestamp('2024-01-20')
 HORIZON = 6
-
-
-def _future(rows, start):
-  """The future file of a span ending at `start`: the known price over the horizon."""
-  times = pd.to_datetime(rows['timestamp'])
-  future = rows[(times >= start) & (times < start + pd.Timedelta(hours=HORIZON))].copy()
-  future[['load', 'temperature']] = ''
-  return future
 
 
 @pytest.fixture(scope='module')
@@ -69,7 +62,7 @@ def spans(tmp_path_factory, run_pipeline):
     future_file = None
     if end is not None:
       future_file = str(root / f'future-{span}.csv')
-      _future(rows, end).to_csv(future_file, index=False)
+      span_future(rows, end, HORIZON).to_csv(future_file, index=False)
     summaries.append((run_pipeline(config.replace(future_file=future_file)),
                       model_publishing.versions(config.serving_model_dir)))
   store = metadata_store.MetadataStore(run_pipeline.last_metadata)
