@@ -25,7 +25,7 @@ import tensorflow_data_validation as tfdv
 from benchmarks import readme_tables, suite
 from components import drift_check
 from schema import dataset_file, split_placement
-from schema.csv_values import MISSING_MARKERS
+from schema.csv_values import real_value
 from schema.dataset_spec import DType
 from schema.features import series_key
 from schema.monitoring_policy import Monitoring
@@ -53,7 +53,8 @@ def split_rows(spec_path: str):
     if spec.column(name).dtype == DType.CATEGORICAL:
       table[name] = column.where(column != '', None)
     else:
-      table[name] = pd.to_numeric(column.where(~column.str.lower().isin(MISSING_MARKERS)))
+      where = f'{dataset.data_path}: column {name!r}'  # a value that is no number: named
+      table[name] = np.array([real_value(text, where) for text in column], float)
   names = list(split.split_names) + ['after_end']
   return spec, table, np.array(names)[index]
 

@@ -67,11 +67,8 @@ def series_from_examples(files: Sequence[str], spec: DatasetSpec,
   and rows built for the rows kept only, so that the cost of the history is a parse."""
   columns = example_columns.parsed_columns(files, spec)
   times = columns[spec.time_column][0].astype(np.int64)
-  key_texts = example_columns.key_texts(columns, spec)
-  # Data of one series has no key column: every row is the series ().
-  keys = zip(*key_texts) if key_texts else [()] * len(times)
   rows_of: Dict[Tuple[str, ...], List[int]] = {}
-  for index, key in enumerate(keys):
+  for index, key in enumerate(example_columns.record_keys(columns, spec)):
     rows_of.setdefault(key, []).append(index)
   series: SeriesRows = {}
   for key, indices in rows_of.items():

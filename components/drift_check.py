@@ -111,7 +111,7 @@ def within_training(rows: pd.DataFrame, stretch: np.ndarray, spec: DatasetSpec
                     ) -> Dict[str, float]:
   """Per compared column: the largest distance between a stretch of the training `rows`
   and the rest of them (`column_distances`)."""
-  names = [name for name in drift_columns(spec) if name in rows]
+  names = drift_columns(spec)
   most: Dict[str, float] = {}
   for index in np.unique(stretch[stretch >= 0]):
     inside = stretch == index

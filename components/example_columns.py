@@ -44,10 +44,12 @@ def value_text(value, held: bool, column: Column) -> str:
   return value.decode() if column.dtype == DType.CATEGORICAL else repr(float(value))
 
 
-def key_texts(columns: Columns, spec: DatasetSpec) -> List[List[str]]:
-  """The key columns' values as text, a list per key column ('' where missing)."""
-  return [[value_text(value, held, column) for value, held in zip(*columns[column.name])]
-          for column in spec.columns_with(Role.SERIES_KEY)]
+def record_keys(columns: Columns, spec: DatasetSpec) -> List[Tuple[str, ...]]:
+  """Each record's key column values as text ('' where missing); () for every record of
+  data of one series, which has no key column."""
+  texts = [[value_text(value, held, column) for value, held in zip(*columns[column.name])]
+           for column in spec.columns_with(Role.SERIES_KEY)]
+  return list(zip(*texts)) if texts else [()] * len(columns[spec.time_column][0])
 
 
 def frame(files: Sequence[str], spec: DatasetSpec, names: Sequence[str]) -> pd.DataFrame:
@@ -55,10 +57,7 @@ def frame(files: Sequence[str], spec: DatasetSpec, names: Sequence[str]) -> pd.D
   and the columns `names`, reals as floats and categories as text, missing values NaN
   and None."""
   columns = parsed_columns(files, spec)
-  size = len(columns[spec.time_column][0])
-  texts = key_texts(columns, spec)
-  table = {'series': [series_key(key, spec) for key in zip(*texts)] if texts
-           else [spec.name] * size,
+  table = {'series': [series_key(key, spec) for key in record_keys(columns, spec)],
            'seconds': columns[spec.time_column][0].astype(np.int64)}
   for name in names:
     values, present = columns[name]
