@@ -1,14 +1,17 @@
-"""The real pipeline, run by LocalDagRunner on a tiny generated data set.
+"""The real pipeline, run by LocalDagRunner on a tiny generated data set, with the refit
+(as `tft-pipeline` runs it).
 
 Asserts on what the metadata store recorded: every component executed, the model was
 evaluated with finite metrics on the eval and the held-out test windows, blessed on the
-test windows and pushed, and the pushed model serves forecasts; a second run whose
-test-period targets are absurd chose and fitted everything as the first did, and a run with
-Beam's multi-process runner (as on Vertex AI) wrote the same splits, windows and forecasts.
+test windows, refit on every period's rows and pushed, and the pushed model serves
+forecasts; a second run whose test-period targets are absurd chose and fitted everything
+as the first did and, not blessed, was not refit; a run with Beam's multi-process runner
+(as on Vertex AI) wrote the same splits, windows and forecasts.
 """
 
 import csv
 import glob
+import json
 import math
 import os
 
@@ -18,6 +21,7 @@ import tensorflow as tf
 from tfx.utils import path_utils
 
 from components import delivered_forecasts
+from components.windowing import REFIT_SPLIT, WINDOW_REPORT_FILE
 from evaluation import results
 from evaluation.eval_config import split_slice
 from pipeline import default_data, local_runner
@@ -33,18 +37,20 @@ pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
 
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',
-    'AnomalyGate', 'Transform',
-    'Windowing', 'GbmBaseline', 'Trainer', 'latest_blessed_model_resolver', 'Evaluator',
+    'AnomalyGate', 'Transform', 'Windowing', 'GbmBaseline', 'Trainer', 'Refit',
+    'latest_blessed_model_resolver', 'Evaluator',
     'InterpretationReportGen', 'Pusher', 'ForecastGen', 'DriftCheck',
     'latest_forecasts_resolver', 'ForecastScoring'}
 
 
 ABSURD = 1e7  # added to every test-period target of the second run
+DAYS, SERIES = 12, 3  # of the generated data
 
 
 def _config(root, **blessing) -> PipelineConfig:
   """The pipeline over `root`/data, seeded, its split the default data set's (train, eval,
-  test), blessed when the MAE is below 1e6 (and by the other `blessing` rules given)."""
+  test), blessed when the MAE is below 1e6 (and by the other `blessing` rules given), and
+  a blessed model refit on every period's rows."""
   spec = datasets.SYNTHETIC.with_window(encoder_steps=24, horizon=6)
   split = datasets.get_dataset('synthetic').split
   return PipelineConfig(
@@ -53,15 +59,20 @@ def _config(root, **blessing) -> PipelineConfig:
       dataset=spec, time_split=split,
       blessing=Blessing(beat_naive_by=None, max_mae=1e6, **blessing),
       strides=default_strides(spec, split), train_steps=6,
+      refit_splits=tuple(split.split_names),
       schema_file=datasets.curated_schema_path('synthetic'),
       training_options={'seed': 1, 'warm_start': False},
       model_overrides={'hidden_size': 8, 'batch_size': 16, 'max_epochs': 3})
 
 
+def _generate(root) -> None:
+  default_data.generate(str(root / 'data' / 'data.csv'), num_series=SERIES, days=DAYS, seed=1)
+
+
 @pytest.fixture(scope='module')
 def finished_run(tmp_path_factory, run_pipeline):
   root = tmp_path_factory.mktemp('run')
-  default_data.generate(str(root / 'data' / 'data.csv'), num_series=3, days=12, seed=1)
+  _generate(root)
   config = _config(root)
   return config, run_pipeline(config)
 
@@ -71,7 +82,7 @@ def multi_process_run(tmp_path_factory, run_pipeline):
   """The same run with Beam's multi-process DirectRunner, as Vertex AI runs the Beam
   components without Dataflow: every DoFn is pickled into two worker processes."""
   root = tmp_path_factory.mktemp('multi_process')
-  default_data.generate(str(root / 'data' / 'data.csv'), num_series=3, days=12, seed=1)
+  _generate(root)
   config = _config(root)
   return config, run_pipeline(config, local_runner.beam_args(workers=2))
 
@@ -359,7 +370,8 @@ def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
     writer = csv.DictWriter(f, fieldnames=list(rows[0]))
     writer.writeheader()
     writer.writerows(rows)
-  absurd = run_pipeline(_config(root, beat_lightgbm_by=0.0))
+  absurd_config = _config(root, beat_lightgbm_by=0.0)
+  absurd = run_pipeline(absurd_config)
 
   model_dir = lambda run: path_utils.serving_model_path(run.model_uri)
   [record], [absurd_record] = (training_record.read(model_dir(run)) for run in (summary,
@@ -389,3 +401,53 @@ def test_nothing_chose_on_the_test_windows_and_the_blessing_was_decided_on_them(
       'the test windows (held out: nothing chose on them): the MAE at most 1e+06 (max_mae '
       '1e+06); '
       "the MAE at most 1 times LightGBM's (beat_lightgbm_by 0)")
+  # Not blessed, so not refit: the Refit passes the judged model on.
+  assert absurd.pushed_to is None
+  assert (training_record.read(_model_of(absurd_config, 'Refit'))
+          == training_record.read(_model_of(absurd_config, 'Trainer')))
+  assert absurd.refit == 'none: the judged model was not blessed, so it was not refit'
+
+
+def _only_dir(config, component, output):
+  parent = os.path.join(config.pipeline_root, component, output)
+  found, = os.listdir(parent)
+  return os.path.join(parent, found)
+
+
+def _model_of(config, component):
+  """The serving model directory of the Trainer's or the Refit's model."""
+  return path_utils.serving_model_path(_only_dir(config, component, 'model'))
+
+
+def test_the_refit_trains_on_every_window_of_every_period(finished_run):
+  config, _ = finished_run
+  report = json.load(open(os.path.join(_only_dir(config, 'Windowing', 'windows'),
+                                       WINDOW_REPORT_FILE)))
+  # Hourly rows without gaps: every start of a window over a series' whole span.
+  assert report['windows'][REFIT_SPLIT] == SERIES * (DAYS * 24 - config.dataset.window_length
+                                                     + 1)
+  assert report['windows'][REFIT_SPLIT] > report['windows']['train'] + report['windows'][
+      'eval'] + report['windows']['test']
+
+
+def test_the_refit_trains_for_the_judged_epochs_and_serves_the_judged_bands(finished_run):
+  config, summary = finished_run
+  judged, refit = _model_of(config, 'Trainer'), _model_of(config, 'Refit')
+  kept, = training_record.read(judged)
+  record, = training_record.read(refit)
+  assert record['refit'] is True and 'best_epoch' not in record
+  assert record['epochs_run'] == kept['best_epoch']
+  assert record['steps_per_epoch'] == kept['steps_per_epoch']
+  assert (interval_calibration.read(refit)['factors']
+          == interval_calibration.read(judged)['factors'])
+  assert summary.model_uri == _only_dir(config, 'Trainer', 'model')
+  assert summary.refit.startswith(f"refit on every period: {kept['best_epoch']} epochs")
+
+
+def test_the_refit_model_is_published_and_forecast_with(finished_run):
+  config, summary = finished_run
+  assert summary.blessed is True
+  refit = _model_of(config, 'Refit')
+  assert training_record.read(summary.pushed_to) == training_record.read(refit)
+  report = json.load(open(os.path.join(summary.forecasts_uri, 'forecast_report.json')))
+  assert report['model'] == refit and report['model_blessed'] is True
