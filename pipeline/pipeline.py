@@ -115,7 +115,7 @@ def make_fit(config: PipelineConfig, values: Dict[str, Any],
                              mode=config.on_anomalies)
   transform = tfx.components.Transform(
       examples=example_gen.outputs['examples'], schema=schema_gen.outputs['schema'],
-      preprocessing_fn=PREPROCESSING_FN, materialize=False,
+      preprocessing_fn=PREPROCESSING_FN, materialize=False, disable_statistics=True,
       custom_config={'dataset_spec': spec.to_json()},
       splits_config=tfx.proto.SplitsConfig(analyze=['train'],
                                             transform=list(config.time_split.split_names)))
