@@ -9,8 +9,9 @@ run: setup
 	.venv/bin/tft-pipeline $(ARGS)
 
 # Test files run in parallel, one worker per core (pytest-xdist); a file's tests stay on
-# one worker, so the pipeline run a module's tests share is made once.
-PARALLEL = -n auto --dist loadfile
+# one worker, so the pipeline run a module's tests share is made once. Files start in the
+# order tests/conftest.py gives them (the costliest first), not by their number of tests.
+PARALLEL = -n auto --dist loadfile --no-loadscope-reorder
 
 # The full suite, as CI runs it.
 test: setup

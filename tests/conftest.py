@@ -34,3 +34,16 @@ def run_pipeline():
     return run_summary.latest_run_summary(metadata, config.pipeline_name)
 
   return run
+
+
+def pytest_collection_modifyitems(items):
+  """Files with slow tests first, the costliest first (`pytest.mark.slow(seconds=N)`: the
+  file's worker time), then the others, each file's tests in their own order. With
+  `--no-loadscope-reorder` (the Makefile) xdist hands out files in this order, so a long
+  file never starts last while the other worker idles: the fast files fill in at the end."""
+  file_order = {}
+  for item in items:
+    slow = item.get_closest_marker('slow')
+    key = (0, -slow.kwargs.get('seconds', 0)) if slow else (1, 0)
+    file_order[item.path] = min(key, file_order.get(item.path, key))
+  items.sort(key=lambda item: file_order[item.path])

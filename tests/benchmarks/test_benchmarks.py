@@ -25,7 +25,7 @@ from schema.time_split import TimeSplit
 from schema.hparams import TFTConfig
 from trainer_module import naive_forecasts
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=65)  # runs a pipeline or trains a model
 
 DATA_DIR = host.SHARED_DATA_DIR
 DATA_FILE = os.path.join(DATA_DIR, 'ETTh1.csv')

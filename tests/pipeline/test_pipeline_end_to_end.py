@@ -33,7 +33,7 @@ from tests.pipeline.training_segments import training_windows
 from trainer_module import interval_calibration, training_record
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=270)  # runs a pipeline or trains a model
 
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',

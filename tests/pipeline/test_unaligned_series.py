@@ -16,7 +16,7 @@ from schema import datasets
 from schema.features import SERIES_KEY
 from schema.time_split import TimeSplit
 
-pytestmark = pytest.mark.slow  # runs a pipeline
+pytestmark = pytest.mark.slow(seconds=70)  # runs a pipeline
 
 YEARS_APART = {'station_00': 0, 'station_01': 1, 'station_02': 2}  # each series' shift
 

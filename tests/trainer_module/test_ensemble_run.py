@@ -17,7 +17,7 @@ from trainer_module import export, train, training_record, warm_start, window_in
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=65)  # runs a pipeline or trains a model
 
 EPOCHS = 2
 MEMBERS = ('member_0', 'member_1')

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=130)  # runs a pipeline or trains a model
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 PER_REPLICA_BATCH = 4

@@ -14,7 +14,7 @@ import tensorflow as tf
 from trainer_module import train
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
-pytestmark = pytest.mark.slow  # trains models
+pytestmark = pytest.mark.slow(seconds=90)  # trains models
 
 STEPS, EPOCHS, SEED = 60, 3, 5
 

@@ -23,7 +23,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from trainer_module import train, warm_start
 
-pytestmark = pytest.mark.slow  # trains models
+pytestmark = pytest.mark.slow(seconds=100)  # trains models
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 PER_WORKER_BATCH = 8

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from trainer_module import distribution, train
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=70)  # runs a pipeline or trains a model
 
 
 def test_interrupted_run_resumes_from_its_last_finished_epoch(resumed_run):

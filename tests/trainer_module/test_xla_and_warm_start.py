@@ -20,7 +20,7 @@ from trainer_module import (model_format, train, training_period, training_recor
                             warm_start, window_inputs)
 from trainer_module.tft.model import STATIC_EMBEDDING, build_tft_model
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=150)  # runs a pipeline or trains a model
 
 STEPS_PER_EXECUTION = 2
 EPOCHS = 2
