@@ -1,6 +1,7 @@
 """Shared fixtures: a pipeline runner here; the Trainer's tiny inputs and an exported
 model in `tests/fixtures` (registered below, so that every test reaches them)."""
 
+import collections
 import os
 
 # Before TensorFlow loads (tfx below loads it): the tests run the kernels users get.
@@ -38,12 +39,14 @@ def run_pipeline():
 
 def pytest_collection_modifyitems(items):
   """Files with slow tests first, the costliest first (`pytest.mark.slow(seconds=N)`: the
-  file's worker time), then the others, each file's tests in their own order. With
-  `--no-loadscope-reorder` (the Makefile) xdist hands out files in this order, so a long
-  file never starts last while the other worker idles: the fast files fill in at the end."""
+  file's worker time), then the others, those with the most tests first; each file's tests
+  in their own order. With `--no-loadscope-reorder` (the Makefile) xdist hands out files
+  in this order, so a long file never starts last while the other worker idles: the
+  fast files fill in at the end."""
+  tests_in = collections.Counter(item.path for item in items)
   file_order = {}
   for item in items:
     slow = item.get_closest_marker('slow')
     key = (0, -slow.kwargs.get('seconds', 0)) if slow else (1, 0)
     file_order[item.path] = min(key, file_order.get(item.path, key))
-  items.sort(key=lambda item: file_order[item.path])
+  items.sort(key=lambda item: (*file_order[item.path], -tests_in[item.path]))
