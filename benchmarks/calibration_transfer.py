@@ -1,6 +1,9 @@
 """Do the bands calibrated on the eval windows hold on the test windows? A suite run's TFT
 and LightGBM P10-P90 coverage on its test windows, the TFT's before calibration too, by
-horizon step, and the factors the test windows themselves would have asked for.
+horizon step, and the factors the test windows themselves would have asked for; and how
+far the test period alone moves the served band's coverage: the 5th and 95th percentiles
+of a block bootstrap that draws forecast starts (every series' window from a start
+together, as one day's weather or prices move them all) with replacement.
 
 ```bash
 .venv/bin/python -m benchmarks.suite --datasets ercot --seeds 1 --work-dir /tmp/suite
@@ -28,6 +31,7 @@ from benchmarks import readme_tables
 
 RESULTS_FILE = os.path.join(readme_tables.RESULTS_DIR, 'calibration_transfer.json')
 BAND = '0.1:0.9'
+BOOTSTRAP_DRAWS = 2000
 
 
 def uncalibrated_band(lower: np.ndarray, upper: np.ndarray,
@@ -40,6 +44,20 @@ def uncalibrated_band(lower: np.ndarray, upper: np.ndarray,
 
 def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray, axis=None):
   return np.mean((actual >= lower) & (actual <= upper), axis=axis)
+
+
+def block_interval(covered: np.ndarray, blocks: np.ndarray, draws: int = BOOTSTRAP_DRAWS,
+                   seed: int = 0) -> Tuple[float, float]:
+  """The 5th and 95th percentiles of the coverage of `covered` [N, H] (whether each
+  actual fell inside the band) over `draws` resamples of its blocks (`blocks` [N]: each
+  window's block), drawn with replacement, each block's windows together."""
+  ids, block_of = np.unique(blocks, return_inverse=True)
+  inside = np.bincount(block_of, weights=covered.sum(axis=1), minlength=len(ids))
+  points = np.bincount(block_of, weights=np.full(len(covered), covered.shape[1]),
+                       minlength=len(ids))
+  drawn = np.random.default_rng(seed).integers(0, len(ids), size=(draws, len(ids)))
+  resampled = inside[drawn].sum(axis=1) / points[drawn].sum(axis=1)
+  return float(np.percentile(resampled, 5)), float(np.percentile(resampled, 95))
 
 
 def one_match(pattern: str) -> str:
@@ -58,8 +76,7 @@ def _bands(run_dir: str, model_dir: str, split: str, factors: Mapping[str, float
 
   from trainer_module import export, window_inputs
 
-  files = [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
-                                           f'Split-{split}')), '*')]
+  files = _split_files(run_dir, split)
   served = tf.saved_model.load(model_dir).signatures[export.EVAL_SIGNATURE]
   records = list(window_inputs.read_records(files))
   batches = [served(examples=tf.stack(records[i:i + 256])) for i in range(0, len(records), 256)]
@@ -68,6 +85,23 @@ def _bands(run_dir: str, model_dir: str, split: str, factors: Mapping[str, float
   actual = np.concatenate([label.numpy() for _, label in window_inputs.windows_in_order(
       files, export.read_dataset_spec(model_dir), segments=False)])
   return (lower, upper), uncalibrated_band(lower, upper, factors), actual
+
+
+def _split_files(run_dir: str, split: str) -> List[str]:
+  return [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
+                                              f'Split-{split}')), '*')]
+
+
+def _forecast_starts(run_dir: str, split: str) -> np.ndarray:
+  """Each window's forecast start [N], in the order `_bands` reads the windows."""
+  import tensorflow as tf
+
+  from schema.window_layout import FORECAST_START
+  from trainer_module import window_inputs
+
+  records = tf.stack(list(window_inputs.read_records(_split_files(run_dir, split))))
+  return tf.io.parse_example(records, {FORECAST_START: tf.io.FixedLenFeature(
+      [1], tf.int64)})[FORECAST_START].numpy()[:, 0]
 
 
 def _calibrated_per_step(lower: np.ndarray, upper: np.ndarray, eval_lower: np.ndarray,
@@ -96,9 +130,13 @@ def transfer(run_dir: str) -> Dict[str, Any]:
   _, eval_raw, eval_actual = _bands(run_dir, model_dir, 'eval', factors)
   gbm = read_forecasts(one_match(os.path.join(run_dir, '**', 'GbmBaseline', '**',
                                           'judged_forecasts.npz')))
+  starts = _forecast_starts(run_dir, 'test')
   return {
       'test_windows': int(actual.shape[0]),
+      'test_forecast_starts': int(len(np.unique(starts))),
       'tft_served': float(coverage(*served, actual)),
+      'tft_served_interval': block_interval(
+          (actual >= served[0]) & (actual <= served[1]), starts),
       'tft_uncalibrated': float(coverage(*raw, actual)),
       'tft_uncalibrated_eval': calibration['eval_coverage_before'][BAND],  # exact
       'tft_uncalibrated_by_step': [round(float(c), 3)
@@ -115,8 +153,11 @@ def transfer(run_dir: str) -> Dict[str, Any]:
 def describe(name: str, figures: Mapping[str, Any]) -> str:
   eval_factors, test_factors = figures['factors_eval'], figures['factors_test_would_ask']
   steps = figures['tft_uncalibrated_by_step']
+  low, high = figures['tft_served_interval']
   return (f'{name}: P10-P90 coverage on {figures["test_windows"]} test windows: TFT '
-          f'{figures["tft_served"]:.3f} served, {figures["tft_uncalibrated"]:.3f} before '
+          f'{figures["tft_served"]:.3f} served ({low:.3f} to {high:.3f} over resamples of '
+          f'its {figures["test_forecast_starts"]} forecast starts), '
+          f'{figures["tft_uncalibrated"]:.3f} before '
           f'calibration (eval windows {figures["tft_uncalibrated_eval"]:.3f}); LightGBM '
           f'{figures["lightgbm_served"]:.3f}; factors lower/upper from eval '
           f'{eval_factors["lower"]:.3f}/{eval_factors["upper"]:.3f}, the test would ask '

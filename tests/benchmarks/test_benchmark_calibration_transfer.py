@@ -32,3 +32,21 @@ def test_coverage_counts_the_actuals_inside_the_band_by_step():
 
   np.testing.assert_allclose(calibration_transfer.coverage(lower, upper, actual, axis=0),
                              [1.0, 0.5])
+
+
+def test_blocks_that_cover_alike_leave_no_spread():
+  covered = np.array([[True, False], [True, True], [False, True], [True, True]])
+  # Each block holds 3 of its 4 actuals.
+  low, high = calibration_transfer.block_interval(covered, np.array([7, 7, 9, 9]))
+  assert low == high == pytest.approx(0.75)
+
+
+def test_a_block_draws_its_windows_together():
+  # Block 1 holds every actual, block 2 none: a resample holds 0, 1/2 or all of them, and
+  # with 2000 draws both ends turn up among the outer 5%.
+  covered = np.array([[True, True], [True, True], [False, False]])
+  low, high = calibration_transfer.block_interval(covered, np.array([1, 1, 2]))
+  assert (low, high) == (0.0, 1.0)
+  # Windows drawn one by one could not give 0 so often: the same actuals in 3 blocks.
+  alone = calibration_transfer.block_interval(covered, np.array([1, 2, 3]))
+  assert alone[0] > 0.0
