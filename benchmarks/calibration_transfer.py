@@ -1,9 +1,10 @@
 """Do the bands calibrated on the eval windows hold on the test windows? A suite run's TFT
 and LightGBM P10-P90 coverage on its test windows, the TFT's before calibration too, by
 horizon step, and the factors the test windows themselves would have asked for; and how
-far the test period alone moves the served band's coverage: the 5th and 95th percentiles
-of a block bootstrap that draws forecast starts (every series' window from a start
-together, as one day's weather or prices move them all) with replacement.
+far the period alone moves a coverage (the served band's on the test windows, the band's
+before calibration on the eval windows, which the factors are fitted to): the 5th and
+95th percentiles of a block bootstrap that draws forecast starts (every series' window
+from a start together, as one day's weather or prices move them all) with replacement.
 
 ```bash
 .venv/bin/python -m benchmarks.suite --datasets ercot --seeds 1 --work-dir /tmp/suite
@@ -131,6 +132,7 @@ def transfer(run_dir: str) -> Dict[str, Any]:
   gbm = read_forecasts(one_match(os.path.join(run_dir, '**', 'GbmBaseline', '**',
                                           'judged_forecasts.npz')))
   starts = _forecast_starts(run_dir, 'test')
+  eval_starts = _forecast_starts(run_dir, 'eval')
   return {
       'test_windows': int(actual.shape[0]),
       'test_forecast_starts': int(len(np.unique(starts))),
@@ -139,6 +141,9 @@ def transfer(run_dir: str) -> Dict[str, Any]:
           (actual >= served[0]) & (actual <= served[1]), starts),
       'tft_uncalibrated': float(coverage(*raw, actual)),
       'tft_uncalibrated_eval': calibration['eval_coverage_before'][BAND],  # exact
+      'eval_forecast_starts': int(len(np.unique(eval_starts))),
+      'tft_uncalibrated_eval_interval': block_interval(
+          (eval_actual >= eval_raw[0]) & (eval_actual <= eval_raw[1]), eval_starts),
       'tft_uncalibrated_by_step': [round(float(c), 3)
                                    for c in coverage(*raw, actual, axis=0)],
       'tft_factors_per_step': float(coverage(
@@ -154,11 +159,13 @@ def describe(name: str, figures: Mapping[str, Any]) -> str:
   eval_factors, test_factors = figures['factors_eval'], figures['factors_test_would_ask']
   steps = figures['tft_uncalibrated_by_step']
   low, high = figures['tft_served_interval']
+  eval_low, eval_high = figures['tft_uncalibrated_eval_interval']
   return (f'{name}: P10-P90 coverage on {figures["test_windows"]} test windows: TFT '
           f'{figures["tft_served"]:.3f} served ({low:.3f} to {high:.3f} over resamples of '
           f'its {figures["test_forecast_starts"]} forecast starts), '
           f'{figures["tft_uncalibrated"]:.3f} before '
-          f'calibration (eval windows {figures["tft_uncalibrated_eval"]:.3f}); LightGBM '
+          f'calibration (eval windows {figures["tft_uncalibrated_eval"]:.3f}, {eval_low:.3f} '
+          f'to {eval_high:.3f} over their {figures["eval_forecast_starts"]} starts); LightGBM '
           f'{figures["lightgbm_served"]:.3f}; factors lower/upper from eval '
           f'{eval_factors["lower"]:.3f}/{eval_factors["upper"]:.3f}, the test would ask '
           f'{test_factors["lower"]:.3f}/{test_factors["upper"]:.3f}; with factors per step '
