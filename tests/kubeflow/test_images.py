@@ -44,7 +44,7 @@ def test_the_trainer_images_use_the_locked_tensorflow_and_its_libtpu():
   assert _build_args('kubeflow/Dockerfile.trainer-gpu')['TF_VERSION'] == tensorflow
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)  # the file's worker time
 def test_the_gpu_trainer_set_resolves_against_the_index(tmp_path):
   """pip resolves the lock plus TensorFlow's CUDA extra, keeping every pin (a dry run)."""
   version = _build_args('kubeflow/Dockerfile.trainer-gpu')['TF_VERSION']

@@ -24,7 +24,7 @@ from trainer_module.tft import model as tft_model
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=30)  # runs a pipeline or trains a model
 
 FIGURES = (report_writer.IMPORTANCE_PNG, report_writer.ATTENTION_PNG, 'forecast_1.png',
            'forecast_2.png')

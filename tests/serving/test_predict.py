@@ -20,7 +20,7 @@ from schema.window_layout import FORECAST_START
 from serving import input_errors, predict, prediction, published_models
 from trainer_module import export
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=70)  # runs a pipeline or trains a model
 
 HOUR = 3600
 QUANTILE_KEYS = ('p10', 'p50', 'p90')

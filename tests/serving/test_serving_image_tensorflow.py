@@ -26,7 +26,7 @@ from kubeflow.deployment import DEFAULT_SERVING_IMAGE
 from trainer_module import export, train, window_inputs
 from trainer_module.tft.model import build_tft_model
 
-pytestmark = pytest.mark.slow  # creates a venv with another TensorFlow
+pytestmark = pytest.mark.slow(seconds=40)  # creates a venv with another TensorFlow
 
 SERVING_TENSORFLOW = 'tensorflow-cpu==2.15.1'
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

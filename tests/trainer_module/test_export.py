@@ -23,7 +23,7 @@ from schema import window_layout
 from schema.window_layout import FORECAST_START, TARGET_FUTURE
 from trainer_module import export, interval_calibration, window_inputs
 
-pytestmark = pytest.mark.slow  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=70)  # runs a pipeline or trains a model
 
 QUANTILE_KEYS = ('p10', 'p50', 'p90')
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]

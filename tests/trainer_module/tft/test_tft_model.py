@@ -275,7 +275,7 @@ def test_model_overfits_a_tiny_batch(trained_model):
   assert losses[-1] <= 0.1 * losses[0], (losses[0], losses[-1])
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=210)  # the file's worker time
 def test_saved_model_gives_the_same_forecasts(trained_model, tmp_path):
   model, _ = trained_model
   serve = tf.function(lambda inputs: model(inputs, training=False),
@@ -299,7 +299,7 @@ def _train_one_step(config):
   return model, logs
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=210)  # the file's worker time
 @pytest.mark.parametrize('history_highway, point_loss, precision',
                          [(False, 'pinball', 'float32'), (True, 'squared', 'float32'),
                           (True, 'pinball', 'mixed_bfloat16')])
