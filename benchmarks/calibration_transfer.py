@@ -43,8 +43,13 @@ def uncalibrated_band(lower: np.ndarray, upper: np.ndarray,
   return lower + factors['lower'] * width, upper - factors['upper'] * width
 
 
+def inside(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray) -> np.ndarray:
+  """Whether each actual fell inside its band."""
+  return (actual >= lower) & (actual <= upper)
+
+
 def coverage(lower: np.ndarray, upper: np.ndarray, actual: np.ndarray, axis=None):
-  return np.mean((actual >= lower) & (actual <= upper), axis=axis)
+  return np.mean(inside(lower, upper, actual), axis=axis)
 
 
 def block_interval(covered: np.ndarray, blocks: np.ndarray, draws: int = BOOTSTRAP_DRAWS,
@@ -71,38 +76,26 @@ def one_match(pattern: str) -> str:
 
 
 def _bands(run_dir: str, model_dir: str, split: str, factors: Mapping[str, float]):
-  """The TFT's served bands, its bands before calibration and the actuals [N, H] of a
-  split: (served (lo, hi), before calibration (lo, hi), actual)."""
+  """The TFT's served bands, its bands before calibration, the actuals [N, H] and the
+  forecast starts [N] of a split's windows: (served (lo, hi), before calibration (lo, hi),
+  actual, starts)."""
   import tensorflow as tf
 
+  from schema.window_layout import FORECAST_START
   from trainer_module import export, window_inputs
 
-  files = _split_files(run_dir, split)
+  files = [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
+                                           f'Split-{split}')), '*')]
   served = tf.saved_model.load(model_dir).signatures[export.EVAL_SIGNATURE]
-  records = list(window_inputs.read_records(files))
-  batches = [served(examples=tf.stack(records[i:i + 256])) for i in range(0, len(records), 256)]
+  records = tf.stack(list(window_inputs.read_records(files)))
+  batches = [served(examples=records[i:i + 256]) for i in range(0, len(records), 256)]
   lower, upper = (np.concatenate([batch[key].numpy() for batch in batches])
                   for key in ('p10', 'p90'))
   actual = np.concatenate([label.numpy() for _, label in window_inputs.windows_in_order(
       files, export.read_dataset_spec(model_dir), segments=False)])
-  return (lower, upper), uncalibrated_band(lower, upper, factors), actual
-
-
-def _split_files(run_dir: str, split: str) -> List[str]:
-  return [os.path.join(one_match(os.path.join(run_dir, '**', 'Windowing', '**',
-                                              f'Split-{split}')), '*')]
-
-
-def _forecast_starts(run_dir: str, split: str) -> np.ndarray:
-  """Each window's forecast start [N], in the order `_bands` reads the windows."""
-  import tensorflow as tf
-
-  from schema.window_layout import FORECAST_START
-  from trainer_module import window_inputs
-
-  records = tf.stack(list(window_inputs.read_records(_split_files(run_dir, split))))
-  return tf.io.parse_example(records, {FORECAST_START: tf.io.FixedLenFeature(
+  starts = tf.io.parse_example(records, {FORECAST_START: tf.io.FixedLenFeature(
       [1], tf.int64)})[FORECAST_START].numpy()[:, 0]
+  return (lower, upper), uncalibrated_band(lower, upper, factors), actual, starts
 
 
 def _calibrated_per_step(lower: np.ndarray, upper: np.ndarray, eval_lower: np.ndarray,
@@ -127,23 +120,20 @@ def transfer(run_dir: str) -> Dict[str, Any]:
   with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
     calibration = json.load(f)
   factors = calibration['factors'][BAND]
-  served, raw, actual = _bands(run_dir, model_dir, 'test', factors)
-  _, eval_raw, eval_actual = _bands(run_dir, model_dir, 'eval', factors)
+  served, raw, actual, starts = _bands(run_dir, model_dir, 'test', factors)
+  _, eval_raw, eval_actual, eval_starts = _bands(run_dir, model_dir, 'eval', factors)
   gbm = read_forecasts(one_match(os.path.join(run_dir, '**', 'GbmBaseline', '**',
                                           'judged_forecasts.npz')))
-  starts = _forecast_starts(run_dir, 'test')
-  eval_starts = _forecast_starts(run_dir, 'eval')
   return {
       'test_windows': int(actual.shape[0]),
       'test_forecast_starts': int(len(np.unique(starts))),
       'tft_served': float(coverage(*served, actual)),
-      'tft_served_interval': block_interval(
-          (actual >= served[0]) & (actual <= served[1]), starts),
+      'tft_served_interval': block_interval(inside(*served, actual), starts),
       'tft_uncalibrated': float(coverage(*raw, actual)),
       'tft_uncalibrated_eval': calibration['eval_coverage_before'][BAND],  # exact
       'eval_forecast_starts': int(len(np.unique(eval_starts))),
-      'tft_uncalibrated_eval_interval': block_interval(
-          (eval_actual >= eval_raw[0]) & (eval_actual <= eval_raw[1]), eval_starts),
+      'tft_uncalibrated_eval_interval': block_interval(inside(*eval_raw, eval_actual),
+                                                       eval_starts),
       'tft_uncalibrated_by_step': [round(float(c), 3)
                                    for c in coverage(*raw, actual, axis=0)],
       'tft_factors_per_step': float(coverage(
