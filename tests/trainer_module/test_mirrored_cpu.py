@@ -134,11 +134,10 @@ def _case(case: str, examples: int):
 def _tft_case(rng, noise_scale):
   """Random windows for a small TFT with the history highway and the squared P50."""
   # pylint: disable=g-import-not-at-top
-  import tf_keras as keras
-
   from schema.hparams import TFTConfig
   from trainer_module.tft.inputs import InputLayout, input_signature
   from trainer_module.tft.model import build_tft_model, loss_and_metrics
+  from trainer_module.tft.optimizer import FusedAdam
 
   examples = len(noise_scale)
   layout = InputLayout(
@@ -158,8 +157,7 @@ def _tft_case(rng, noise_scale):
 
   def build_and_compile():  # as the Trainer compiles it
     model = build_tft_model(layout, config)
-    model.compile(optimizer=keras.optimizers.Adam(config.learning_rate,
-                                                  clipnorm=config.clipnorm),
+    model.compile(optimizer=FusedAdam(config.learning_rate, clipnorm=config.clipnorm),
                   steps_per_execution=STEPS_PER_EXECUTION, **loss_and_metrics(config))
     return model
 

@@ -27,6 +27,7 @@ from trainer_module.tft.highway import HistoryHighway
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.losses import QuantileLoss
 from trainer_module.tft.losses import QuantileRisk
+from trainer_module.tft.optimizer import FusedAdam
 from trainer_module.tft.seq2seq import LSTMEncoderDecoder
 from trainer_module.tft.static_encoder import StaticContexts
 from trainer_module.tft.static_encoder import StaticCovariateEncoder
@@ -289,7 +290,7 @@ def build_tft_model(layout: InputLayout, config: TFTConfig,
 
 def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
                       learning_rate=None, steps_per_execution: int = 1) -> None:
-  """Compiles with Adam, the quantile loss and q-risk metrics from `config`.
+  """Compiles with Adam (`FusedAdam`), the quantile loss and q-risk metrics from `config`.
 
   Call it under the same distribution scope as `build_tft_model`. Labels must
   be a dict {'quantiles': y} with y [B, H] in raw units; the interpretation
@@ -304,7 +305,7 @@ def compile_tft_model(model: TemporalFusionTransformer, config: TFTConfig,
   """
   if learning_rate is None:
     learning_rate = config.learning_rate
-  optimizer = keras.optimizers.Adam(learning_rate, clipnorm=config.clipnorm)
+  optimizer = FusedAdam(learning_rate, clipnorm=config.clipnorm)
   # Creating the slot variables now, not while tracing the first training
   # step, cuts that trace time by more than half.
   optimizer.build(model.trainable_variables)
