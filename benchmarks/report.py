@@ -644,6 +644,21 @@ def suite_times_table(results: Results) -> List[str]:
                  'GbmBaseline share'], rows)
 
 
+def first_step_table(results: Results) -> List[str]:
+  """Seconds until the first training step has run, by stage, beside a later step's
+  (`benchmarks.first_step`)."""
+  result = results.get('first_step')
+  if not result:
+    return []
+  rows = [[label, f'{figures["parameter_count"]:,}', f'{figures["step_graph_ops"]:,}',
+           figures['build_seconds'], figures['trace_seconds'], figures['first_call_seconds'],
+           figures['first_step_ready_seconds'], figures['later_step_seconds']]
+          for label, figures in result['models'].items()]
+  return _table(['model', 'parameters', 'ops in the step', 'build (s)', 'trace (s)',
+                 'first call (s)', 'first step done (s)', 'a later step (s)'], rows) + [
+                     '', f'Host: {_host(result["host"])}.']
+
+
 # Each table by the name a block gives it (`<!-- table NAME ... -->`) in a README or in
 # benchmarks/pages/*.md.
 TABLES: Dict[str, Callable[[Results], List[str]]] = {
@@ -663,4 +678,4 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'scale': scale_table,
     'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table,
     'suite': suite_table, 'suite_times': suite_times_table,
-    'drift_bounds': drift_bounds_table}
+    'drift_bounds': drift_bounds_table, 'first_step': first_step_table}

@@ -368,3 +368,18 @@ def test_time_zone_table_puts_the_two_clocks_side_by_side():
   assert lines[2] == ('| across a clock change (eval from 2024-04-08) | 5.000 | 2.500 | 0.50 | '
                       '4.000 | 0.80 / 0.81 | 168 |')
   assert lines[-1].startswith('Host: AMD EPYC') and 'seed 7, 1000 training steps' in lines[-1]
+
+
+def test_first_step_table_gives_each_stage_before_the_first_step_and_a_later_step():
+  figures = {'preset': 'local', 'build_seconds': 2.8, 'trace_seconds': 7.0,
+             'first_call_seconds': 4.5, 'first_step_ready_seconds': 14.3,
+             'later_step_seconds': 0.13, 'step_graph_ops': 12192, 'trainable_variables': 287,
+             'parameter_count': 42814, 'peak_rss_mib': 900.0}
+  result = {'host': {'cpu_model': 'AMD EPYC', 'cpu_count': 2, 'cpu_kernel_flags': ['avx2']},
+            'models': {'the default preset (hidden 16)': figures}}
+  lines = report.TABLES['first_step']({'first_step': result})
+  assert lines[0].startswith('| model | parameters | ops in the step | build (s) |')
+  assert lines[2] == ('| the default preset (hidden 16) | 42,814 | 12,192 | 2.8 | 7.0 | 4.5 | '
+                      '14.3 | 0.13 |')
+  assert lines[-1] == 'Host: AMD EPYC, 2 CPUs, with avx2.'
+  assert report.first_step_table({}) == []
