@@ -11,8 +11,9 @@ Adam kernel (`ResourceApplyAdam`, which has CPU, GPU and XLA kernels, so TPUs to
   w <- w - lr sqrt(1 - beta_2^t) / (1 - beta_1^t) m / (sqrt(v) + epsilon)
 
 the rule Keras's Adam applies, to float rounding. Sparse gradients (an embedding's rows)
-and AMSGrad keep Keras's update. Gradient clipping, the learning-rate schedule, the slots
-and so checkpoints are Keras's.
+and AMSGrad keep Keras's update. `clipnorm` clips each gradient as Keras does, with the
+dense gradients' norms computed together (Keras's `tf.clip_by_norm` per variable added ten
+ops each). The learning-rate schedule, the slots and so checkpoints are Keras's.
 """
 
 import tensorflow as tf
@@ -41,6 +42,23 @@ class FusedAdam(keras.optimizers.Adam):
       return super()._distributed_apply_gradients_fn(distribution, grads_and_vars, **kwargs)
     finally:
       self._step_scalars = None
+
+  def _clip_gradients(self, grads):
+    """Keras's per-variable `clipnorm` (g clipnorm / max(|g|, clipnorm)), with the dense
+    gradients' norms computed as one vector; other clipping is Keras's."""
+    if not self.clipnorm or self.clipnorm <= 0:
+      return super()._clip_gradients(grads)
+    dense = [index for index, grad in enumerate(grads)
+             if grad is not None and not isinstance(grad, tf.IndexedSlices)]
+    clipped = [grad if grad is None or index in dense else tf.clip_by_norm(grad, self.clipnorm)
+               for index, grad in enumerate(grads)]
+    if dense:
+      norms = tf.sqrt(tf.stack([tf.cast(tf.reduce_sum(tf.square(grads[index])), tf.float32)
+                               for index in dense]))
+      scales = tf.unstack(self.clipnorm / tf.maximum(norms, self.clipnorm))
+      for index, scale in zip(dense, scales):
+        clipped[index] = grads[index] * tf.cast(scale, grads[index].dtype)
+    return clipped
 
   def update_step(self, gradient, variable):
     """Updates `variable` and its moments by `gradient` in one fused op when dense."""
