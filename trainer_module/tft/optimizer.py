@@ -26,6 +26,12 @@ class FusedAdam(keras.optimizers.Adam):
 
   _step_scalars = None  # the current step's scalars while its updates are built
 
+  def __init__(self, *args, **kwargs):
+    # Keras compiles each variable's update with XLA on GPUs (`jit_compile`), in functions
+    # traced once that would keep the first step's scalars; the fused kernel is one op
+    # there already.
+    super().__init__(*args, **{**kwargs, 'jit_compile': False})
+
   def _distributed_apply_gradients_fn(self, distribution, grads_and_vars, **kwargs):
     """Keras's per-variable updates, with the step's scalars computed once before them
     (the step count is the one Keras's update reads: `iterations` + 1)."""
