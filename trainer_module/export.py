@@ -236,8 +236,10 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
   needed = [transformed_name(spec.target_column)] + [f.name for f in model_features(spec)]
   variables = selection_variables(spec, model.config.seasonal_lag)
 
-  # One trace of the model, shared by every signature.
-  @tf.function(input_signature=[input_signature(layout)])
+  # One trace of the model, shared by every signature. No signature has tensor-dependent
+  # Python control flow, so none is converted by AutoGraph, which took half the export's
+  # trace converting the Transform layer's and Keras's call paths.
+  @tf.function(input_signature=[input_signature(layout)], autograph=False)
   def run_model(inputs):
     return model(inputs, training=False)
 
@@ -248,7 +250,7 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
 
   examples = tf.TensorSpec([None], tf.string, name=EXAMPLES_INPUT)
 
-  @tf.function(input_signature=[examples])
+  @tf.function(input_signature=[examples], autograph=False)
   def serve_raw(serialized):
     windows = tf.io.parse_example(serialized, raw_parsing)
     batch = tf.shape(serialized)[0]
@@ -260,14 +262,14 @@ def make_signatures(model: keras.Model, layout: InputLayout, spec: DatasetSpec,
 
   periods = naive.periods_for(spec.frequency.seasons, spec.encoder_steps)
 
-  @tf.function(input_signature=[examples])
+  @tf.function(input_signature=[examples], autograph=False)
   def serve_transformed(serialized):
     inputs, _ = parse_windows(serialized, spec)
     naive_forecasts = naive.naive_forecasts(inputs[TARGET_HISTORY], spec.horizon, periods)
     return {**forecast(run_model(inputs)),
             **{naive.OUTPUT_PREFIX + name: values for name, values in naive_forecasts.items()}}
 
-  @tf.function(input_signature=[examples])
+  @tf.function(input_signature=[examples], autograph=False)
   def interpret(serialized):
     inputs, _ = parse_windows(serialized, spec)
     outputs = run_model(inputs)
