@@ -32,6 +32,9 @@ from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 QUANTILES_OUTPUT = 'quantiles'
 _SEGMENT_SHUFFLE_BUFFER = 256  # training segments; a segment holds up to T windows
 _SEGMENTS_PER_PARSE = 16
+# tf.data functions traced as written: none has tensor-dependent Python control flow, and
+# AutoGraph's conversion of them took about a second of each reader's first pass.
+_as_written = tf.autograph.experimental.do_not_convert
 
 
 def input_layout(spec: DatasetSpec, transform_output: tft.TFTransformOutput) -> InputLayout:
@@ -178,7 +181,8 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
   else:  # the last batch filled up from the start; Keras sees how many batches there are
     dataset = dataset.repeat().take(math.ceil(record_count / batch_size) * batch_size)
   dataset = dataset.batch(batch_size, drop_remainder=True)
-  dataset = dataset.map(lambda serialized: _with_label_dict(*parse_windows(serialized, spec)),
+  dataset = dataset.map(_as_written(
+      lambda serialized: _with_label_dict(*parse_windows(serialized, spec))),
                         num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=not shuffle or seed is not None)
   return dataset.prefetch(tf.data.AUTOTUNE)
@@ -209,13 +213,14 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
   # Each pass over the windows is a whole permutation of them, as `make_dataset`'s.
   dataset = (dataset.shuffle(_SEGMENT_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
              .batch(_SEGMENTS_PER_PARSE)
-             .map(lambda serialized: _segment_windows(serialized, spec),
+             .map(_as_written(lambda serialized: _segment_windows(serialized, spec)),
                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
              .unbatch()
              .shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
              .repeat()
              .batch(batch_size, drop_remainder=True)
-             .map(lambda steps: _with_label_dict(*_window_inputs_and_label(steps, spec)),
+             .map(_as_written(
+                 lambda steps: _with_label_dict(*_window_inputs_and_label(steps, spec))),
                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None))
   return dataset.prefetch(tf.data.AUTOTUNE)
 
@@ -236,11 +241,12 @@ def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: 
   """
   if segments:
     dataset = (read_records(file_patterns).batch(_SEGMENTS_PER_PARSE)
-               .map(lambda serialized: _segment_windows(serialized, spec)).unbatch())
-    parse = lambda steps: _window_inputs_and_label(steps, spec)
+               .map(_as_written(lambda serialized: _segment_windows(serialized, spec)))
+               .unbatch())
+    parse = _as_written(lambda steps: _window_inputs_and_label(steps, spec))
   else:
     dataset = read_records(file_patterns)
-    parse = lambda serialized: parse_windows(serialized, spec)
+    parse = _as_written(lambda serialized: parse_windows(serialized, spec))
   if one_in > 1:
     dataset = dataset.enumerate().filter(lambda index, _: tf.equal(
         tf.strings.to_hash_bucket_fast(tf.strings.as_string(index), one_in), 0)).map(
