@@ -30,22 +30,15 @@ def measure(preset: str) -> Dict[str, float]:
   """The build, trace, first-call and later-step seconds of `preset`'s model and its
   training step's op count (run it in a fresh process: `child.call`)."""
   # pylint: disable=g-import-not-at-top
-  import tensorflow as tf
-
-  from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, synthetic_batch
+  from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, training_step
   from schema import hparams
   from trainer_module import train
-  from trainer_module.tft.model import build_tft_model, compile_tft_model
   from trainer_module.training_config import TrainingConfig
 
   config = hparams.from_name(preset)
   started = time.perf_counter()
-  model = build_tft_model(ELECTRICITY_LAYOUT, config)
-  compile_tft_model(model, config, train.learning_rate_schedule(
-      config.learning_rate, 1000, TrainingConfig()))
-  batch = synthetic_batch(ELECTRICITY_LAYOUT, config.batch_size)
-  iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
-  step = model.make_train_function()
+  schedule = train.learning_rate_schedule(config.learning_rate, 1000, TrainingConfig())
+  model, step, iterator = training_step(ELECTRICITY_LAYOUT, config, schedule)
   built = time.perf_counter()
   graph = step.get_concrete_function(iterator).graph
   traced = time.perf_counter()

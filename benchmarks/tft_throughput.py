@@ -46,14 +46,20 @@ def synthetic_batch(layout: InputLayout, batch_size: int, seed: int = 0):
   return features, {'quantiles': labels}
 
 
+def training_step(layout: InputLayout, config: hparams.TFTConfig, learning_rate=None):
+  """(model, its training step function, an iterator over one synthetic batch repeated),
+  compiled as `compile_tft_model` does with `learning_rate`; the step not yet traced."""
+  model = build_tft_model(layout, config)
+  compile_tft_model(model, config, learning_rate)
+  batch = synthetic_batch(layout, config.batch_size)
+  return (model, model.make_train_function(),
+          iter(tf.data.Dataset.from_tensors(batch).repeat()))
+
+
 def measure(layout: InputLayout, config: hparams.TFTConfig, steps: int,
             warmup: int) -> dict:
   """Times `steps` training steps after `warmup` steps; returns the figures."""
-  model = build_tft_model(layout, config)
-  compile_tft_model(model, config)
-  batch = synthetic_batch(layout, config.batch_size)
-  iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
-  train_step = model.make_train_function()
+  model, train_step, iterator = training_step(layout, config)
 
   start = time.perf_counter()
   for _ in range(warmup):

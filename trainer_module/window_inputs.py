@@ -248,9 +248,9 @@ def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: 
     dataset = read_records(file_patterns)
     parse = _as_written(lambda serialized: parse_windows(serialized, spec))
   if one_in > 1:
-    dataset = dataset.enumerate().filter(lambda index, _: tf.equal(
-        tf.strings.to_hash_bucket_fast(tf.strings.as_string(index), one_in), 0)).map(
-            lambda _, window: window)
+    dataset = dataset.enumerate().filter(_as_written(lambda index, _: tf.equal(
+        tf.strings.to_hash_bucket_fast(tf.strings.as_string(index), one_in), 0))).map(
+            _as_written(lambda _, window: window))
   return dataset.batch(batch_size).map(parse).prefetch(tf.data.AUTOTUNE)
 
 
@@ -310,11 +310,12 @@ def training_window_stats(file_patterns: Sequence[str]) -> Tuple[int, int]:
 
 
 def _totals(file_patterns: Sequence[str], count) -> Tuple[int, int]:
-  """(the sum of `count(record)` over the records, their serialized bytes)."""
-  total, size = read_records(file_patterns).map(
-      lambda record: (count(record), tf.cast(tf.strings.length(record), tf.int64))
+  """(the sum of `count(record)` over the records, their serialized bytes); `count` is
+  traced as written inside the map."""
+  total, size = read_records(file_patterns).map(_as_written(
+      lambda record: (count(record), tf.cast(tf.strings.length(record), tf.int64)))
   ).reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
-           lambda total, record: (total[0] + record[0], total[1] + record[1]))
+           _as_written(lambda total, record: (total[0] + record[0], total[1] + record[1])))
   return int(total), int(size)
 
 

@@ -54,10 +54,10 @@ class FusedAdam(keras.optimizers.Adam):
     gradients' norms computed as one vector; other clipping is Keras's."""
     if not self.clipnorm or self.clipnorm <= 0:
       return super()._clip_gradients(grads)
-    dense = [index for index, grad in enumerate(grads)
+    clipped = [tf.clip_by_norm(grad, self.clipnorm) if isinstance(grad, tf.IndexedSlices)
+               else grad for grad in grads]
+    dense = [index for index, grad in enumerate(clipped)
              if grad is not None and not isinstance(grad, tf.IndexedSlices)]
-    clipped = [grad if grad is None or index in dense else tf.clip_by_norm(grad, self.clipnorm)
-               for index, grad in enumerate(grads)]
     if dense:
       norms = tf.sqrt(tf.stack([tf.cast(tf.reduce_sum(tf.square(grads[index])), tf.float32)
                                for index in dense]))
