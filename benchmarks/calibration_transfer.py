@@ -5,6 +5,9 @@ far the period alone moves a coverage (the served band's on the test windows, th
 before calibration on the eval windows, which the factors are fitted to): the 5th and
 95th percentiles of a block bootstrap that draws forecast starts (every series' window
 from a start together, as one day's weather or prices move them all) with replacement.
+With `--backtest-run-dirs` (runs of `benchmarks.suite --earlier-by-the-eval-period`, whose
+eval period is the one before), also the test coverage of the band calibrated on both
+eval periods pooled, and on the earlier one alone.
 
 ```bash
 .venv/bin/python -m benchmarks.suite --datasets ercot --seeds 1 --work-dir /tmp/suite
@@ -111,14 +114,54 @@ def _calibrated_per_step(lower: np.ndarray, upper: np.ndarray, eval_lower: np.nd
   return np.stack(moved, axis=1)[..., 0], np.stack(moved, axis=1)[..., 1]
 
 
-def transfer(run_dir: str) -> Dict[str, Any]:
-  """The coverage figures of the suite run in `run_dir` (a `seed-N` directory)."""
-  from evaluation.gbm_baseline import read_forecasts
+def _model_and_calibration(run_dir: str) -> Tuple[str, Mapping[str, Any]]:
+  """A suite run's exported TFT and its calibration report."""
   from trainer_module import interval_calibration
 
   model_dir = one_match(os.path.join(run_dir, '**', 'Trainer', 'model', '*', 'Format-Serving'))
   with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
     calibration = json.load(f)
+  return model_dir, calibration
+
+
+def pooled(test_raw, test_actual, eval_raw, eval_actual, backtest_raw, backtest_actual
+           ) -> Dict[str, Any]:
+  """Test coverage of the band (lo, hi) calibrated on the eval windows and a backtest
+  origin's pooled, and on the backtest origin's alone, with their factors."""
+  from trainer_module import interval_calibration
+
+  fitted = {
+      'pooled': interval_calibration.conformal_factors(
+          *(np.concatenate(ends) for ends in zip(eval_raw, backtest_raw)),
+          np.concatenate([eval_actual, backtest_actual]), 0.1),
+      'backtest': interval_calibration.conformal_factors(*backtest_raw, backtest_actual, 0.1)}
+  figures = {'backtest_windows': int(backtest_actual.shape[0]),
+             'tft_uncalibrated_backtest': float(coverage(*backtest_raw, backtest_actual))}
+  lower, upper = test_raw
+  width = np.maximum(upper - lower, 1e-6)
+  for name, factors in fitted.items():
+    figures[f'tft_{name}'] = float(coverage(lower - factors['lower'] * width,
+                                            upper + factors['upper'] * width, test_actual))
+    figures[f'factors_{name}'] = factors
+  return figures
+
+
+def _backtest_band(backtest_run_dir: str):
+  """The band before calibration (lo, hi) and the actuals of the eval windows of a run
+  whose eval period ends where the judged run's begins (`benchmarks.suite
+  --earlier-by-the-eval-period`)."""
+  model_dir, calibration = _model_and_calibration(backtest_run_dir)
+  _, band, actual, _ = _bands(backtest_run_dir, model_dir, 'eval', calibration['factors'][BAND])
+  return band, actual
+
+
+def transfer(run_dir: str, backtest_run_dir: Optional[str] = None) -> Dict[str, Any]:
+  """The coverage figures of the suite run in `run_dir` (a `seed-N` directory), with the
+  backtest origin's in `backtest_run_dir` pooled if given."""
+  from evaluation.gbm_baseline import read_forecasts
+  from trainer_module import interval_calibration
+
+  model_dir, calibration = _model_and_calibration(run_dir)
   factors = calibration['factors'][BAND]
   served, raw, actual, starts = _bands(run_dir, model_dir, 'test', factors)
   _, eval_raw, eval_actual, eval_starts = _bands(run_dir, model_dir, 'eval', factors)
@@ -142,6 +185,8 @@ def transfer(run_dir: str) -> Dict[str, Any]:
       'factors_test_would_ask': interval_calibration.conformal_factors(*raw, actual, 0.1),
       'lightgbm_served': float(coverage(gbm['forecasts'][..., 0], gbm['forecasts'][..., -1],
                                         gbm['actual'])),
+      **(pooled(raw, actual, eval_raw, eval_actual, *_backtest_band(backtest_run_dir))
+         if backtest_run_dir else {}),
   }
 
 
@@ -160,20 +205,31 @@ def describe(name: str, figures: Mapping[str, Any]) -> str:
           f'{eval_factors["lower"]:.3f}/{eval_factors["upper"]:.3f}, the test would ask '
           f'{test_factors["lower"]:.3f}/{test_factors["upper"]:.3f}; with factors per step '
           f'{figures["tft_factors_per_step"]:.3f}; before calibration by '
-          f'step: first {steps[0]:.2f}, last {steps[-1]:.2f}')
+          f'step: first {steps[0]:.2f}, last {steps[-1]:.2f}'
+          + (f'; pooled with the backtest origin\'s {figures["backtest_windows"]} eval windows '
+             f'{figures["tft_pooled"]:.3f}, on those alone {figures["tft_backtest"]:.3f}'
+             if 'tft_pooled' in figures else ''))
 
 
 def main(argv: Optional[List[str]] = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('run_dirs', nargs='+', help='seed-N directories of benchmarks.suite '
                       '--work-dir: WORK/DATA/seed-N')
+  parser.add_argument('--backtest-run-dirs', nargs='+', default=[],
+                      help="the same data sets' and seeds' runs of `benchmarks.suite "
+                      "--earlier-by-the-eval-period`, in the run_dirs' order: the band "
+                      'calibrated on their eval windows and the run\'s pooled is scored too')
   parser.add_argument('--output', default=RESULTS_FILE)
   args = parser.parse_args(argv)
+  if args.backtest_run_dirs and len(args.backtest_run_dirs) != len(args.run_dirs):
+    parser.error(f'{len(args.backtest_run_dirs)} --backtest-run-dirs for '
+                 f'{len(args.run_dirs)} run_dirs: give one for each, in the same order')
   results = {'command': '.venv/bin/python -m benchmarks.calibration_transfer '
                         'WORK/DATA/seed-N ...', 'runs': {}}
-  for run_dir in args.run_dirs:
+  backtests = args.backtest_run_dirs or [None] * len(args.run_dirs)
+  for run_dir, backtest_run_dir in zip(args.run_dirs, backtests):
     name = '/'.join(os.path.normpath(run_dir).split(os.sep)[-2:])
-    results['runs'][name] = transfer(run_dir)
+    results['runs'][name] = transfer(run_dir, backtest_run_dir)
     print(describe(name, results['runs'][name]), flush=True)
   readme_tables.write_results(args.output, results)
 

@@ -104,6 +104,30 @@ def draft_spec(data: SuiteData, work_dir: str) -> str:
   return spec_path
 
 
+def earlier_by_the_eval_period(spec_path: str) -> None:
+  """Moves the spec's eval and test periods back by the eval period's length: the eval
+  period ends where it began, the test period is the eval period before. A run of it is a
+  backtest origin before the drafted one (`benchmarks.calibration_transfer
+  --backtest-run-dirs`)."""
+  with open(spec_path, encoding='utf-8') as f:
+    spec = yaml.safe_load(f)
+  split = spec['split']
+  eval_steps, rest = _last_steps(split['eval_start'])
+  test_steps, _ = _last_steps(split['test_start'])
+  split['eval_start'] = f'last {2 * eval_steps - test_steps} steps{rest}'
+  split['test_start'] = f'last {eval_steps} steps{rest}'
+  with open(spec_path, 'w', encoding='utf-8') as f:
+    yaml.safe_dump(spec, f, sort_keys=False)
+
+
+def _last_steps(period: str):
+  """(N, the rest) of init's 'last N steps[ of each series]'."""
+  words = period.split(' ', 3)
+  if words[0] != 'last' or words[2] != 'steps':
+    raise SystemExit(f"the drafted split reads {period!r}, not 'last N steps ...'")
+  return int(words[1]), period[len(' '.join(words[:3])):]
+
+
 def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict[str, Any]:
   """One seeded run of `spec_path` in a fresh output directory: its test figures."""
   output_dir = os.path.join(work_dir, f'seed-{seed}')
@@ -190,7 +214,12 @@ def main(argv: Optional[List[str]] = None) -> None:
   parser.add_argument('--output', default=RESULTS_FILE)
   parser.add_argument('--work-dir', help='keep the runs and their logs here (default: a '
                       'temporary directory, removed)')
+  parser.add_argument('--earlier-by-the-eval-period', action='store_true',
+                      help="move the drafted eval and test periods back by the eval period's "
+                      'length (a backtest origin; give another --output)')
   args = parser.parse_args(argv)
+  if args.earlier_by_the_eval_period and args.output == RESULTS_FILE:
+    parser.error('--earlier-by-the-eval-period scores another period: give another --output')
   work_root = args.work_dir or tempfile.mkdtemp(prefix='suite-')
   try:
     for name in args.datasets:
@@ -198,6 +227,8 @@ def main(argv: Optional[List[str]] = None) -> None:
       work_dir = os.path.join(work_root, name)
       os.makedirs(work_dir, exist_ok=True)
       spec_path = draft_spec(data, work_dir)
+      if args.earlier_by_the_eval_period:
+        earlier_by_the_eval_period(spec_path)
       for seed in args.seeds:
         print(f'[suite] {name}, seed {seed} (log: {work_dir}/seed-{seed}.log)', flush=True)
         result = score_run(data, spec_path, seed, work_dir)

@@ -50,3 +50,25 @@ def test_a_block_draws_its_windows_together():
   # Windows drawn one by one could not give 0 so often: the same actuals in 3 blocks.
   alone = calibration_transfer.block_interval(covered, np.array([1, 2, 3]))
   assert alone[0] > 0.0
+
+
+def test_pooling_an_origin_whose_band_needs_nothing_moves_the_factors_part_way():
+  rng = np.random.default_rng(5)
+
+  def band_and_actual(spread):
+    # Bands [-1, 1] around 0; actuals N(0, spread): the wider the spread, the more miss.
+    actual = rng.normal(scale=spread, size=(400, 3))
+    return (np.full_like(actual, -1.0), np.full_like(actual, 1.0)), actual
+
+  eval_band, eval_actual = band_and_actual(1.6)
+  backtest_band, backtest_actual = band_and_actual(0.78)  # P10-P90 of N(0, 0.78): +-1
+  test_band, test_actual = band_and_actual(0.78)
+
+  figures = calibration_transfer.pooled(test_band, test_actual, eval_band, eval_actual,
+                                        backtest_band, backtest_actual)
+
+  eval_only = interval_calibration.conformal_factors(*eval_band, eval_actual, 0.1)
+  assert figures['backtest_windows'] == 400
+  assert abs(figures['factors_backtest']['lower']) < 0.1
+  assert 0.1 < figures['factors_pooled']['lower'] < eval_only['lower']
+  assert 0.75 < figures['tft_backtest'] < 0.85 < figures['tft_pooled']

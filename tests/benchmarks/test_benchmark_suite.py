@@ -103,3 +103,24 @@ def test_a_tft_at_or_above_the_best_naive_misses_that_goal():
   lines = report.suite_table(_suite({'flat': [_result(1, 12.0, gbm_mae=13.0)]}))
   assert next(line for line in lines if line.startswith('| flat')).endswith(
       'misses: below the best naive |')
+
+
+@pytest.mark.parametrize('each', ['', ' of each series'])
+def test_an_earlier_origin_moves_both_periods_back_by_the_eval_period(tmp_path, each):
+  spec_path = tmp_path / 'x.yaml'
+  spec_path.write_text(yaml.safe_dump({'name': 'x', 'split': {
+      'eval_start': f'last 337 steps{each}', 'test_start': f'last 169 steps{each}'}}))
+
+  suite.earlier_by_the_eval_period(str(spec_path))
+
+  # The eval period (337 - 169 = 168 steps) ends where it began; the test is the old eval.
+  assert yaml.safe_load(spec_path.read_text())['split'] == {
+      'eval_start': f'last 505 steps{each}', 'test_start': f'last 337 steps{each}'}
+
+
+def test_an_earlier_origin_needs_the_drafted_kind_of_split(tmp_path):
+  spec_path = tmp_path / 'x.yaml'
+  spec_path.write_text(yaml.safe_dump({'split': {'eval_start': '2021-08-20',
+                                                 'test_start': '2021-08-27'}}))
+  with pytest.raises(SystemExit, match="not 'last N steps"):
+    suite.earlier_by_the_eval_period(str(spec_path))
