@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import yaml
 
@@ -128,12 +128,14 @@ def _last_steps(period: str):
   return int(words[1]), period[len(' '.join(words[:3])):]
 
 
-def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str) -> Dict[str, Any]:
-  """One seeded run of `spec_path` in a fresh output directory: its test figures."""
+def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str,
+              flags: Sequence[str] = ()) -> Dict[str, Any]:
+  """One seeded run of `spec_path` in a fresh output directory (with `tft-pipeline`'s
+  `flags` added): its test figures."""
   output_dir = os.path.join(work_dir, f'seed-{seed}')
   shutil.rmtree(output_dir, ignore_errors=True)
   seconds = timed([TFT_PIPELINE, '--spec', spec_path, '--seed', str(seed), '--no-refit',
-                   '--no-warm-start', '--output-dir', output_dir],
+                   '--no-warm-start', *flags, '--output-dir', output_dir],
                   os.path.join(work_dir, f'seed-{seed}.log'))
   from pipeline import run_summary
   from common import run_layout
@@ -162,6 +164,7 @@ def test_figures(summary) -> Dict[str, Any]:
   metrics, quantiles = summary.metrics, summary.gbm_baseline['quantiles']
   gbm = figures_on(summary.gbm_baseline, TEST_SPLIT)
   band = interval_calibration.band_key(quantiles, 0, -1)
+  calibration = summary.calibration or {}
   naive = {name[len(NAIVE_MAE_PREFIX):]: value for name, value in metrics.items()
            if name.startswith(NAIVE_MAE_PREFIX)}
   return {
@@ -174,8 +177,12 @@ def test_figures(summary) -> Dict[str, Any]:
       'naive': naive, 'blessed': summary.blessed,
       # What chose on the eval windows: the epoch and the bands.
       'eval': {'tft_mae': summary.eval_metrics.get('mean_absolute_error'),
-               'tft_coverage_before_calibration': (summary.calibration or {}).get(
+               'tft_coverage_before_calibration': calibration.get(
                    'eval_coverage_before', {}).get(band),
+               # The period before the eval period, pooled into the calibration.
+               'earlier_windows': calibration.get('earlier_windows'),
+               'tft_coverage_before_calibration_earlier': calibration.get(
+                   'earlier_coverage_before', {}).get(band),
                'training': summary.training},
       'components': {c.node_id: round(c.seconds, 1) for c in summary.components},
   }
@@ -214,12 +221,18 @@ def main(argv: Optional[List[str]] = None) -> None:
   parser.add_argument('--output', default=RESULTS_FILE)
   parser.add_argument('--work-dir', help='keep the runs and their logs here (default: a '
                       'temporary directory, removed)')
+  parser.add_argument('--calibrate-on-the-period-before', action='store_true',
+                      help="tft-pipeline's flag: the bands calibrated on the eval period and "
+                      'the one before it (a trial; give another --output)')
   parser.add_argument('--earlier-by-the-eval-period', action='store_true',
                       help="move the drafted eval and test periods back by the eval period's "
                       'length (a backtest origin; give another --output)')
   args = parser.parse_args(argv)
   if args.earlier_by_the_eval_period and args.output == RESULTS_FILE:
     parser.error('--earlier-by-the-eval-period scores another period: give another --output')
+  flags = ['--calibrate-on-the-period-before'] if args.calibrate_on_the_period_before else []
+  if flags and args.output == RESULTS_FILE:
+    parser.error('--calibrate-on-the-period-before is a trial: give another --output')
   work_root = args.work_dir or tempfile.mkdtemp(prefix='suite-')
   try:
     for name in args.datasets:
@@ -231,7 +244,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         earlier_by_the_eval_period(spec_path)
       for seed in args.seeds:
         print(f'[suite] {name}, seed {seed} (log: {work_dir}/seed-{seed}.log)', flush=True)
-        result = score_run(data, spec_path, seed, work_dir)
+        result = score_run(data, spec_path, seed, work_dir, flags)
         print(f"[suite] {name}, seed {seed}: test MAE TFT {result['tft']['mae']:.4g} | "
               f"LightGBM {result['lightgbm']['mae']:.4g} | best naive "
               f"{min(result['naive'].values()):.4g}; {result['command_seconds']} s", flush=True)

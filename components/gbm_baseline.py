@@ -56,6 +56,7 @@ def GbmBaseline(  # pylint: disable=invalid-name
     quantiles: tfx.dsl.components.Parameter[str] = json.dumps(
         list(gbm_baseline.DEFAULT_QUANTILES)),
     calibrate_intervals: tfx.dsl.components.Parameter[bool] = True,
+    calibrate_on_the_period_before: tfx.dsl.components.Parameter[bool] = False,
     max_training_rows: tfx.dsl.components.Parameter[int] = (
         gbm_baseline.DEFAULT_MAX_TRAINING_ROWS),
     seed: tfx.dsl.components.Parameter[int] = 1,
@@ -70,6 +71,8 @@ def GbmBaseline(  # pylint: disable=invalid-name
     quantiles: the TFT's quantiles, a JSON list.
     calibrate_intervals: calibrate the bands on the eval windows, as the Trainer does
       when its `TrainingConfig.calibrate_intervals` is on.
+    calibrate_on_the_period_before: pool the period before the eval period into that
+      calibration, as the Trainer does with `TrainingConfig.calibrate_on_the_period_before`.
     max_training_rows: windows x horizon steps to train on at most; beyond, every k-th
       training window.
     seed: LightGBM's seed.
@@ -90,7 +93,8 @@ def GbmBaseline(  # pylint: disable=invalid-name
     result = gbm_baseline.run(windows.uri, spec, available, json.loads(quantiles),
                               calibrate_intervals, max_training_rows, seed,
                               scored_splits=scored, judged=judged_split(scored),
-                              forecasts_path=os.path.join(evaluation.uri, FORECASTS_FILE))
+                              forecasts_path=os.path.join(evaluation.uri, FORECASTS_FILE),
+                              calibrate_on_the_period_before=calibrate_on_the_period_before)
     gbm_baseline.PROGRESS.info(
         "%s (the median's), %.0f s", ', '.join(
             f"{split} MAE {result['by_split'][split]['mae']:.4g}" for split in scored),

@@ -46,7 +46,8 @@ from schema.features import Group, features_in
 from schema.time_split import EVAL_SPLIT, TRAINING_SPLIT
 from schema.window_layout import TARGET_HISTORY
 from evaluation import metrics
-from trainer_module import export, interval_calibration, naive_forecasts, window_inputs
+from trainer_module import (earlier_period, export, interval_calibration, naive_forecasts,
+                            window_inputs)
 from schema import hparams
 
 DEFAULT_MAX_TRAINING_ROWS = 200_000  # windows x horizon steps
@@ -144,10 +145,12 @@ def table(windows: Windows, spec: DatasetSpec) -> Table:
                scale=np.repeat(scale[:, 0], horizon))
 
 
-def fit(train: Table, evaluation: Table, quantile: float = 0.5, seed: int = 1,
-        threads: int = 0) -> lightgbm.Booster:
+def fit(train: Table, evaluation: Optional[Table], quantile: float = 0.5, seed: int = 1,
+        threads: int = 0, rounds: Optional[int] = None) -> lightgbm.Booster:
   """The model of `quantile`, stopped when the eval rows' pinball loss has not fallen for
-  `EARLY_STOPPING_ROUNDS` rounds (the best round kept). `threads` 0: LightGBM's default."""
+  `EARLY_STOPPING_ROUNDS` rounds (the best round kept) or after `rounds` (default
+  `MAX_ROUNDS`); without `evaluation`, trained for `rounds`. `threads` 0: LightGBM's
+  default."""
   config = {**PARAMS, 'alpha': quantile, 'seed': seed, 'num_threads': threads}
   # A row's pinball loss in original units is its scale times that on the window's scale:
   # weighted by it, the loss (and the early stopping) is in original units.
@@ -156,7 +159,10 @@ def fit(train: Table, evaluation: Table, quantile: float = 0.5, seed: int = 1,
       rows.features, rows.label, weight=rows.scale / mean_scale, feature_name=rows.names,
       categorical_feature=rows.categorical, **kwargs)
   train_set = dataset(train)
-  return lightgbm.train(config, train_set, num_boost_round=MAX_ROUNDS,
+  rounds = rounds or MAX_ROUNDS
+  if evaluation is None:
+    return lightgbm.train(config, train_set, num_boost_round=rounds)
+  return lightgbm.train(config, train_set, num_boost_round=rounds,
                         valid_sets=[dataset(evaluation, reference=train_set)],
                         callbacks=[lightgbm.early_stopping(EARLY_STOPPING_ROUNDS,
                                                            verbose=False)])
@@ -223,21 +229,27 @@ def compare(train: Windows, evaluation: Windows, spec: DatasetSpec,
             quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
             seed: int = 1, threads: int = 0,
             scored: Optional[Mapping[str, Windows]] = None,
-            judged: str = EVAL_SPLIT) -> Dict[str, object]:
+            judged: str = EVAL_SPLIT,
+            earlier: Optional[Tuple[Windows, Windows]] = None) -> Dict[str, object]:
   """Fits a model per quantile on `train`, stopped early on `evaluation`, calibrates the
   bands on `evaluation` if `calibrate`, and scores them and the naive forecasts on each
   split of `scored` (by default the eval windows alone), as the Evaluator scores the TFT;
   a JSON-ready record: the figures of every scored split under 'by_split', and those of
-  `judged` (the split the run is judged on) at the top level too."""
+  `judged` (the split the run is judged on) at the top level too. With `earlier` (the
+  training windows before the period before the eval period, and that period's:
+  `trainer_module.earlier_period`), the bands are calibrated on both periods pooled, as
+  the Trainer calibrates the TFT's: the earlier period forecast by models of the same
+  rounds trained before it."""
   return compare_and_forecast(train, evaluation, spec, quantiles, calibrate, seed, threads,
-                              scored, judged)[0]
+                              scored, judged, earlier)[0]
 
 
 def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
                          quantiles: Sequence[float] = DEFAULT_QUANTILES,
                          calibrate: bool = True, seed: int = 1, threads: int = 0,
                          scored: Optional[Mapping[str, Windows]] = None,
-                         judged: str = EVAL_SPLIT
+                         judged: str = EVAL_SPLIT,
+                         earlier: Optional[Tuple[Windows, Windows]] = None
                          ) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
   """`compare`'s record, and the served forecasts [N, H, Q] of each scored split's
   windows, in their order."""
@@ -261,8 +273,11 @@ def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
     PROGRESS.info('%s: %s, %.1f s', export.quantile_key(q).upper(), course(models[-1]),
                    time.monotonic() - fitted)
   eval_forecasts = forecast(models, eval_rows, spec.horizon)
-  factors = (interval_calibration.fit(eval_forecasts, evaluation.label, quantiles)
-             if calibrate else {})
+  pooled = (eval_forecasts, evaluation.label)
+  if calibrate and earlier is not None:
+    pooled = _pooled_with_the_earlier_period(pooled, models, earlier, spec, quantiles, seed,
+                                             threads)
+  factors = interval_calibration.fit(*pooled, quantiles) if calibrate else {}
   # The eval windows' forecasts serve twice: for the calibration and for their figures.
   forecasts = {
       name: served(eval_forecasts if windows is evaluation
@@ -282,6 +297,7 @@ def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
       'scored_split': judged,
       'by_split': by_split,
       'interval_factors': factors if calibrate else None,
+      'calibration_windows': len(pooled[1]) if calibrate else 0,
       'eval_windows': len(evaluation),
       'training_windows': len(train),
       'training_rows': len(train_rows.label),
@@ -292,6 +308,31 @@ def compare_and_forecast(train: Windows, evaluation: Windows, spec: DatasetSpec,
       'top_features': [name for name, gain in ranked[:10] if gain > 0],
       'seconds': round(time.monotonic() - started, 1),
   }, forecasts
+
+
+def _pooled_with_the_earlier_period(
+    pooled: Tuple[np.ndarray, np.ndarray], models: Sequence[lightgbm.Booster],
+    earlier: Tuple[Windows, Windows], spec: DatasetSpec, quantiles: Sequence[float],
+    seed: int, threads: int) -> Tuple[np.ndarray, np.ndarray]:
+  """The eval forecasts and actuals `pooled` with the earlier period's, forecast by a model
+  per quantile of the rounds `models` kept, trained on the windows before it; `pooled`
+  alone where either holds no window."""
+  before, period = earlier
+  if not len(before) or not len(period):
+    PROGRESS.info('bands calibrated on the eval windows alone: %s training windows before '
+                  'the period before the eval period, %s of it', f'{len(before):,}',
+                  f'{len(period):,}')
+    return pooled
+  started = time.monotonic()
+  before_rows = table(before, spec)
+  copies = [fit(before_rows, None, quantile=q, seed=seed, threads=threads,
+                rounds=_rounds(model)) for q, model in zip(quantiles, models)]
+  PROGRESS.info('bands calibrated on the eval windows and the %s of the period before, '
+                'forecast by models of the same rounds trained on the %s windows before '
+                'it, %.1f s', f'{len(period):,}', f'{len(before):,}',
+                time.monotonic() - started)
+  return (np.concatenate([pooled[0], forecast(copies, table(period, spec), spec.horizon)]),
+          np.concatenate([pooled[1], period.label]))
 
 
 def _figures(forecasts: np.ndarray, windows: Windows, spec: DatasetSpec,
@@ -314,10 +355,13 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
         quantiles: Sequence[float] = DEFAULT_QUANTILES, calibrate: bool = True,
         max_training_rows: int = DEFAULT_MAX_TRAINING_ROWS, seed: int = 1,
         scored_splits: Sequence[str] = (EVAL_SPLIT,), judged: str = EVAL_SPLIT,
-        forecasts_path: Optional[str] = None) -> Dict[str, object]:
+        forecasts_path: Optional[str] = None,
+        calibrate_on_the_period_before: bool = False) -> Dict[str, object]:
   """`compare` on a Windowing output of `available` training windows: trained on its
   'train' windows (about one in k beyond `max_training_rows` rows), stopped early (and
-  calibrated if `calibrate`) on 'eval', scored on each of `scored_splits`; with
+  calibrated if `calibrate`, with the period before the eval period if
+  `calibrate_on_the_period_before`, as the Trainer) on 'eval', scored on each of
+  `scored_splits`; with
   `forecasts_path`, the `judged` split's served forecasts and actuals are written there
   (`write_forecasts`), for a backtest to score them window by window."""
   pattern = lambda split: [os.path.join(windows_uri, f'Split-{split}', '*')]
@@ -330,9 +374,14 @@ def run(windows_uri: str, spec: DatasetSpec, available: int,
   evaluation = read(EVAL_SPLIT, segments=False)
   scored = {split: evaluation if split == EVAL_SPLIT else read(split, segments=False)
             for split in scored_splits}
+  period = (earlier_period.of_eval_windows(pattern(EVAL_SPLIT), spec)
+            if calibrate and calibrate_on_the_period_before else None)
+  earlier = None if period is None else (
+      read(TRAINING_SPLIT, segments=True, one_in=k, only=period.training_windows()),
+      read(TRAINING_SPLIT, segments=True, only=period.windows()))
   result, forecasts = compare_and_forecast(
       read(TRAINING_SPLIT, segments=True, one_in=k), evaluation, spec, quantiles, calibrate,
-      seed=seed, scored=scored, judged=judged)
+      seed=seed, scored=scored, judged=judged, earlier=earlier)
   if forecasts_path:
     write_forecasts(forecasts_path, forecasts[judged], scored[judged].label, quantiles)
   return {**result, 'training_windows_available': available}

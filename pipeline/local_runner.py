@@ -99,6 +99,10 @@ def parse_args(argv: Optional[List[str]] = None, backtest: bool = False
                       '(default: %(default)s)')
   parser.add_argument('--no-warm-start', action='store_true',
                       help='train from scratch instead of from the last blessed model')
+  parser.add_argument('--calibrate-on-the-period-before', action='store_true',
+                      help="calibrate the bands on the eval windows and the period as long "
+                      'before them, forecast by a copy of the model trained before it '
+                      '(trains the model a second time; docs/pipeline.md)')
   parser.add_argument('--beam-workers', type=int, metavar='N',
                       help="run the Beam components (ExampleGen, StatisticsGen, Transform, "
                       "Windowing, the Evaluator) in Beam's multi-process DirectRunner with N "
@@ -465,7 +469,8 @@ def pipeline_config(args: argparse.Namespace, pipeline_name: str, output_dir: st
       train_steps=args.train_steps,
       input_pattern=args.input_pattern,
       train_spans=args.train_spans,
-      training_options={'warm_start': not args.no_warm_start, 'seed': args.seed},
+      training_options={'warm_start': not args.no_warm_start, 'seed': args.seed,
+                        'calibrate_on_the_period_before': args.calibrate_on_the_period_before},
       on_anomalies=args.on_anomalies,
       future_file=future_file,
       gbm_baseline=not args.no_gbm_baseline, refit=args.refit)

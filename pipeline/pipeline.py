@@ -131,7 +131,9 @@ def make_fit(config: PipelineConfig, values: Dict[str, Any],
   gbm_baseline = GbmBaseline(
       windows=windowing.outputs['windows'], dataset_spec=spec.to_json(),
       quantiles=json.dumps(list(config.model_config.quantiles)),
-      calibrate_intervals=config.training_config.calibrate_intervals
+      calibrate_intervals=config.training_config.calibrate_intervals,
+      calibrate_on_the_period_before=(
+          config.training_config.calibrate_on_the_period_before)
   ) if config.gbm_baseline else None
   components = [example_gen, statistics_gen, schema_gen, example_validator, anomaly_gate,
                 transform, windowing, trainer] + ([gbm_baseline] if gbm_baseline else [])

@@ -10,7 +10,10 @@ band's width, so one factor serves series of every level):
   w_lo  = the ceil((n + 1)(1 - q))-th smallest of the n scores `below`; w_hi of `above`
   lo'   = lo - w_lo (hi - lo),   hi' = hi + w_hi (hi - lo)
 
-so that each end leaves about q of the actuals beyond it, and the band holds 1 - 2q. One
+so that each end leaves about q of the actuals beyond it, and the band holds 1 - 2q. On
+request (`TrainingConfig.calibrate_on_the_period_before`) the Trainer pools the eval
+windows' scores with those of the period before the eval period, forecast by a copy of
+the model trained before it (`trainer_module.earlier_period`). One
 factor for both ends would hold 1 - 2q as well, but a model whose misses lie mostly on
 one side keeps them there: on Stallion 4 to 7% of the actuals fell below the calibrated
 P10 and 11 to 18% above the P90 (benchmarks/pages/calibration.md). A factor > 0 moves its end out,
@@ -147,6 +150,13 @@ def describe(report: Dict[str, object]) -> str:
                  f'of the eval actuals, {100 * report["eval_coverage_after"][band]:.1f}% '
                  f'after calibration (its lower end moved {_moved(lower)} of its width, its '
                  f'upper end {_moved(upper)})')
+  if report.get('earlier_windows'):
+    before = report['earlier_coverage_before']
+    parts.append(f"the factors fitted on the eval windows and the {report['earlier_windows']:,} "
+                 'windows of the period before them pooled (forecast by a copy trained '
+                 'before it; held ' + ', '.join(
+                     f'{100 * before[band]:.1f}%' for band in sorted(report['factors']))
+                 + ' before calibration)')
   few = _few_windows(report)
   if few:
     parts.append(few)

@@ -46,9 +46,10 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from common import progress_log
 from schema import hparams, window_report
 from schema.dataset_spec import DatasetSpec
-from trainer_module import (cluster, distribution, epoch_progress, export, interval_calibration,
-                            member_selection, refit, training_period, training_plan,
-                            training_record, vocabularies, warm_start, window_inputs)
+from trainer_module import (cluster, distribution, earlier_period, epoch_progress, export,
+                            interval_calibration, member_selection, refit, training_period,
+                            training_plan, training_record, vocabularies, warm_start,
+                            window_inputs)
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import build_tft_model, compile_tft_model
@@ -128,9 +129,7 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: training_plan.Plan,
   replicas' share of each global batch (tf.data's DATA auto-sharding): the global
   batches are those one worker would train on, whatever the number of window files.
   """
-  seed = training.seed
-  if workers > 1 and seed is None:
-    seed = shared_shuffle_seed(fn_args.model_run_dir)
+  seed = _shuffle_seed(fn_args, training, workers)
   train = window_inputs.make_training_dataset(
       fn_args.train_files, spec, plan.global_batch,
       cache=window_inputs.should_cache(train_bytes, training.cache_max_bytes, 'Training'),
@@ -140,11 +139,23 @@ def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: training_plan.Plan,
       fn_args.eval_files, spec, plan.eval_batch, shuffle=False,
       cache=window_inputs.should_cache(eval_bytes, training.cache_max_bytes, 'Evaluation'),
       record_count=eval_windows)
+  return _sharded(train, workers), _sharded(evaluation, workers)
+
+
+def _shuffle_seed(fn_args: FnArgs, training: TrainingConfig, workers: int) -> Optional[int]:
+  """The training config's seed; with several workers and none, one they all agree on."""
+  if workers > 1 and training.seed is None:
+    return shared_shuffle_seed(fn_args.model_run_dir)
+  return training.seed
+
+
+def _sharded(dataset: tf.data.Dataset, workers: int) -> tf.data.Dataset:
+  """With several workers, each keeps its replicas' share of every global batch."""
   if workers == 1:
-    return train, evaluation
+    return dataset
   options = tf.data.Options()
   options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-  return train.with_options(options), evaluation.with_options(options)
+  return dataset.with_options(options)
 
 
 def shared_shuffle_seed(model_run_dir: str) -> int:
@@ -307,17 +318,77 @@ def choose_members(model: TFTEnsemble, config: hparams.TFTConfig,
   return kept
 
 
+def forecast_the_earlier_period(layout: InputLayout, config: hparams.TFTConfig,
+                                training: TrainingConfig, plan: training_plan.Plan,
+                                fn_args: FnArgs, spec: DatasetSpec,
+                                strategy: tf.distribute.Strategy,
+                                trained: Sequence[Dict[str, object]], workers: int
+                                ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+  """The quantile forecasts [N, H, Q] and actuals [N, H] of the training windows of the
+  period before the eval period (`earlier_period`), by a copy of the judged model trained
+  on the windows whose targets end before it, for the epochs each TFT kept, as the refit
+  trains (an ensemble: the mean of every member). None, and the reason logged, where
+  there is no such period or no window before it."""
+  epochs = [record.get('best_epoch') for record in trained]
+  period = earlier_period.of_eval_windows(fn_args.eval_files, spec)
+  if len(epochs) != config.ensemble_size or None in epochs or period is None:
+    _PROGRESS.info('the intervals are calibrated on the eval windows alone: %s',
+                   'no eval window' if period is None else
+                   'a member trained before an interruption has no record of its epochs')
+    return None
+  windows, before = period.windows(), period.training_windows()
+  forecast_count = earlier_period.count(fn_args.train_files, spec, windows)
+  train_count = earlier_period.count(fn_args.train_files, spec, before)
+  if not forecast_count or not train_count:
+    _PROGRESS.info('the intervals are calibrated on the eval windows alone: the training '
+                   'period holds %s windows of the period before the eval period and %s '
+                   'before it', f'{forecast_count:,}', f'{train_count:,}')
+    return None
+  _PROGRESS.info('calibrating on the period before the eval period too: its %s windows '
+                 'forecast by a copy of the model trained on the %s windows before it for '
+                 '%s epochs', f'{forecast_count:,}', f'{train_count:,}',
+                 ' and '.join(map(str, epochs)))
+  train = _sharded(window_inputs.make_training_dataset(
+      fn_args.train_files, spec, plan.global_batch, shuffle_buffer=training.shuffle_buffer,
+      seed=_shuffle_seed(fn_args, training, workers), only=before), workers)
+  with strategy.scope():
+    copies = [build_and_compile(layout, config, training, plan, f'earlier_{name}',
+                                distribution.is_tpu(strategy))
+              for name in member_names(config)]
+  for number, (copy, epochs_kept) in enumerate(zip(copies, epochs), start=1):
+    label = 'the period before' + (f', member {number} of {len(copies)}'
+                                   if len(copies) > 1 else '')
+    copy.fit(train, epochs=epochs_kept, steps_per_epoch=plan.steps_per_epoch, verbose=0,
+             callbacks=[epoch_progress.EpochProgress(_PROGRESS, epochs_kept, label),
+                        StopOnNonFiniteLoss()])
+    _release_traced_functions(copy)
+  model = copies[0] if len(copies) == 1 else TFTEnsemble(copies, name='earlier_ensemble')
+  batches = [(model(features, training=False)[window_inputs.QUANTILES_OUTPUT].numpy(),
+              label.numpy())
+             for features, label in window_inputs.windows_in_order(
+                 fn_args.train_files, spec, segments=True, batch_size=plan.eval_batch,
+                 only=windows)]
+  return (np.concatenate([forecasts for forecasts, _ in batches]),
+          np.concatenate([actual for _, actual in batches]))
+
+
 def calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data.Dataset,
-              eval_windows: int, forecast_floor: Optional[float]) -> Dict[str, object]:
-  """Interval factors from every eval window (`interval_calibration`), the eval coverage
-  before them and of the bands served after them (with the forecast floor), and the
-  share of eval steps whose quantiles, the model's or the calibrated ones, were out of
-  order (served in order).
+              eval_windows: int, forecast_floor: Optional[float],
+              earlier: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> Dict[str, object]:
+  """Interval factors from every eval window and, if given, the `earlier` period's
+  forecasts and actuals (`forecast_the_earlier_period`), pooled (`interval_calibration`);
+  the coverage before them (of each period) and of the bands served after them on the
+  eval windows (with the forecast floor), and the share of eval steps whose quantiles,
+  the model's or the calibrated ones, were out of order (served in order).
   `evaluation` holds the `eval_windows` windows once, then the first again to fill its
   last batch; those are left out."""
-  _PROGRESS.info('calibrating the intervals on the %s eval windows', f'{eval_windows:,}')
+  _PROGRESS.info('calibrating the intervals on the %s eval windows%s', f'{eval_windows:,}',
+                 '' if earlier is None else
+                 f' and the {len(earlier[1]):,} windows of the period before')
   [forecasts], actual = _eval_forecasts([model], evaluation, eval_windows)
-  factors = interval_calibration.fit(forecasts, actual, config.quantiles)
+  pooled = ((forecasts, actual) if earlier is None else
+            (np.concatenate([forecasts, earlier[0]]), np.concatenate([actual, earlier[1]])))
+  factors = interval_calibration.fit(*pooled, config.quantiles)
   calibrated = export.served_quantiles(
       tf.constant(forecasts), config.quantiles, factors, forecast_floor).numpy()
   report = {'factors': factors, 'eval_windows': int(actual.shape[0]),
@@ -328,9 +399,14 @@ def calibrate(model: keras.Model, config: hparams.TFTConfig, evaluation: tf.data
             'eval_out_of_order': interval_calibration.out_of_order(
                 forecasts, interval_calibration.apply(
                     tf.constant(forecasts), config.quantiles, factors).numpy())}
-  logging.info('Interval calibration on %d eval windows: factors %s; coverage %s before, '
-               '%s after.', report['eval_windows'], factors, report['eval_coverage_before'],
-               report['eval_coverage_after'])
+  if earlier is not None:
+    report.update(earlier_windows=int(earlier[1].shape[0]),
+                  earlier_coverage_before=interval_calibration.coverage(
+                      *earlier, config.quantiles))
+  logging.info('Interval calibration on %d eval windows%s: factors %s; coverage %s before, '
+               '%s after.', report['eval_windows'],
+               f" and {report['earlier_windows']} of the period before" if earlier else '',
+               factors, report['eval_coverage_before'], report['eval_coverage_after'])
   return report
 
 
@@ -453,7 +529,11 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   if budget is not None:
     calibration = budget.calibration
   elif training.calibrate_intervals:
-    calibration = calibrate(model, config, evaluation, eval_windows, spec.forecast_floor)
+    earlier = (forecast_the_earlier_period(layout, config, training, plan, fn_args, spec,
+                                           strategy, trained, workers)
+               if training.calibrate_on_the_period_before else None)
+    calibration = calibrate(model, config, evaluation, eval_windows, spec.forecast_floor,
+                            earlier)
   else:
     calibration = None
   _export(model, layout, config, spec, transform_output, fn_args, strategy, calibration,

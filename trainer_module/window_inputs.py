@@ -14,16 +14,18 @@ turns them into the model's input groups, so training and serving cannot drift a
 
 import logging
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from common.file_patterns import files_matching
 from schema.dataset_spec import DatasetSpec
-from schema.features import OOV_BUCKETS, Group, features_in, model_features, transformed_name
-from schema.window_layout import (TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK, feature_length,
-                                  segment_feature_spec, step_value_names, window_feature_spec)
+from schema.features import (OOV_BUCKETS, SERIES_KEY, Group, features_in, model_features,
+                             transformed_name)
+from schema.window_layout import (FORECAST_START, TARGET_FUTURE, TARGET_HISTORY, WINDOW_MASK,
+                                  feature_length, segment_feature_spec, step_value_names,
+                                  window_feature_spec)
 from trainer_module import vocabularies
 from trainer_module.tft.inputs import InputLayout
 from trainer_module.tft.model import KNOWN_EMBEDDING, STATIC_EMBEDDING
@@ -32,6 +34,9 @@ from trainer_module.training_config import DEFAULT_SHUFFLE_BUFFER
 QUANTILES_OUTPUT = 'quantiles'
 _SEGMENT_SHUFFLE_BUFFER = 256  # training segments; a segment holds up to T windows
 _SEGMENTS_PER_PARSE = 16
+# Which of a batch of segments' windows to read: (series key [S, 1], forecast starts
+# [S, T]) -> [S, T] bool, applied on top of the segments' own mask.
+WindowFilter = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
 # tf.data functions traced as written: none has tensor-dependent Python control flow, and
 # AutoGraph's conversion of them took about a second of each reader's first pass.
 _as_written = tf.autograph.experimental.do_not_convert
@@ -191,7 +196,8 @@ def make_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: in
 def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch_size: int,
                           cache: bool = False,
                           shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-                          seed: Optional[int] = None) -> tf.data.Dataset:
+                          seed: Optional[int] = None,
+                          only: Optional[WindowFilter] = None) -> tf.data.Dataset:
   """Shuffled, endlessly repeated batches of training windows cut from segments, shaped
   as `make_dataset`'s.
 
@@ -206,6 +212,7 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
     cache: keep the serialized segments in memory after the first pass.
     shuffle_buffer: windows in the shuffle buffer.
     seed: shuffle seed; with a seed, batches also come out in a fixed order.
+    only: read only the windows this filter keeps (all training windows: None).
   """
   dataset = read_records(file_patterns)
   if cache:
@@ -213,7 +220,7 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
   # Each pass over the windows is a whole permutation of them, as `make_dataset`'s.
   dataset = (dataset.shuffle(_SEGMENT_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
              .batch(_SEGMENTS_PER_PARSE)
-             .map(_as_written(lambda serialized: _segment_windows(serialized, spec)),
+             .map(_as_written(lambda serialized: _segment_windows(serialized, spec, only)),
                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
              .unbatch()
              .shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
@@ -226,7 +233,8 @@ def make_training_dataset(file_patterns: Sequence[str], spec: DatasetSpec, batch
 
 
 def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: bool,
-                     one_in: int = 1, batch_size: int = 1024) -> tf.data.Dataset:
+                     one_in: int = 1, batch_size: int = 1024,
+                     only: Optional[WindowFilter] = None) -> tf.data.Dataset:
   """Batches of (inputs, label [B, H]) of every window of the files once, in a fixed order,
   the last batch short: for reading windows whole rather than training on them.
 
@@ -238,10 +246,11 @@ def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: 
       k-th: a segment's windows start at consecutive steps, so that would keep a few
       phases of the day or week only.
     batch_size: windows per batch.
+    only: segments: read only the windows this filter keeps.
   """
   if segments:
     dataset = (read_records(file_patterns).batch(_SEGMENTS_PER_PARSE)
-               .map(_as_written(lambda serialized: _segment_windows(serialized, spec)))
+               .map(_as_written(lambda serialized: _segment_windows(serialized, spec, only)))
                .unbatch())
     parse = _as_written(lambda steps: _window_inputs_and_label(steps, spec))
   else:
@@ -254,13 +263,17 @@ def windows_in_order(file_patterns: Sequence[str], spec: DatasetSpec, segments: 
   return dataset.batch(batch_size).map(parse).prefetch(tf.data.AUTOTUNE)
 
 
-def _segment_windows(serialized: tf.Tensor, spec: DatasetSpec) -> Dict[str, tf.Tensor]:
-  """The kept windows of a batch of serialized segments [S]: each step value [W, T]."""
+def _segment_windows(serialized: tf.Tensor, spec: DatasetSpec,
+                     only: Optional[WindowFilter] = None) -> Dict[str, tf.Tensor]:
+  """The kept windows of a batch of serialized segments [S] (those `only` keeps, if
+  given): each step value [W, T]."""
   parsed = tf.io.parse_example(serialized, segment_feature_spec(spec))
   window = spec.window_length
   # Window k of a segment covers its steps k .. k + T - 1.
   positions = tf.range(window)[:, tf.newaxis] + tf.range(window)[tf.newaxis, :]
   kept = tf.cast(parsed[WINDOW_MASK], tf.bool)
+  if only is not None:
+    kept &= only(parsed[SERIES_KEY], parsed[FORECAST_START])
   return {name: tf.boolean_mask(tf.gather(parsed[name], positions, axis=1), kept)
           for name in step_value_names(spec)}
 

@@ -45,6 +45,17 @@ def test_it_fits_the_quantiles_it_is_given_and_calibrates_only_if_asked(tiny, tm
   assert result['interval_factors'] is None
 
 
+def test_it_calibrates_on_the_period_before_the_eval_period_if_asked(tiny, tmp_path):
+  from trainer_module import earlier_period
+  alone = _call(tiny, tmp_path / 'alone')
+  pooled = _call(tiny, tmp_path / 'pooled', calibrate_on_the_period_before=True)
+  period = earlier_period.of_eval_windows(tiny.eval_files, tiny.spec)
+  assert alone['calibration_windows'] == alone['eval_windows']
+  assert pooled['calibration_windows'] == pooled['eval_windows'] + earlier_period.count(
+      tiny.train_files, tiny.spec, period.windows())
+  assert pooled['mae'] == alone['mae']
+
+
 def test_a_row_bound_keeps_about_one_window_in_k(tiny, tmp_path):
   horizon = tiny.spec.horizon
   result = _call(tiny, tmp_path, max_training_rows=tiny.train_window_count * horizon // 4)

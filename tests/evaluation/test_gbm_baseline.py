@@ -218,3 +218,22 @@ def test_a_model_that_ran_to_the_round_cap_is_said_to_have(monkeypatch):
   # The record names the quantiles whose model ran to the cap.
   assert gbm_baseline.compare(train, evaluation, SPEC, threads=1)['capped'] == [
       'p10', 'p50', 'p90']
+
+
+def test_the_bands_are_calibrated_on_the_period_before_the_eval_period_too():
+  train, evaluation = _windows(200, seed=5), _windows(50, seed=6)
+  before, period = _windows(150, seed=7), _windows(50, seed=8)
+  # The earlier period ran above what its history says: its upper ends miss.
+  period = gbm_baseline.Windows(period.inputs, period.label + 8.0)
+
+  alone = gbm_baseline.compare(train, evaluation, SPEC, threads=1)
+  pooled = gbm_baseline.compare(train, evaluation, SPEC, threads=1, earlier=(before, period))
+  empty = gbm_baseline.Windows({k: v[:0] for k, v in before.inputs.items()}, before.label[:0])
+  without = gbm_baseline.compare(train, evaluation, SPEC, threads=1, earlier=(empty, period))
+
+  assert (alone['calibration_windows'], pooled['calibration_windows']) == (50, 100)
+  assert pooled['interval_factors']['0.1:0.9']['upper'] > \
+      alone['interval_factors']['0.1:0.9']['upper'] + 0.2
+  # The same models score the same windows; only the bands moved.
+  assert pooled['mae'] == alone['mae']
+  assert without['interval_factors'] == alone['interval_factors']

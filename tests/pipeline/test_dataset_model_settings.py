@@ -74,6 +74,10 @@ def test_the_gradient_boosted_baseline_fits_the_models_quantiles_and_calibrates_
                            training_options={'calibrate_intervals': False})
   assert baseline(changed)['calibrate_intervals'] is False
   assert baseline(changed)['quantiles'] == '[0.05, 0.5, 0.95]'
+  assert baseline(config)['calibrate_on_the_period_before'] is False
+  pooled = _local_pipeline_config(['--calibrate-on-the-period-before'])
+  assert pooled.training_config.calibrate_on_the_period_before
+  assert baseline(pooled)['calibrate_on_the_period_before'] is True
 
 
 def test_the_local_runner_centres_etth1_on_the_last_value():

@@ -73,3 +73,20 @@ def test_explicit_tpu_without_one_fails_fast_before_training(fn_args_for, monkey
   assert time.monotonic() - start < 60
   assert not os.path.exists(fn_args.model_run_dir)
   assert not os.path.exists(fn_args.serving_model_dir)
+
+
+def test_the_bands_can_be_calibrated_on_the_period_before_the_eval_period_too(
+    tiny, kit, tmp_path):
+  from trainer_module import earlier_period, interval_calibration
+  fn_args = kit.make_fn_args(tiny, str(tmp_path / 'run'), train_steps=4,
+                             overrides={'max_epochs': 2, 'ensemble_size': 2},
+                             training={'seed': 3, 'calibrate_on_the_period_before': True})
+  train.run_fn(fn_args)
+
+  report = interval_calibration.read(fn_args.serving_model_dir)
+  period = earlier_period.of_eval_windows(tiny.eval_files, tiny.spec)
+  assert report['earlier_windows'] == earlier_period.count(
+      tiny.train_files, tiny.spec, period.windows()) > 0
+  assert 0.0 <= report['earlier_coverage_before']['0.1:0.9'] <= 1.0
+  assert all(np.isfinite(list(report['factors']['0.1:0.9'].values())))
+  assert 'windows of the period before them pooled' in interval_calibration.describe(report)

@@ -15,7 +15,7 @@ from schema import datasets
 from schema.dataset_spec import Role
 from schema.features import model_features, transformed_name
 from schema.window_layout import step_value_names, window_feature_spec
-from trainer_module import cluster, train, training_plan, window_inputs
+from trainer_module import cluster, interval_calibration, train, training_plan, window_inputs
 from schema import hparams
 from trainer_module.tft.inputs import InputLayout, input_signature
 from trainer_module.training_config import TrainingConfig
@@ -96,6 +96,39 @@ def test_interval_calibration_counts_each_eval_window_once(tiny):
 
   assert report['eval_windows'] == count
   assert report['eval_coverage_before']['0.1:0.9'] == pytest.approx((count - 1) / count)
+
+
+def test_the_earlier_periods_scores_are_pooled_with_the_eval_windows(tiny):
+  """The factors rest on both periods: a band that holds every eval actual but misses
+  the earlier period's moves out, and the report gives each period's coverage."""
+  count = len(tiny.eval_windows)
+  dataset = window_inputs.make_dataset(tiny.eval_files, tiny.spec, count, shuffle=False,
+                                       record_count=count)
+
+  def model(features, training):
+    del features, training
+    actual = next(iter(dataset))[1][window_inputs.QUANTILES_OUTPUT]
+    return {window_inputs.QUANTILES_OUTPUT: tf.stack([actual - 1, actual, actual + 1], -1)}
+
+  horizon = tiny.spec.horizon
+  earlier_actual = np.zeros((count, horizon), np.float32)
+  earlier = (np.stack([earlier_actual + 1, earlier_actual + 2, earlier_actual + 3], -1),
+             earlier_actual)  # every actual below its band, by half its width
+  config = hparams.TFTConfig()
+
+  alone = train.calibrate(model, config, dataset, count, forecast_floor=None)
+  pooled = train.calibrate(model, config, dataset, count, forecast_floor=None,
+                           earlier=earlier)
+
+  assert 'earlier_windows' not in alone and alone['factors']['0.1:0.9']['lower'] < 0
+  assert pooled['earlier_windows'] == count
+  assert pooled['earlier_coverage_before']['0.1:0.9'] == 0.0
+  assert pooled['eval_coverage_before']['0.1:0.9'] == 1.0
+  # Half the pooled actuals lie half a width below the band: its lower end moves out.
+  assert pooled['factors']['0.1:0.9']['lower'] == pytest.approx(0.5, abs=0.01)
+  assert 'period before' not in interval_calibration.describe(alone)
+  assert f'the {count} windows of the period before them pooled' in \
+      interval_calibration.describe(pooled)
 
 
 def test_cached_shuffled_training_data_repeats_every_window(tiny):
@@ -218,6 +251,10 @@ def test_training_config_defaults_and_checks():
   assert TrainingConfig.from_custom_config({'training': {'seed': 3}}).seed == 3
   with pytest.raises(ValueError, match="'seed' must be an integer >= 0 or null"):
     TrainingConfig(seed='3')
+  assert not TrainingConfig().calibrate_on_the_period_before
+  with pytest.raises(ValueError, match="'calibrate_on_the_period_before' must be true or "
+                     "false, got 'no'"):
+    TrainingConfig(calibrate_on_the_period_before='no')
 
 
 @pytest.mark.parametrize('tf_config, chief', [
