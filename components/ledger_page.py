@@ -104,7 +104,9 @@ on breach {{ report.policy.on_breach }}.</p>
 
 
 def _format(value) -> str:
-  return '' if value is None else f'{value:.4g}'
+  """A figure to 4 significant digits; blank where there is none yet (None, or a key a
+  forecast none of whose rows is due lacks)."""
+  return '' if value is None or isinstance(value, jinja2.Undefined) else f'{value:.4g}'
 
 
 def index_html(report: Mapping[str, object], title: str) -> str:

@@ -142,6 +142,19 @@ def test_the_policy_warns_or_fails_on_a_forecast_far_worse_than_expected(tmp_pat
   assert lenient['breach'] is None
 
 
+def test_the_page_is_written_while_no_forecast_is_due(tmp_path):
+  """A second run on the same data (`make run` twice) keeps the first run's forecast, of
+  which nothing is due yet: its figures are blank on the page, not an error."""
+  report = forecast_scoring.score_ledger(
+      str(tmp_path / 'ledger'), SPEC, _examples(tmp_path / 'rows.gz', range(4)),
+      _published(tmp_path / 'run1', {'s1': [14.0, 14.5], 's2': [6.0, 6.5]}), Monitoring())
+  out = tmp_path / 'page'
+  out.mkdir()
+  ledger_page.write_page(report, str(out), 'synthetic')
+  html = (out / ledger_page.INDEX_HTML).read_text()
+  assert '0 of 4</td>\n<td></td><td>1</td>' in html  # no MAE yet; expected 1
+
+
 def test_the_page_shows_the_forecasts_and_the_figure(tmp_path):
   report = forecast_scoring.score_ledger(
       str(tmp_path / 'ledger'), SPEC, _examples(tmp_path / 'rows.gz', range(6)),
