@@ -137,11 +137,10 @@ def pooled(test_raw, test_actual, eval_raw, eval_actual, backtest_raw, backtest_
       'backtest': interval_calibration.conformal_factors(*backtest_raw, backtest_actual, 0.1)}
   figures = {'backtest_windows': int(backtest_actual.shape[0]),
              'tft_uncalibrated_backtest': float(coverage(*backtest_raw, backtest_actual))}
-  lower, upper = test_raw
-  width = np.maximum(upper - lower, 1e-6)
+  band = np.stack(test_raw, axis=-1)
   for name, factors in fitted.items():
-    figures[f'tft_{name}'] = float(coverage(lower - factors['lower'] * width,
-                                            upper + factors['upper'] * width, test_actual))
+    moved = interval_calibration.apply(band, (0.1, 0.9), {BAND: factors}).numpy()
+    figures[f'tft_{name}'] = float(coverage(moved[..., 0], moved[..., 1], test_actual))
     figures[f'factors_{name}'] = factors
   return figures
 

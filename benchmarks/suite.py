@@ -109,23 +109,20 @@ def earlier_by_the_eval_period(spec_path: str) -> None:
   period ends where it began, the test period is the eval period before. A run of it is a
   backtest origin before the drafted one (`benchmarks.calibration_transfer
   --backtest-run-dirs`)."""
+  from schema import time_split
+
   with open(spec_path, encoding='utf-8') as f:
     spec = yaml.safe_load(f)
   split = spec['split']
-  eval_steps, rest = _last_steps(split['eval_start'])
-  test_steps, _ = _last_steps(split['test_start'])
-  split['eval_start'] = f'last {2 * eval_steps - test_steps} steps{rest}'
-  split['test_start'] = f'last {eval_steps} steps{rest}'
+  eval_steps, test_steps = (time_split.last_steps(split[key])
+                            for key in ('eval_start', 'test_start'))
+  if eval_steps is None or test_steps is None:
+    raise SystemExit(f"the drafted split reads {split!r}, not 'last N steps ...'")
+  each = time_split.EACH_SERIES if time_split.of_each_series(split['eval_start']) else ''
+  split['eval_start'] = f'last {2 * eval_steps - test_steps} steps{each}'
+  split['test_start'] = f'last {eval_steps} steps{each}'
   with open(spec_path, 'w', encoding='utf-8') as f:
     yaml.safe_dump(spec, f, sort_keys=False)
-
-
-def _last_steps(period: str):
-  """(N, the rest) of init's 'last N steps[ of each series]'."""
-  words = period.split(' ', 3)
-  if words[0] != 'last' or words[2] != 'steps':
-    raise SystemExit(f"the drafted split reads {period!r}, not 'last N steps ...'")
-  return int(words[1]), period[len(' '.join(words[:3])):]
 
 
 def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str,

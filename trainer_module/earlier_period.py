@@ -28,6 +28,7 @@ from schema.features import SERIES_KEY
 from schema.window_layout import FORECAST_START, WINDOW_MASK, segment_feature_spec
 from trainer_module import window_inputs
 
+
 @dataclasses.dataclass(frozen=True)
 class EarlierPeriod:
   """The forecast starts of the earlier period's windows, at the eval windows' stride
@@ -78,12 +79,13 @@ def of_eval_windows(eval_files: Sequence[str], spec: DatasetSpec) -> Optional[Ea
   series, starts = np.array(series, dtype=object), np.array(starts)
   forecasts, until = [], []
   for key in keys:
-    own = np.unique([step_of(int(start)) for start in starts[series == key]])
+    own_starts = starts[series == key]
+    own = np.unique([step_of(int(start)) for start in own_starts])
     begins, ends = int(own[0]), int(own[-1]) + spec.horizon
     stride = int(np.diff(own).min()) if len(own) > 1 else spec.horizon
     earlier = begins - (ends - begins)
     # Forecast starts keep their distance from the grid's steps (a time zone's offset).
-    offset = int(starts[series == key].min()) - seconds_of(begins)
+    offset = int(own_starts.min()) - seconds_of(begins)
     forecasts += [key + b'@' + str(seconds_of(step) + offset).encode()
                   for step in range(earlier, begins, stride)]
     until.append(seconds_of(earlier - spec.horizon) + offset)
@@ -91,15 +93,16 @@ def of_eval_windows(eval_files: Sequence[str], spec: DatasetSpec) -> Optional[Ea
 
 
 def count(train_files: Sequence[str], spec: DatasetSpec,
-          only: window_inputs.WindowFilter) -> int:
-  """The training windows `only` keeps, counted from the segments' masks and starts."""
-  parsing = {key: value for key, value in
-             segment_feature_spec(spec).items()
+          *filters: window_inputs.WindowFilter) -> Tuple[int, ...]:
+  """The training windows each of `filters` keeps, counted in one pass over the segments'
+  masks and starts."""
+  parsing = {key: value for key, value in segment_feature_spec(spec).items()
              if key in (SERIES_KEY, WINDOW_MASK, FORECAST_START)}
-  total = 0
+  totals = [0] * len(filters)
   for batch in window_inputs.read_records(train_files).batch(1024):
     parsed = tf.io.parse_example(batch, parsing)
-    kept = tf.cast(parsed[WINDOW_MASK], tf.bool) & only(parsed[SERIES_KEY],
-                                                         parsed[FORECAST_START])
-    total += int(tf.reduce_sum(tf.cast(kept, tf.int64)))
-  return total
+    mask = tf.cast(parsed[WINDOW_MASK], tf.bool)
+    for index, only in enumerate(filters):
+      kept = mask & only(parsed[SERIES_KEY], parsed[FORECAST_START])
+      totals[index] += int(tf.reduce_sum(tf.cast(kept, tf.int64)))
+  return tuple(totals)

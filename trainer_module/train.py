@@ -337,8 +337,8 @@ def forecast_the_earlier_period(layout: InputLayout, config: hparams.TFTConfig,
                    'a member trained before an interruption has no record of its epochs')
     return None
   windows, before = period.windows(), period.training_windows()
-  forecast_count = earlier_period.count(fn_args.train_files, spec, windows)
-  train_count = earlier_period.count(fn_args.train_files, spec, before)
+  forecast_count, train_count = earlier_period.count(fn_args.train_files, spec, windows,
+                                                     before)
   if not forecast_count or not train_count:
     _PROGRESS.info('the intervals are calibrated on the eval windows alone: the training '
                    'period holds %s windows of the period before the eval period and %s '

@@ -56,9 +56,8 @@ def test_the_filters_keep_the_windows_of_the_period_and_those_before_it(tiny):
   before = [w for w in windows if w[1] + tiny.spec.horizon * HOUR <= first[w[0]]]
   assert in_period and before and len(before) < len(windows)
 
-  assert earlier_period.count(tiny.train_files, tiny.spec, period.windows()) == len(in_period)
-  assert earlier_period.count(tiny.train_files, tiny.spec,
-                              period.training_windows()) == len(before)
+  assert earlier_period.count(tiny.train_files, tiny.spec, period.windows(),
+                              period.training_windows()) == (len(in_period), len(before))
   # The reader keeps the same windows: their actuals are those of the period's windows.
   read = np.concatenate([label.numpy() for _, label in window_inputs.windows_in_order(
       tiny.train_files, tiny.spec, segments=True, only=period.windows())])
