@@ -107,7 +107,12 @@ def member_names(config: hparams.TFTConfig) -> List[str]:
 
 
 class BackupAndRestore(keras.callbacks.BackupAndRestore):
-  """`keras.callbacks.BackupAndRestore` that also accepts a OneDeviceStrategy.
+  """`keras.callbacks.BackupAndRestore` that backs up at the end of every
+  `every_epochs`-th epoch and also accepts a OneDeviceStrategy.
+
+  tf_keras backs up every epoch or every N batches; the latter mid-epoch, through batch
+  hooks that every step then pays for. Counting whole epochs keeps every worker of a
+  multi-worker run deciding alike (the backup is a collective save).
 
   tf_keras 2.16 refuses OneDeviceStrategy (the factory's 'cpu' and CPU 'auto') by an
   allow-list only: its backup, a CheckpointManager over the model (with the optimizer)
@@ -115,9 +120,14 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
   run under OneDeviceStrategy.
   """
 
-  def __init__(self, backup_dir: str):
+  def __init__(self, backup_dir: str, every_epochs: int):
     super().__init__(backup_dir)
     self._supported_strategies += (tf.distribute.OneDeviceStrategy,)
+    self._every_epochs = every_epochs
+
+  def on_epoch_end(self, epoch, logs=None):
+    if (epoch + 1) % self._every_epochs == 0:
+      self._backup(epoch=epoch)
 
 
 def _datasets(fn_args: FnArgs, spec: DatasetSpec, plan: training_plan.Plan,
@@ -214,11 +224,12 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
 
 
 def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
-               extra: Sequence[keras.callbacks.Callback], early_stopping: bool) -> list:
+               extra: Sequence[keras.callbacks.Callback], early_stopping: bool,
+               backup_every_epochs: int) -> list:
   """The callbacks of one TFT's training."""
   # BackupAndRestore comes next: at the end of an epoch its backup is written before
   # any later callback can stop the run, and after a non-finite loss stopped it.
-  callbacks = [StopOnNonFiniteLoss(), BackupAndRestore(backup_dir)]
+  callbacks = [StopOnNonFiniteLoss(), BackupAndRestore(backup_dir, backup_every_epochs)]
   if early_stopping:
     callbacks.append(keras.callbacks.EarlyStopping(
         patience=config.early_stopping_patience, restore_best_weights=True))
@@ -230,7 +241,8 @@ def _callbacks(backup_dir: str, log_dir: str, config: hparams.TFTConfig,
 def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: FnArgs,
            plan: training_plan.Plan, train: tf.data.Dataset, evaluation: tf.data.Dataset,
            extra: Sequence[keras.callbacks.Callback], options: tf.train.CheckpointOptions,
-           budget: Optional[refit.Budget] = None) -> List[Dict[str, object]]:
+           backup_every_steps: int, budget: Optional[refit.Budget] = None
+           ) -> List[Dict[str, object]]:
   """Trains the TFTs one after the other; returns how each trained in this attempt
   (`training_record`; none for an ensemble member trained before an interruption).
   A refit's `budget` gives each TFT its epochs, trained without validation.
@@ -242,7 +254,7 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
   interrupted one and trains the rest.
   """
   backups = os.path.join(fn_args.model_run_dir, BACKUP_DIR)
-
+  backup_every_epochs = math.ceil(backup_every_steps / plan.steps_per_epoch)
   records = []
 
   def fit(member: keras.Model, backup_dir: str, log_dir: str,
@@ -253,7 +265,8 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
     history = member.fit(train, validation_data=None if budget else evaluation, epochs=epochs,
                          steps_per_epoch=plan.steps_per_epoch, verbose=0,
                          callbacks=[progress, *_callbacks(backup_dir, log_dir, config, extra,
-                                                          early_stopping=budget is None)])
+                                                          budget is None,
+                                                          backup_every_epochs)])
     records.append(training_record.of_fit(history.epoch, history.history.get('val_loss', []),
                                           plan.epochs, plan.steps_per_epoch, member=number,
                                           refit=budget is not None))
@@ -520,7 +533,8 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
     started = _initialise(model, layout, config, training, fn_args, strategy, spec,
                           transform_output, eval_start)
   trained = _train(members, config, fn_args, plan, train, evaluation, callbacks,
-                   _checkpoint_options(distribution.save_options(strategy)), budget)
+                   _checkpoint_options(distribution.save_options(strategy)),
+                   training.backup_every_steps, budget)
   if isinstance(model, TFTEnsemble):
     kept = (budget.kept_members if budget is not None
             else choose_members(model, config, evaluation, eval_windows))

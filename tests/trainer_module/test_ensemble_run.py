@@ -61,7 +61,8 @@ def ensemble_run(tiny, kit, tmp_path_factory):
   fn_args = kit.make_fn_args(
       tiny, str(tmp_path_factory.mktemp('ensemble')), train_steps=2 * EPOCHS,
       overrides={'ensemble_size': len(MEMBERS), 'max_epochs': EPOCHS,
-                 'early_stopping_patience': EPOCHS})
+                 'early_stopping_patience': EPOCHS},
+      training={'backup_every_steps': 1})  # a backup after every epoch
   first, second = _MemberRecorder(), _MemberRecorder()
   with pytest.raises(_Interrupted):
     train.run_fn(fn_args, callbacks=[first, _InterruptMember(MEMBERS[1], 0)])

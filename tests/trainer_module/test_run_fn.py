@@ -12,17 +12,19 @@ from trainer_module import distribution, train
 pytestmark = pytest.mark.slow(seconds=70)  # runs a pipeline or trains a model
 
 
-def test_interrupted_run_resumes_from_its_last_finished_epoch(resumed_run):
+def test_interrupted_run_resumes_from_its_last_backup(resumed_run):
   first, second = resumed_run.first, resumed_run.second
-  resumed_epoch = resumed_run.interrupted_after + 1
+  # Backed up every second epoch: the epoch after the last backup is trained again.
+  resumed_epoch = resumed_run.backed_up_after + 1
 
-  assert first.epochs_begun == list(range(resumed_epoch))
+  assert first.epochs_begun == list(range(resumed_run.interrupted_after + 1))
+  assert resumed_epoch < resumed_run.interrupted_after + 1
   assert second.epochs_begun == list(range(resumed_epoch, resumed_run.epochs))
   steps_per_epoch = resumed_run.fn_args.train_steps // resumed_run.epochs
   # The optimizer state came back with the weights: the learning-rate schedule continues.
   assert second.initial_iterations == resumed_epoch * steps_per_epoch
   for restored, backed_up in zip(second.initial_weights,
-                                 first.weights_after_epoch[resumed_run.interrupted_after]):
+                                 first.weights_after_epoch[resumed_run.backed_up_after]):
     np.testing.assert_array_equal(restored, backed_up)
 
 

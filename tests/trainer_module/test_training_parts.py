@@ -255,6 +255,8 @@ def test_training_config_defaults_and_checks():
   with pytest.raises(ValueError, match="'calibrate_on_the_period_before' must be true or "
                      "false, got 'no'"):
     TrainingConfig(calibrate_on_the_period_before='no')
+  with pytest.raises(ValueError, match="'backup_every_steps' must be an integer >= 1"):
+    TrainingConfig(backup_every_steps=0)
 
 
 @pytest.mark.parametrize('tf_config, chief', [
