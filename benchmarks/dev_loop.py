@@ -3,8 +3,9 @@
 Clones this repository's HEAD beside it (so `../shared` resolves as in CI), runs each
 command there in order, and writes `results/dev_loop.json`: the wall time of each, the
 tests passed, the default run's MAE beside the best naive forecast, each component's
-seconds and each training's first and second epoch (the first builds the step); the clone is
-removed afterwards. pip's download cache is whatever this machine has: a cold cache adds
+seconds and each training's first and second epoch (the first builds the step), and of
+each test command its slowest test files (pytest's JUnit report: the seconds of a file's
+tests and fixtures on its worker); the clone is removed afterwards. pip's download cache is whatever this machine has: a cold cache adds
 the downloads to the set-up.
 
   .venv/bin/python -m benchmarks.dev_loop           # set-up, test-fast, run: about 6 min
@@ -12,6 +13,7 @@ the downloads to the set-up.
 """
 
 import argparse
+import collections
 import datetime
 import os
 import re
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ElementTree
 from typing import Any, Dict, List, Optional
 
 from benchmarks import host, readme_tables
@@ -37,16 +40,22 @@ _EPOCH_LINE = re.compile(r'^\[Trainer\] epoch (?P<epoch>[12])/\d+: .*?(?P<second
 _NAIVE_LINE = re.compile(rf'MAE beside [\w ]*?the naive forecasts: model (?P<model>{_NUMBER}) '
                          rf'(?:\| LightGBM (?P<gbm>{_NUMBER}) )?.*?'
                          rf'(?P<naive>\w+) (?P<naive_mae>{_NUMBER}) \(best naive\)')
+SLOWEST_TEST_FILES = 8  # recorded per test command
 
 
 def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:
   """Runs one command in `clone`; its wall time and what its output says."""
   log_path = os.path.join(log_dir, name.replace(' ', '_') + '.log')
+  junit_path = os.path.join(log_dir, name.replace(' ', '_') + '.xml')
+  if os.path.exists(junit_path):
+    os.remove(junit_path)
   print(f'[dev-loop] {name}: {" ".join(STEPS[name])} (log: {log_path})', flush=True)
   started = time.monotonic()
+  # The Makefile's test commands pass PYTEST_ARGS on to pytest.
+  environment = {**os.environ, 'PYTEST_ARGS': f'--junitxml={junit_path}'}
   with open(log_path, 'w') as log:
     completed = subprocess.run(STEPS[name], cwd=clone, stdout=log, stderr=subprocess.STDOUT,
-                               check=False)
+                               check=False, env=environment)
   seconds = round(time.monotonic() - started, 1)
   with open(log_path) as f:
     output = f.read()
@@ -58,6 +67,8 @@ def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:
   if tests:
     counts, pytest_seconds = tests[-1]
     step.update(tests=counts.strip(), pytest_seconds=float(pytest_seconds))
+  if os.path.exists(junit_path):
+    step['slowest_test_files'] = slowest_test_files(junit_path, SLOWEST_TEST_FILES)
   components = {name: float(seconds) for name, seconds in _COMPONENT_LINE.findall(output)}
   if components:
     step['components'] = components
@@ -73,6 +84,17 @@ def run_step(name: str, clone: str, log_dir: str) -> Dict[str, Any]:
       step['lightgbm_mae'] = float(naive['gbm'])
   print(f'[dev-loop] {name}: {seconds:.0f} s', flush=True)
   return step
+
+
+def slowest_test_files(junit_path: str, count: int) -> Dict[str, float]:
+  """The `count` test files whose tests (with their fixtures) took longest on their
+  worker, by pytest's JUnit report: {path: seconds}, the slowest first."""
+  seconds = collections.Counter()
+  for case in ElementTree.parse(junit_path).iter('testcase'):
+    parts = case.get('classname').split('.')
+    module = next(i for i, part in enumerate(parts) if part.startswith('test_'))
+    seconds['/'.join(parts[:module + 1]) + '.py'] += float(case.get('time'))
+  return {path: round(total, 1) for path, total in seconds.most_common(count)}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

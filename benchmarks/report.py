@@ -5,6 +5,7 @@ and `benchmarks/pages/*.md` (`benchmarks.readme_tables`) both come from them.
 """
 
 import functools
+import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 Results = Dict[str, Dict[str, Any]]  # benchmark name (JSON file stem) -> its JSON
@@ -418,6 +419,10 @@ def dev_loop_table(results: Results) -> List[str]:
     if step.get('components'):
       slowest = sorted(step['components'].items(), key=lambda item: -item[1])[:4]
       reported.append(', '.join(f'{name} {seconds:.0f} s' for name, seconds in slowest))
+    if step.get('slowest_test_files'):
+      reported.append('slowest files ' + ', '.join(
+          f'{os.path.basename(path)[:-3]} {_minutes(seconds)}'
+          for path, seconds in list(step['slowest_test_files'].items())[:3]))
     if step.get('first_epochs'):
       reported.append('first epoch ' + ' and '.join(f'{s:g} s' for s in step['first_epochs'])
                       + ' (then ' + ' and '.join(f'{s:g} s' for s in step['second_epochs'])

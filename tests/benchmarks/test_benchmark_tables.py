@@ -262,6 +262,28 @@ def test_directory_bytes_counts_every_file_below(tmp_path):
   assert scale.directory_bytes(str(tmp_path / 'missing')) == 0
 
 
+def test_the_slowest_test_files_sum_their_tests_from_the_junit_report(tmp_path):
+  (tmp_path / 'junit.xml').write_text(
+      '<testsuites><testsuite name="pytest">'
+      '<testcase classname="tests.pipeline.test_run" name="test_a" time="10.5"/>'
+      '<testcase classname="tests.pipeline.test_run" name="test_b[x]" time="2.0"/>'
+      '<testcase classname="tests.test_layers.TestGrn" name="test_c" time="20.0"/>'
+      '<testcase classname="tests.common.test_fast" name="test_d" time="0.1"/>'
+      '</testsuite></testsuites>')
+  assert dev_loop.slowest_test_files(str(tmp_path / 'junit.xml'), 2) == {
+      'tests/test_layers.py': 20.0, 'tests/pipeline/test_run.py': 12.5}
+
+
+def test_a_dev_loop_test_step_asks_pytest_for_its_junit_report(tmp_path, monkeypatch):
+  report = ('<testsuites><testcase classname="tests.test_x" name="test_a" time="3.5"/>'
+            '</testsuites>')
+  # Stands in for the Makefile: writes where PYTEST_ARGS's --junitxml says.
+  monkeypatch.setattr(dev_loop, 'STEPS', {'make test': [
+      'bash', '-c', f'echo \'{report}\' > "${{PYTEST_ARGS#--junitxml=}}"']})
+  step = dev_loop.run_step('make test', str(tmp_path), str(tmp_path))
+  assert step['slowest_test_files'] == {'tests/test_x.py': 3.5}
+
+
 def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatch):
   output = ('...\\n===== 481 passed, 2 skipped in 53.81s =====\\n'
             '[pipeline] Transform done in 12.8 s\\n'
@@ -286,14 +308,15 @@ def test_a_dev_loop_step_reports_its_tests_and_the_runs_mae(tmp_path, monkeypatc
   table = report.dev_loop_table({'dev_loop': {
       'measured': '2026-11-26', 'commit': 'abc',
       'host': {'cpu_model': 'cpu', 'cpu_count': 2, 'cpu_kernel_flags': ['avx2', 'fma']},
-      'steps': {'make run': step, 'make test': {'command': 'bash .ci/run', 'seconds': 804.0,
-                                                'tests': '582 passed',
-                                                'pytest_seconds': 793.0}}}})
+      'steps': {'make run': step, 'make test': {
+          'command': 'bash .ci/run', 'seconds': 804.0, 'tests': '582 passed',
+          'pytest_seconds': 793.0,
+          'slowest_test_files': {'tests/a/test_one.py': 125.0, 'tests/test_two.py': 61.0}}}}})
   assert table[2].endswith(' | 481 passed, 2 skipped (pytest 54 s); MAE 2.243 against the '
                            'best naive (seasonal_168) 2.843; Trainer 135 s, Transform 13 s; '
                            'first epoch 26 s and 18.2 s (then 5.1 s and 4.9 s) |')
   assert table[3] == ('| make test: `bash .ci/run` | 13 min 24 s | 582 passed (pytest 13 min '
-                      '13 s) |')
+                      '13 s); slowest files test_one 2 min 5 s, test_two 1 min 1 s |')
   assert table[-1].endswith('(2 CPUs, with avx2, fma) by `python -m benchmarks.dev_loop '
                             '--full`.')
 
