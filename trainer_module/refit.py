@@ -5,7 +5,9 @@ model of the same architecture on the windows of every period the run holds (Win
 `refit` split) for the steps the judged model's kept weights had (its best epoch times its
 steps per epoch, under the same learning-rate schedule), without early stopping, and
 serves the judged model's interval calibration and, for an ensemble, the mean of the
-members it kept: there is no unseen window left to choose or calibrate on. The Pusher
+members it kept: there is no unseen window left to choose or calibrate on. Only those
+members are refit; the others keep their judged weights (served with weight 0, they only
+give a later warm start a counterpart for every member). The Pusher
 then publishes the refit model on the judged model's blessing.
 The Trainer custom_config key 'refit_of' names the judged model's directory.
 """
@@ -30,6 +32,10 @@ class Budget:
   steps_per_epoch: int
   calibration: Optional[Dict[str, object]]
   kept_members: Optional[List[int]] = None
+
+  def refits(self, member: int) -> bool:
+    """Whether the TFT at index `member` is refit: one TFT, or a member served."""
+    return self.kept_members is None or member in self.kept_members
 
 
 def budget_of(custom_config: Mapping[str, object]) -> Optional[Budget]:

@@ -25,7 +25,8 @@ as above, and the model exported serves the mean of the members whose mean score
 eval windows best (`tft.ensemble.TFTEnsemble`, `trainer_module.member_selection`).
 With custom_config 'refit_of' (a judged model), the Trainer is the refit
 (`trainer_module.refit`): each TFT trains for the epochs the judged one kept, without
-validation or early stopping, and the judged model's calibration and members are served.
+validation or early stopping, and the judged model's calibration and members are served
+(a member the judged model left out is not refit).
 """
 
 import dataclasses
@@ -245,7 +246,9 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
            ) -> List[Dict[str, object]]:
   """Trains the TFTs one after the other; returns how each trained in this attempt
   (`training_record`; none for an ensemble member trained before an interruption).
-  A refit's `budget` gives each TFT its epochs, trained without validation.
+  A refit's `budget` gives each TFT its epochs, trained without validation; an
+  ensemble's member the judged model left out of its mean is not refit but keeps its
+  judged weights.
 
   One TFT backs up to `model_run_dir/backup` and logs to `model_run_dir`. An ensemble
   member backs up to `backup/<member name>` and logs to `model_run_dir/<member name>`;
@@ -277,6 +280,14 @@ def _train(members: Sequence[keras.Model], config: hparams.TFTConfig, fn_args: F
     fit(members[0], backups, fn_args.model_run_dir)
     return records
   for index, member in enumerate(members, start=1):
+    if budget is not None and not budget.refits(index - 1):
+      # Served with weight 0: refitting it would cost a member's training for nothing.
+      warm_start.read_member(member, budget.judged_model, options)
+      records.append(training_record.of_judged_member(index, plan.epochs,
+                                                      plan.steps_per_epoch))
+      _PROGRESS.info('member %d of %d: left out of the mean the judged model serves, so '
+                     'not refit (its judged weights kept)', index, len(members))
+      continue
     trained = os.path.join(backups, f'{member.name}-trained')
     if tf.io.gfile.exists(trained + '.index'):
       warm_start.weights_checkpoint(member).read(trained, options=options).assert_consumed()
@@ -518,7 +529,9 @@ def run_fn(fn_args: FnArgs, callbacks: Sequence[keras.callbacks.Callback] = ()) 
   else:
     _PROGRESS.info('refit on the %s windows of every period: %s epochs of %d steps (global '
                    'batch %d%s), the epochs whose weights the judged model kept, of %d '
-                   'planned', f'{train_windows:,}', ' and '.join(map(str, budget.epochs)),
+                   'planned', f'{train_windows:,}', ' and '.join(
+                       str(epochs) for index, epochs in enumerate(budget.epochs)
+                       if budget.refits(index)),
                    plan.steps_per_epoch, plan.global_batch, replicas, plan.epochs)
   if training.seed is not None:
     keras.utils.set_random_seed(training.seed)

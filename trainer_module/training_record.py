@@ -36,6 +36,16 @@ def of_fit(epochs: Sequence[int], val_losses: Sequence[float], epochs_planned: i
   return record
 
 
+def of_judged_member(member: int, epochs_planned: int,
+                     steps_per_epoch: int) -> Dict[str, object]:
+  """The record of a refit's ensemble member that the judged model left out of its mean:
+  not trained, its judged weights kept (a warm start from the refit model still finds
+  every member)."""
+  return {'epochs_run': 0, 'epochs_planned': int(epochs_planned),
+          'steps_per_epoch': int(steps_per_epoch), 'member': int(member), 'refit': True,
+          'left_out': True}
+
+
 def with_members_kept(records: List[Dict[str, object]],
                       kept: Sequence[int]) -> List[Dict[str, object]]:
   """`records` with `left_out` on the members (numbered from 1) not at the indices `kept`."""
@@ -77,8 +87,12 @@ def describe(records: Sequence[Dict[str, object]]) -> str:
 
 def describe_one(record: Dict[str, object]) -> str:
   """'all 20 epochs of 50 steps, the weights of epoch 20 kept (the lowest eval loss)';
-  a refit's 'refit on every period: 8 epochs of 50 steps, as the judged model kept'."""
+  a refit's 'refit on every period: 8 epochs of 50 steps, as the judged model kept', or
+  for a member the judged model left out, that it was not refit."""
   run, planned = record['epochs_run'], record['epochs_planned']
+  if record.get('refit') and record.get('left_out'):
+    return ('left out of the mean served, as in the judged model: not refit, its judged '
+            'weights kept')
   if record.get('refit'):
     return (f"refit on every period: {run} epochs of {record['steps_per_epoch']} steps, as "
             'the judged model kept')

@@ -76,6 +76,19 @@ def weights_checkpoint(model: keras.Model,
       else layer for layer in model.layers})
 
 
+def read_member(member: keras.Model, saved_model_dir: str,
+                options: Optional[tf.train.CheckpointOptions] = None) -> None:
+  """Loads into `member` the weights of its namesake in the ensemble exported to
+  `saved_model_dir` (a model of this run's layout: no vocabulary moves).
+
+  Raises:
+    AssertionError: some weight of `member` is not in the checkpoint.
+  """
+  checkpoint = tf.train.Checkpoint(**{member.name: weights_checkpoint(member)})
+  checkpoint.read(checkpoint_path(saved_model_dir),
+                  options=options).assert_existing_objects_matched()
+
+
 def _embedding_without(layer: keras.layers.Layer,
                        tables: Collection[int]) -> tf.train.Checkpoint:
   """An `InputEmbedding`'s weights under the names it saves them by, but `tables`."""

@@ -1,9 +1,10 @@
 """run_fn with an ensemble of two TFTs: interrupted in the second member, resumed,
-exported as the mean of its members, and warm-started from."""
+exported as the mean of its members, warm-started from, and refit."""
 
 import dataclasses
 import logging
 import os
+import shutil
 import types
 from typing import Dict, List
 
@@ -13,7 +14,7 @@ import tensorflow as tf
 import tf_keras as keras
 
 from common import progress_log
-from trainer_module import export, train, training_record, warm_start, window_inputs
+from trainer_module import export, refit, train, training_record, warm_start, window_inputs
 from trainer_module.tft.ensemble import TFTEnsemble
 from trainer_module.tft.model import build_tft_model
 
@@ -146,3 +147,47 @@ def test_a_single_model_does_not_warm_start_from_an_ensemble(ensemble_base, capl
     assert not warm_start.restore(model, ensemble_base.layout, config, ensemble_base.path)
 
   assert any('ensemble_size: base 2 vs now 1' in m for m in caplog.messages)
+
+
+def test_a_refit_trains_only_the_members_the_judged_model_serves(tiny, ensemble_run, kit,
+                                                                 tmp_path):
+  """The judged ensemble served member 1 alone: the refit trains member 1 for its kept
+  epochs, keeps member 2's judged weights untrained and serves member 1's forecasts."""
+  judged = str(tmp_path / 'judged')
+  shutil.copytree(ensemble_run.fn_args.serving_model_dir, judged)
+  steps = ensemble_run.fn_args.train_steps // EPOCHS
+  training_record.write(judged, [
+      {'epochs_run': EPOCHS, 'epochs_planned': EPOCHS, 'steps_per_epoch': steps,
+       'member': 1, 'best_epoch': EPOCHS, 'best_val_loss': 1.0},
+      {'epochs_run': EPOCHS, 'epochs_planned': EPOCHS, 'steps_per_epoch': steps,
+       'member': 2, 'best_epoch': 1, 'best_val_loss': 2.0, 'left_out': True}])
+  fn_args = kit.make_fn_args(
+      tiny, str(tmp_path / 'refit'), train_steps=ensemble_run.fn_args.train_steps,
+      overrides={'ensemble_size': len(MEMBERS), 'max_epochs': EPOCHS})
+  fn_args.custom_config[refit.CONFIG_KEY] = judged
+  recorder = _MemberRecorder()
+
+  with kit.logged_messages(progress_log.ROOT) as progress:
+    train.run_fn(fn_args, callbacks=[recorder])
+
+  assert recorder.epochs_begun == {MEMBERS[0]: list(range(EPOCHS))}
+  assert ('member 2 of 2: left out of the mean the judged model serves, so not refit (its '
+          'judged weights kept)') in progress
+  base = kit.warm_start_base(tiny, fn_args)
+  from_judged, untrained = (build_tft_model(base.layout, base.config, MEMBERS[1])
+                            for _ in range(2))
+  warm_start.read_member(from_judged, judged)
+  warm_start.read_member(untrained, fn_args.serving_model_dir)
+  for got, want in zip(untrained.get_weights(), from_judged.get_weights()):
+    np.testing.assert_array_equal(got, want)
+  refit_records = training_record.read(fn_args.serving_model_dir)
+  assert training_record.kept_members(refit_records) == [0]
+  assert training_record.describe_one(refit_records[1]) == (
+      'left out of the mean served, as in the judged model: not refit, its judged weights '
+      'kept')
+  windows = tf.constant(tiny.eval_windows)
+  inputs, _ = window_inputs.parse_windows(windows, tiny.spec)
+  alone = recorder.models[MEMBERS[0]](inputs, training=False)[window_inputs.QUANTILES_OUTPUT]
+  served = tf.saved_model.load(fn_args.serving_model_dir).signatures[export.EVAL_SIGNATURE](
+      examples=windows)
+  np.testing.assert_allclose(served['p50'], alone.numpy()[..., 1], rtol=1e-5, atol=1e-5)
