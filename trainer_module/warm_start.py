@@ -82,11 +82,19 @@ def read_member(member: keras.Model, saved_model_dir: str,
   `saved_model_dir` (a model of this run's layout: no vocabulary moves).
 
   Raises:
-    AssertionError: some weight of `member` is not in the checkpoint.
+    ValueError: the checkpoint holds no weights, or not all, of a member of that name.
   """
   checkpoint = tf.train.Checkpoint(**{member.name: weights_checkpoint(member)})
-  checkpoint.read(checkpoint_path(saved_model_dir),
-                  options=options).assert_existing_objects_matched()
+  status = checkpoint.read(checkpoint_path(saved_model_dir), options=options)
+  try:
+    status.assert_existing_objects_matched()
+  except AssertionError:
+    status.expect_partial()  # the error says it: no warnings about the unread values
+    raise ValueError(
+        f'the model in {saved_model_dir} has no weights for every layer of the ensemble '
+        f'member {member.name!r}: it was exported with another ensemble_size or '
+        'architecture than this run trains; rerun the pipeline, or turn the refit off'
+    ) from None
 
 
 def _embedding_without(layer: keras.layers.Layer,

@@ -191,3 +191,12 @@ def test_a_refit_trains_only_the_members_the_judged_model_serves(tiny, ensemble_
   served = tf.saved_model.load(fn_args.serving_model_dir).signatures[export.EVAL_SIGNATURE](
       examples=windows)
   np.testing.assert_allclose(served['p50'], alone.numpy()[..., 1], rtol=1e-5, atol=1e-5)
+
+
+def test_a_member_the_judged_model_lacks_is_named_in_the_error(tiny, ensemble_run, kit):
+  base = kit.warm_start_base(tiny, ensemble_run.fn_args)
+  stranger = build_tft_model(base.layout, base.config, 'member_5')
+
+  with pytest.raises(ValueError, match="no weights for every layer of the ensemble member "
+                                       "'member_5'.*rerun the pipeline, or turn the refit off"):
+    warm_start.read_member(stranger, ensemble_run.fn_args.serving_model_dir)
