@@ -594,11 +594,12 @@ def drift_bounds_table(results: Results) -> List[str]:
                  'drift: sized bound', 'levels drifted: policy / sized'], rows)
 
 
-def suite_table(results: Results) -> List[str]:
-  """Per data set of the development suite (`benchmarks.suite`): the held-out test MAE of
-  the TFT, the run's LightGBM and the best naive forecast (mean over seeds), the TFT's
-  P10-P90 coverage, both models' q-risks, the run time, and which goals the TFT meets."""
-  result = results['suite']
+def suite_table(results: Results, key: str = 'suite') -> List[str]:
+  """Per data set of the development suite (`benchmarks.suite`), or of the runs in
+  `results[key]`: the held-out test MAE of the TFT, the run's LightGBM and the best naive
+  forecast (mean over seeds), the TFT's P10-P90 coverage, both models' q-risks, the run
+  time, and which goals the TFT meets."""
+  result = results[key]
   low, high = result['coverage_target']
   rows, met = [], 0
   for name, entry in result['datasets'].items():
@@ -634,11 +635,11 @@ _SUITE_COMPONENTS = ('TimeSeriesExampleGen', 'StatisticsGen', 'Transform', 'Wind
                      'GbmBaseline', 'Trainer', 'Evaluator')
 
 
-def suite_times_table(results: Results) -> List[str]:
-  """Per data set of the development suite: each component's seconds (mean over seeds,
-  the rest summed), the pipeline's, and GbmBaseline's share of it."""
+def suite_times_table(results: Results, key: str = 'suite') -> List[str]:
+  """Per data set of the development suite (or of `results[key]`): each component's
+  seconds (mean over seeds, the rest summed), the pipeline's, and GbmBaseline's share."""
   rows = []
-  for name, entry in results['suite']['datasets'].items():
+  for name, entry in results[key]['datasets'].items():
     runs = [run['components'] for run in entry['runs']]
     seconds = {key: _mean([run.get(key, 0.0) for run in runs]) for key in _SUITE_COMPONENTS}
     total = _mean([sum(run.values()) for run in runs])
@@ -683,4 +684,6 @@ TABLES: Dict[str, Callable[[Results], List[str]]] = {
     'scale': scale_table,
     'stallion_calibration': stallion_calibration_table, 'time_zone': time_zone_table,
     'suite': suite_table, 'suite_times': suite_times_table,
+    'suite_unseen': functools.partial(suite_table, key='suite_unseen'),
+    'suite_unseen_times': functools.partial(suite_times_table, key='suite_unseen'),
     'drift_bounds': drift_bounds_table, 'first_step': first_step_table}

@@ -13,6 +13,8 @@ the README tables generated from it.
 
   .venv/bin/python -m benchmarks.suite                         # every data set, seeds 1-3
   .venv/bin/python -m benchmarks.suite --datasets ercot epf --seeds 1
+  .venv/bin/python -m benchmarks.suite --csv sales.csv --target units --horizon 7 \
+      --output /tmp/sales.json                                  # a data set of your own
 """
 
 import argparse
@@ -20,6 +22,7 @@ import dataclasses
 import json
 import os
 import shutil
+import sys
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -80,6 +83,25 @@ DATASETS = {data.name: data for data in (
     SuiteData('default', _default_data, 'load', roles={'price': 'known'}),
     SuiteData('shop', _shop, 'units_sold'),
 )}
+
+
+def own_csv(path: str, target: str, horizon: Optional[int],
+            roles: Sequence[str] = ()) -> SuiteData:
+  """A data set outside the suite, run as the suite runs its own: `init`'s draft with the
+  horizon and the answers to its CHECK lines (`roles`: 'COLUMN=ROLE', ROLE 'none' to
+  remove the column) edited; named after the file."""
+  if not os.path.isfile(path):
+    raise SystemExit(f'--csv {path}: no such file')
+  answers = {}
+  for answer in roles:
+    column, _, role = answer.partition('=')
+    if not column or not role:
+      raise SystemExit(f"--role {answer}: write COLUMN=ROLE ('price=known'; 'id=none' removes "
+                       'the column)')
+    answers[column] = None if role == 'none' else role
+  path = os.path.abspath(path)
+  return SuiteData(os.path.splitext(os.path.basename(path))[0], lambda _: path, target,
+                   horizon, answers)
 
 
 def draft_spec(data: SuiteData, work_dir: str) -> str:
@@ -192,9 +214,10 @@ def _load(path: str) -> Dict[str, Any]:
   return {'datasets': {}}
 
 
-def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any]) -> None:
+def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any],
+           command: str = '.venv/bin/python -m benchmarks.suite') -> None:
   """Adds one run's `result` to the suite's results at `path` (replacing the same seed's),
-  with the spec it ran and the host and commit it ran on."""
+  with the spec it ran, the host and commit it ran on, and the `command` that ran it."""
   suite = _load(path)
   entry = suite['datasets'].setdefault(data.name, {'runs': []})
   with open(spec_path, encoding='utf-8') as f:
@@ -205,7 +228,7 @@ def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any]) -
   result = {**result, 'host': host.description(), 'commit': host.commit()}
   entry['runs'] = sorted([r for r in entry['runs'] if r['seed'] != result['seed']] + [result],
                          key=lambda r: r['seed'])
-  suite.update(command='.venv/bin/python -m benchmarks.suite', seeds=list(SEEDS),
+  suite.update(command=command, seeds=list(SEEDS),
                coverage_target=list(COVERAGE_TARGET))
   readme_tables.write_results(path, suite)
 
@@ -213,7 +236,7 @@ def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any]) -
 def main(argv: Optional[List[str]] = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--datasets', nargs='+', choices=sorted(DATASETS),
-                      default=list(DATASETS))
+                      help='default: every one')
   parser.add_argument('--seeds', nargs='+', type=int, default=list(SEEDS))
   parser.add_argument('--output', default=RESULTS_FILE)
   parser.add_argument('--work-dir', help='keep the runs and their logs here (default: a '
@@ -224,7 +247,26 @@ def main(argv: Optional[List[str]] = None) -> None:
   parser.add_argument('--earlier-by-the-eval-period', action='store_true',
                       help="move the drafted eval and test periods back by the eval period's "
                       'length (a backtest origin; give another --output)')
+  parser.add_argument('--csv', help='a data set of your own instead of the suite\'s, run '
+                      'the same way (with --target and --horizon; another --output)')
+  parser.add_argument('--target', help="--csv's column to forecast")
+  parser.add_argument('--horizon', type=int, help="--csv's horizon (default: init's)")
+  parser.add_argument('--role', nargs='+', default=[], metavar='COLUMN=ROLE',
+                      help="--csv's answers to init's CHECK lines: a column's role, or none "
+                      'to remove it')
   args = parser.parse_args(argv)
+  if args.csv and not args.target:
+    parser.error('--csv needs --target, the column to forecast')
+  if args.csv and args.datasets:
+    parser.error('--csv runs instead of the suite: leave out --datasets')
+  if args.csv and args.output == RESULTS_FILE:
+    parser.error("--csv runs a data set outside the suite: give another --output")
+  if (args.target or args.horizon or args.role) and not args.csv:
+    parser.error('--target, --horizon and --role describe a --csv: give one')
+  command = ' '.join(['.venv/bin/python -m benchmarks.suite', *(
+      sys.argv[1:] if argv is None else argv)])
+  suite = ([own_csv(args.csv, args.target, args.horizon, args.role)] if args.csv
+           else [DATASETS[name] for name in args.datasets or DATASETS])
   if args.earlier_by_the_eval_period and args.output == RESULTS_FILE:
     parser.error('--earlier-by-the-eval-period scores another period: give another --output')
   flags = ['--calibrate-on-the-period-before'] if args.calibrate_on_the_period_before else []
@@ -232,8 +274,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.error('--calibrate-on-the-period-before is a trial: give another --output')
   work_root = args.work_dir or tempfile.mkdtemp(prefix='suite-')
   try:
-    for name in args.datasets:
-      data = DATASETS[name]
+    for data in suite:
+      name = data.name
       work_dir = os.path.join(work_root, name)
       os.makedirs(work_dir, exist_ok=True)
       spec_path = draft_spec(data, work_dir)
@@ -245,7 +287,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         print(f"[suite] {name}, seed {seed}: test MAE TFT {result['tft']['mae']:.4g} | "
               f"LightGBM {result['lightgbm']['mae']:.4g} | best naive "
               f"{min(result['naive'].values()):.4g}; {result['command_seconds']} s", flush=True)
-        record(args.output, data, spec_path, result)
+        record(args.output, data, spec_path, result, command)
   finally:
     if not args.work_dir:
       shutil.rmtree(work_root, ignore_errors=True)

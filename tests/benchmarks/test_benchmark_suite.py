@@ -1,6 +1,7 @@
 """The development suite benchmark: the spec edits it makes, how runs are kept, its table."""
 
 import json
+import sys
 
 import pytest
 import yaml
@@ -124,3 +125,56 @@ def test_an_earlier_origin_needs_the_drafted_kind_of_split(tmp_path):
                                                  'test_start': '2021-08-27'}}))
   with pytest.raises(SystemExit, match="not 'last N steps"):
     suite.earlier_by_the_eval_period(str(spec_path))
+
+
+def test_a_csv_of_ones_own_runs_as_the_suite_runs_its_data_sets(tmp_path, monkeypatch):
+  csv_path = tmp_path / 'city_temps.csv'
+  csv_path.write_text('city,date,temp\n')
+  ran = []
+  monkeypatch.setattr(suite, 'draft_spec', lambda data, work_dir: ran.append(data) or 'spec')
+  monkeypatch.setattr(suite, 'score_run', lambda *args: ran.append(args[2]) or {
+      'tft': {'mae': 1.0}, 'lightgbm': {'mae': 1.0}, 'naive': {'x': 2.0},
+      'command_seconds': 1.0})
+  monkeypatch.setattr(suite, 'record', lambda *args: None)
+
+  suite.main(['--csv', str(csv_path), '--target', 'temp', '--horizon', '24', '--role',
+              'weather=none', 'wind=known', '--seeds', '1', '2', '--output',
+              str(tmp_path / 'out.json'), '--work-dir', str(tmp_path / 'w')])
+
+  data, *seeds = ran
+  assert (data.name, data.target, data.horizon) == ('city_temps', 'temp', 24)
+  assert data.roles == {'weather': None, 'wind': 'known'}
+  assert data.write('anywhere') == str(csv_path) and seeds == [1, 2]
+
+
+@pytest.mark.parametrize('arguments, refusal', [
+    (['--csv', 'x.csv', '--output', 'o.json'], '--csv needs --target'),
+    (['--csv', 'x.csv', '--target', 't'], 'give another --output'),
+    (['--csv', 'x.csv', '--target', 't', '--datasets', 'ercot', '--output', 'o.json'],
+     'leave out --datasets'),
+    (['--target', 't'], 'describe a --csv'),
+    (['--role', 'a=known'], 'describe a --csv'),
+])
+def test_a_csv_run_is_refused_without_what_it_needs(arguments, refusal, capsys):
+  with pytest.raises(SystemExit):
+    suite.main(arguments)
+  assert refusal in capsys.readouterr().err
+
+
+def test_a_role_not_written_column_equals_role_is_refused(tmp_path):
+  (tmp_path / 'x.csv').write_text('a\n')
+  with pytest.raises(SystemExit, match='write COLUMN=ROLE'):
+    suite.own_csv(str(tmp_path / 'x.csv'), 'a', None, ['weather'])
+
+
+def test_a_csv_that_is_not_there_is_named(tmp_path):
+  with pytest.raises(SystemExit, match='no_such.csv: no such file'):
+    suite.main(['--csv', str(tmp_path / 'no_such.csv'), '--target', 't', '--output',
+                str(tmp_path / 'o.json')])
+
+
+def test_the_unseen_data_sets_say_which_package_they_need(tmp_path, monkeypatch):
+  from benchmarks import unseen_data
+  monkeypatch.setitem(sys.modules, 'vega_datasets', None)  # as if not installed
+  with pytest.raises(SystemExit, match='pip install vega_datasets'):
+    unseen_data.write(str(tmp_path))
