@@ -187,6 +187,10 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
   notes = ([f'{drafted.ensemble_size} TFTs of different seeds, serving the mean of those '
             'chosen on the eval windows (1: one TFT, about 2.5 times faster to train)']
            if model else [])
+  if drafted.target_location:
+    model['target_location'] = drafted.target_location
+    notes.append('repeating the last value is the best naive forecast before the test '
+                 'period (the level drifts): each window is centred on its last value')
   if drafted.batch_size:
     from pipeline.draft.window import DEFAULT_BATCH_SIZE  # loaded already, by the draft
     model['batch_size'] = drafted.batch_size

@@ -39,6 +39,7 @@ from pipeline.draft.window import (DEFAULT_BATCH_SIZE, default_window, draft_win
 from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import Frequency
 from schema.time_split import check_time_format
+from trainer_module import naive_forecasts
 
 # An ensemble of three TFTs of different seeds, serving the mean of the members chosen on
 # the eval windows: on every data set of the development suite its held-out test MAE is
@@ -71,10 +72,19 @@ class Draft:
   # `eval_start` and `test_start` are then the longest series' own
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
   ensemble_size: int = ENSEMBLE_SIZE  # TFTs of different seeds, members chosen on eval
+  # 'last' where the level drifts: the last value is the best naive forecast before the
+  # test period (`drifting_level`); None keeps the model's default.
+  target_location: Optional[str] = None
 
   @property
   def best_naive(self) -> str:
     return min(self.naive_maes, key=self.naive_maes.get)
+
+
+def drifting_level(maes: Dict[str, float]) -> bool:
+  """Whether repeating the last value is the best naive forecast of these MAEs: the level
+  drifts, and a window centred on its last value makes that forecast the model's zero."""
+  return bool(maes) and min(maes, key=maes.get) == naive_forecasts.REPEAT_LAST
 
 
 def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = None,
@@ -234,6 +244,8 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(f'the naive forecast {min(maes, key=maes.get)} is exact on every {judged} '
                     'window (MAE 0), so no model can beat it and none will be blessed: check '
                     'the target column')
+  before_test = naive_maes(steps, series, target_values, frequency, encoder_steps, horizon,
+                           int(steps.min()), test_starts)
   offsets, zones = changing_clock(table[time], seconds, series, frequency, time_format)
   if offsets and zones:
     more = f' or one of {len(zones) - 1} more' if len(zones) > 1 else ''
@@ -261,6 +273,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                findings=findings, time_zone=zones[0] if zones else None,
                time_format=time_format,
                training_windows=windows, batch_size=batch_size,
+               target_location='last' if drifting_level(before_test) else None,
                # Sales, counts and volumes: never below 0 in the data, never forecast so.
                forecast_floor=0.0 if target_values.min() >= 0 else None)
 

@@ -183,8 +183,8 @@ def test_a_key_column_with_an_empty_value_is_named_with_its_line(tmp_path):
 def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
   # One series of 8 years of months: 24 + 6 steps per window; the last 15% (14 months, to
   # 18 from a multiple of 6) for test, the 15% before them for eval.
-  lines = ['month,revenue'] + [f'{2015 + m // 12}-{m % 12 + 1:02d}-01,{100 + m % 12 + m}'
-                               for m in range(96)]
+  lines = ['month,revenue'] + [f'{2015 + m // 12}-{m % 12 + 1:02d}-01,'
+                               f'{100 + 3 * (m % 12) + (7 * m) % 5}' for m in range(96)]
   drafted = spec_draft.draft(_read(tmp_path, '\n'.join(lines) + '\n'), 'revenue', 'revenue')
   assert (drafted.encoder_steps, drafted.horizon, drafted.eval_start, drafted.test_start) == (
       24, 6, '2020-01-01', '2021-07-01')
@@ -214,7 +214,7 @@ def test_a_small_data_set_gets_a_batch_within_its_training_windows(tmp_path):
   assert many.training_windows >= 64 and many.batch_size is None
   [model] = [line for line in init_spec.render(many, '/d/s.csv', '/d/s.yaml', '/d/s.schema')
              .splitlines() if line.startswith('model:')]
-  assert model.startswith('model: {ensemble_size: 3}  # ') and 'batch' not in model
+  assert model.startswith('model: {ensemble_size: 3') and 'batch' not in model
 
 
 def test_series_that_end_a_horizon_before_the_newest_rows_are_named(tmp_path):
@@ -847,3 +847,37 @@ def test_init_drafts_the_longer_history_of_a_longer_horizon_where_the_data_holds
   assert drafted.encoder_steps < 56
   assert any(finding.startswith(f'history shortened from 56 to {drafted.encoder_steps} steps')
              for finding in drafted.findings)
+
+
+def _months(values):
+  return 'month,level\n' + ''.join(f'{2015 + m // 12}-{m % 12 + 1:02d}-01,{value}\n'
+                                   for m, value in enumerate(values))
+
+
+def test_a_drifting_level_gets_windows_centred_on_their_last_value(tmp_path):
+  walk = 1000 + np.cumsum(np.random.default_rng(0).normal(0, 5, 96)).round(1)
+  drafted = spec_draft.draft(_read(tmp_path, _months(walk)), 'level', 'level')
+  assert drafted.best_naive == 'repeat_last' and drafted.target_location == 'last'
+  text = init_spec.render(drafted, '/d/level.csv', '/d/level.yaml', '/d/level.schema')
+  [model] = [line for line in text.splitlines() if line.startswith('model:')]
+  assert model.startswith('model: {ensemble_size: 3, target_location: last, batch_size: 16}')
+  assert ('repeating the last value is the best naive forecast before the test period (the '
+          'level drifts): each window is centred on its last value') in model
+  assert dataset_file.from_dict(yaml.safe_load(text), '/d').model_overrides[
+      'target_location'] == 'last'
+
+
+def test_only_the_windows_before_the_test_period_decide_the_centring(tmp_path):
+  # A yearly season up to the test period (the last 18 months), a steady climb in it: the
+  # last value forecasts the test windows best, but nothing before them.
+  values = [100 + 5 * (m % 12) for m in range(78)] + [200 + 2 * m for m in range(18)]
+  drafted = spec_draft.draft(_read(tmp_path, _months(values)), 'level', 'level')
+  assert drafted.test_start == '2021-07-01' and drafted.best_naive == 'repeat_last'
+  assert drafted.target_location is None
+  assert 'target_location' not in init_spec.render(drafted, '/d/l.csv', '/d/l.yaml', '/d/l.s')
+
+
+def test_the_level_drifts_only_where_the_last_value_is_the_best_naive_forecast():
+  assert spec_draft.drifting_level({'repeat_last': 2.0, 'seasonal_12': 3.0})
+  assert not spec_draft.drifting_level({'repeat_last': 2.0, 'seasonal_12': 1.0})
+  assert not spec_draft.drifting_level({})
