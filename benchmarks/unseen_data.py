@@ -10,8 +10,9 @@ They come from the `vega_datasets` package (BSD-3-Clause), which carries them in
                        of 120 months (`us-employment`, without the nonfarm total and its
                        change); horizon 6 months
   seattle_weather.csv  Seattle's daily weather 2012 to 2015, one series of 1,461 days;
-                       target the day's highest temperature (C), the rest as `init` drafts
-                       it (`seattle-weather`); horizon 7 days
+                       target the day's highest temperature (C); its `weather` column (sun,
+                       rain, snow) is not known a week ahead, so the run removes it
+                       (`seattle-weather`); horizon 7 days
 
   .venv/bin/python -m benchmarks.unseen_data /tmp/unseen
   .venv/bin/python -m benchmarks.suite --csv /tmp/unseen/city_temps.csv --target temp \\
@@ -23,9 +24,10 @@ import os
 import sys
 from typing import List, Optional
 
-# Each file's name, target and horizon (the horizon its domain asks for).
-DATASETS = {'city_temps': ('temp', 24), 'us_employment': ('employees', 6),
-            'seattle_weather': ('temp_max', 7)}
+# Each file's name: its target, the horizon its domain asks for, and the answers to
+# `init`'s CHECK lines (`benchmarks.suite --role`).
+DATASETS = {'city_temps': ('temp', 24, ()), 'us_employment': ('employees', 6, ()),
+            'seattle_weather': ('temp_max', 7, ('weather=none',))}
 
 
 def write(directory: str) -> List[str]:
@@ -55,9 +57,10 @@ def main(argv: Optional[List[str]] = None) -> None:
   parser.add_argument('directory')
   args = parser.parse_args(argv)
   for path in write(args.directory):
-    target, horizon = DATASETS[os.path.splitext(os.path.basename(path))[0]]
+    target, horizon, roles = DATASETS[os.path.splitext(os.path.basename(path))[0]]
+    answers = f' --role {" ".join(roles)}' if roles else ''
     print(f'{path}: .venv/bin/python -m benchmarks.suite --csv {path} --target {target} '
-          f'--horizon {horizon} --output {os.path.splitext(path)[0]}.json')
+          f'--horizon {horizon}{answers} --output {os.path.splitext(path)[0]}.json')
 
 
 if __name__ == '__main__':
