@@ -30,6 +30,8 @@ SCHEMA_SUFFIX = '.schema.pbtxt'
 _ROLE_HELP = ('series_key, time, target, static (one value per series), known (its future '
               'values are known when forecasting), observed (known only up to the forecast '
               'time)')
+# Why a drafted spec has a forecast floor (`spec_draft.zero_floor`).
+_FLOOR_REASON = 'the target is never below it, and counts or rests on it'
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -166,8 +168,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
                  'offset changes): uncomment to read the calendar features on it; see init\'s '
                  'note for the other zones whose clock fits')
   if drafted.forecast_floor is not None:
-    lines.append(f'forecast_floor: {drafted.forecast_floor:g}  # no target value is below it in '
-                 'the data: no forecast will be (remove the line if the target can be lower)')
+    lines.append(f'forecast_floor: {drafted.forecast_floor:g}  # {_FLOOR_REASON} in the data: '
+                 'no forecast will be below it (remove the line if the target can be lower)')
   lines.append(f'columns:  # roles: {_ROLE_HELP}')
   for column in drafted.columns:
     fields = [f'name: {_quoted(column.name)}', f'role: {column.role.value}',
@@ -282,7 +284,7 @@ def summary(drafted: 'spec_draft.Draft', spec_path: str, schema_path: str, csv_p
             for names in [by_role.get(role)] if names]
   lines += [f'  note: {finding}' for finding in drafted.findings]
   if drafted.forecast_floor is not None:
-    lines.append(f'  forecast floor: {drafted.forecast_floor:g} (no target value is below it)')
+    lines.append(f'  forecast floor: {drafted.forecast_floor:g} ({_FLOOR_REASON})')
   best = drafted.best_naive
   judged = 'eval' if drafted.test_start is None else 'test'
   lines.append(f'  blessing: a model must beat the best naive forecast, {best} ({judged} MAE '

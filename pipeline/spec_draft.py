@@ -46,6 +46,10 @@ from trainer_module import naive_forecasts
 # below one TFT's, for about 2.5 times the training time (benchmarks/pages/suite.md).
 ENSEMBLE_SIZE = 3
 
+# Of a target never below 0, the share of its values at 0 from which it rests on 0 (sales
+# that are 0 on quiet days) and gets a forecast floor there.
+FLOOR_ZERO_SHARE = 0.01
+
 
 @dataclasses.dataclass
 class Draft:
@@ -85,6 +89,18 @@ def drifting_level(maes: Dict[str, float]) -> bool:
   """Whether repeating the last value is the best naive forecast of these MAEs: the level
   drifts, and a window centred on its last value makes that forecast the model's zero."""
   return bool(maes) and min(maes, key=maes.get) == naive_forecasts.REPEAT_LAST
+
+
+def zero_floor(target: pd.Series) -> bool:
+  """Whether forecasts of `target` (its values, NaN where missing) are floored at 0: it is
+  never below 0, and either counts (whole numbers only) or rests on 0 (at least
+  `FLOOR_ZERO_SHARE` of its values are 0), as sales, counts and volumes do. A measurement
+  that only stayed above 0 in the data (a temperature, a load, a price) gets no floor: it
+  could go lower."""
+  present = target.dropna()
+  if present.empty or present.min() < 0:
+    return False
+  return is_integral(present) or bool((present == 0).mean() >= FLOOR_ZERO_SHARE)
 
 
 def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = None,
@@ -274,7 +290,6 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                time_format=time_format,
                training_windows=windows, batch_size=batch_size,
                target_location='last' if drifting_level(before_test) else None,
-               # Sales, counts and volumes: never below 0 in the data, never forecast so.
-               forecast_floor=0.0 if target_values.min() >= 0 else None)
+               forecast_floor=0.0 if zero_floor(numbers[target]) else None)
 
 

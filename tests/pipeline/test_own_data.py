@@ -54,7 +54,7 @@ def test_init_drafts_the_spec_and_the_schema_and_says_what_to_run(workspace):
   assert (spec.time_column, spec.target_column) == ('day', 'units_sold')
   assert spec.frequency.value == 'daily'
   assert (spec.encoder_steps, spec.horizon) == (28, shop_data.HORIZON)
-  assert spec.forecast_floor == 0.0  # sales are never negative
+  assert spec.forecast_floor is None  # units with decimals that never reach 0: no floor drafted
   roles = {c.name: (c.role, c.dtype, c.allow_missing) for c in spec.columns}
   assert roles['floor_m2'] == (Role.STATIC, DType.REAL, False)
   assert roles['promo_flag'] == (Role.KNOWN, DType.REAL, False)

@@ -67,7 +67,7 @@ def test_a_few_series_numbered_one_by_one_are_not_taken_for_ids():
   assert not columns['floors'].check
 
 
-def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_file():
+def test_a_count_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_file():
   table = _monthly_sales(SHOPS)
   drafted = spec_draft.draft(table, 'sales', 'sales')
   assert drafted.forecast_floor == 0.0
@@ -76,14 +76,33 @@ def test_a_target_never_below_zero_gets_a_forecast_floor_of_zero_in_the_spec_fil
   values = yaml.safe_load(text)
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   assert spec.forecast_floor == 0.0
-  assert '  forecast floor: 0 (no target value is below it)' in init_spec.summary(
-      drafted, '/data/sales.yaml', '/data/sales.schema.pbtxt', '/data/sales.csv').splitlines()
+  assert ('  forecast floor: 0 (the target is never below it, and counts or rests on it)'
+          in init_spec.summary(
+      drafted, '/data/sales.yaml', '/data/sales.schema.pbtxt', '/data/sales.csv').splitlines())
 
   table.loc[3, 'sales'] = '-2.5'  # a return, say
   unfloored = spec_draft.draft(table, 'sales', 'sales')
   assert unfloored.forecast_floor is None
   assert 'forecast_floor' not in init_spec.render(unfloored, '/data/sales.csv',
                                                   '/data/sales.yaml', '/data/s.pbtxt')
+
+
+@pytest.mark.parametrize('values, floored', [
+    ([12.5, 0.0, 3.25, 7.0], True),  # rests on 0: a quarter of the values
+    ([3.0, 4.0, 0.0, 9.0], True),  # counts
+    ([12.5, 0.5, 3.25, 7.0], False),  # a measurement that stayed above 0
+    ([12.5, 0.0, -0.5, 7.0], False),  # below 0 once
+])
+def test_the_forecast_floor_is_drafted_for_counts_and_targets_resting_on_zero(values, floored):
+  table = _monthly_sales(SHOPS)
+  table['sales'] = [str(values[i % len(values)]) for i in range(len(table))]
+  assert spec_draft.draft(table, 'sales', 'sales').forecast_floor == (0.0 if floored else None)
+
+
+def test_a_target_at_zero_once_in_a_thousand_values_is_not_floored():
+  assert not spec_draft.zero_floor(pd.Series([0.0] + [20.5] * 999))
+  assert spec_draft.zero_floor(pd.Series([0.0] * 10 + [20.5] * 990))
+  assert spec_draft.zero_floor(pd.Series([np.nan, 0.0, 1.0]))  # missing values are not counted
 
 
 def _read(tmp_path, text, encoding='utf-8'):
