@@ -19,9 +19,10 @@ CONFIG_KEY = 'training'
 # Vertex: on the default data 600 left the validation loss falling
 # (benchmarks/pages/default_data.md).
 DEFAULT_TRAIN_STEPS = 1000
-# Whether a run publishes its blessed model refit on every row (`trainer_module.refit`):
-# on the default data and Stallion the refit forecast later periods better at about a
-# third more run time (benchmarks/pages/refit_gain.md).
+# Whether a run publishes its blessed model refit on every row (`trainer_module.refit`), so
+# that the published model has seen the newest rows. On the default data and Stallion its
+# backtest forecasts tied the judged model's, window by window (an earlier code's refit was
+# ahead), for 22 to 37% of a run's time (benchmarks/pages/refit_gain.md).
 DEFAULT_REFIT = True
 # Training windows are cached in memory after the first epoch when their serialized size
 # (uncompressed) is at most this; larger sets are re-read from the files every epoch.
