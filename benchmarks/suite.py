@@ -15,6 +15,8 @@ the README tables generated from it.
   .venv/bin/python -m benchmarks.suite --datasets ercot epf --seeds 1
   .venv/bin/python -m benchmarks.suite --csv sales.csv --target units --horizon 7 \
       --output /tmp/sales.json                                  # a data set of your own
+  .venv/bin/python -m benchmarks.suite --model target_location=last \
+      --output /tmp/trial.json                                  # a trial of a model setting
 """
 
 import argparse
@@ -24,7 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import yaml
 
@@ -126,6 +128,33 @@ def draft_spec(data: SuiteData, work_dir: str) -> str:
   return spec_path
 
 
+def model_overrides(settings: Sequence[str]) -> Dict[str, Any]:
+  """`--model`'s 'FIELD=VALUE' settings as TFTConfig fields and their values (read as YAML:
+  `hidden_size=32` an integer, `target_location=last` text)."""
+  from schema.hparams import TFTConfig
+
+  fields = [field.name for field in dataclasses.fields(TFTConfig)]
+  overrides = {}
+  for setting in settings:
+    name, _, value = setting.partition('=')
+    if not name or not value:
+      raise SystemExit(f'--model {setting}: write FIELD=VALUE (target_location=last)')
+    if name not in fields:
+      raise SystemExit(f"--model {setting}: the model has no setting '{name}'; its settings: "
+                       f'{", ".join(fields)}')
+    overrides[name] = yaml.safe_load(value)
+  return overrides
+
+
+def set_model(spec_path: str, overrides: Mapping[str, Any]) -> None:
+  """Sets `overrides` in the spec's `model:` section, over what `init` drafted there."""
+  with open(spec_path, encoding='utf-8') as f:
+    spec = yaml.safe_load(f)
+  spec['model'] = {**(spec.get('model') or {}), **overrides}
+  with open(spec_path, 'w', encoding='utf-8') as f:
+    yaml.safe_dump(spec, f, sort_keys=False)
+
+
 def earlier_by_the_eval_period(spec_path: str) -> None:
   """Moves the spec's eval and test periods back by the eval period's length: the eval
   period ends where it began, the test period is the eval period before. A run of it is a
@@ -215,16 +244,19 @@ def _load(path: str) -> Dict[str, Any]:
 
 
 def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any],
-           command: str = '.venv/bin/python -m benchmarks.suite') -> None:
+           command: str = '.venv/bin/python -m benchmarks.suite',
+           model: Optional[Mapping[str, Any]] = None) -> None:
   """Adds one run's `result` to the suite's results at `path` (replacing the same seed's),
-  with the spec it ran, the host and commit it ran on, and the `command` that ran it."""
+  with the spec it ran, the host and commit it ran on, the `command` that ran it and the
+  `model` settings it set over the draft, if any."""
   suite = _load(path)
   entry = suite['datasets'].setdefault(data.name, {'runs': []})
   with open(spec_path, encoding='utf-8') as f:
     spec = yaml.safe_load(f)
+  edits = {'horizon': data.horizon, 'roles': data.roles, **({'model': dict(model)} if model
+                                                           else {})}
   entry.update(horizon=spec['horizon'], encoder_steps=spec['encoder_steps'],
-               frequency=spec['frequency'], user_edits={
-                   'horizon': data.horizon, 'roles': data.roles})
+               frequency=spec['frequency'], user_edits=edits)
   result = {**result, 'host': host.description(), 'commit': host.commit()}
   entry['runs'] = sorted([r for r in entry['runs'] if r['seed'] != result['seed']] + [result],
                          key=lambda r: r['seed'])
@@ -254,6 +286,9 @@ def main(argv: Optional[List[str]] = None) -> None:
   parser.add_argument('--role', nargs='+', default=[], metavar='COLUMN=ROLE',
                       help="--csv's answers to init's CHECK lines: a column's role, or none "
                       'to remove it')
+  parser.add_argument('--model', nargs='+', default=[], metavar='FIELD=VALUE',
+                      help="model settings over the draft's (schema/hparams.py TFTConfig), "
+                      'e.g. target_location=last (a trial; give another --output)')
   args = parser.parse_args(argv)
   if args.csv and not args.target:
     parser.error('--csv needs --target, the column to forecast')
@@ -263,6 +298,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.error("--csv runs a data set outside the suite: give another --output")
   if (args.target or args.horizon or args.role) and not args.csv:
     parser.error('--target, --horizon and --role describe a --csv: give one')
+  if args.model and args.output == RESULTS_FILE:
+    parser.error('--model is a trial: give another --output')
+  model = model_overrides(args.model)
   command = ' '.join(['.venv/bin/python -m benchmarks.suite', *(
       sys.argv[1:] if argv is None else argv)])
   suite = ([own_csv(args.csv, args.target, args.horizon, args.role)] if args.csv
@@ -281,13 +319,15 @@ def main(argv: Optional[List[str]] = None) -> None:
       spec_path = draft_spec(data, work_dir)
       if args.earlier_by_the_eval_period:
         earlier_by_the_eval_period(spec_path)
+      if model:
+        set_model(spec_path, model)
       for seed in args.seeds:
         print(f'[suite] {name}, seed {seed} (log: {work_dir}/seed-{seed}.log)', flush=True)
         result = score_run(data, spec_path, seed, work_dir, flags)
         print(f"[suite] {name}, seed {seed}: test MAE TFT {result['tft']['mae']:.4g} | "
               f"LightGBM {result['lightgbm']['mae']:.4g} | best naive "
               f"{min(result['naive'].values()):.4g}; {result['command_seconds']} s", flush=True)
-        record(args.output, data, spec_path, result, command)
+        record(args.output, data, spec_path, result, command, model)
   finally:
     if not args.work_dir:
       shutil.rmtree(work_root, ignore_errors=True)

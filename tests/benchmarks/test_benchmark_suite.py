@@ -167,6 +167,39 @@ def test_a_role_not_written_column_equals_role_is_refused(tmp_path):
     suite.own_csv(str(tmp_path / 'x.csv'), 'a', None, ['weather'])
 
 
+def test_a_model_trial_sets_its_settings_over_the_draft_and_records_them(tmp_path, monkeypatch):
+  spec_path = tmp_path / 'x.yaml'
+  spec_path.write_text(yaml.safe_dump({'name': 'x', 'horizon': 24, 'encoder_steps': 168,
+                                       'frequency': 'hourly',
+                                       'model': {'ensemble_size': 3, 'hidden_size': 16}}))
+  monkeypatch.setattr(suite, 'draft_spec', lambda data, work_dir: str(spec_path))
+  monkeypatch.setattr(suite, 'score_run', lambda data, path, seed, *args: _result(seed, 9.0))
+  output = tmp_path / 'trial.json'
+
+  suite.main(['--datasets', 'ercot', '--seeds', '1', '--model', 'target_location=last',
+              'hidden_size=32', '--output', str(output), '--work-dir', str(tmp_path / 'w')])
+
+  spec = yaml.safe_load(spec_path.read_text())
+  assert spec['model'] == {'ensemble_size': 3, 'hidden_size': 32, 'target_location': 'last'}
+  edits = json.loads(output.read_text())['datasets']['ercot']['user_edits']
+  assert edits['model'] == {'target_location': 'last', 'hidden_size': 32}
+
+
+@pytest.mark.parametrize('setting, refusal', [
+    ('hidden=32', "the model has no setting 'hidden'"),
+    ('target_location', 'write FIELD=VALUE'),
+])
+def test_a_model_setting_the_model_lacks_or_without_a_value_is_refused(setting, refusal):
+  with pytest.raises(SystemExit, match=refusal):
+    suite.model_overrides([setting])
+
+
+def test_a_model_trial_is_refused_into_the_suites_own_results(capsys):
+  with pytest.raises(SystemExit):
+    suite.main(['--model', 'target_location=last'])
+  assert '--model is a trial: give another --output' in capsys.readouterr().err
+
+
 def test_a_csv_that_is_not_there_is_named(tmp_path):
   with pytest.raises(SystemExit, match='no_such.csv: no such file'):
     suite.main(['--csv', str(tmp_path / 'no_such.csv'), '--target', 't', '--output',
