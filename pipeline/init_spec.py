@@ -191,8 +191,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
            if model else [])
   if drafted.target_location:
     model['target_location'] = drafted.target_location
-    notes.append('repeating the last value is the best naive forecast before the test '
-                 'period (the level drifts): each window is centred on its last value')
+    notes.append('before the test period the last value forecasts better than the '
+                 "history's mean (the level drifts): each window is centred on its last value")
   if drafted.batch_size:
     from pipeline.draft.window import DEFAULT_BATCH_SIZE  # loaded already, by the draft
     model['batch_size'] = drafted.batch_size

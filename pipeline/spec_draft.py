@@ -76,8 +76,8 @@ class Draft:
   # `eval_start` and `test_start` are then the longest series' own
   batch_size: Optional[int] = None  # when the training windows are fewer than the default
   ensemble_size: int = ENSEMBLE_SIZE  # TFTs of different seeds, members chosen on eval
-  # 'last' where the level drifts: the last value is the best naive forecast before the
-  # test period (`drifting_level`); None keeps the model's default.
+  # 'last' where the level drifts: before the test period, the last value forecasts better
+  # than the history's mean (`drifting_level`); None keeps the model's default.
   target_location: Optional[str] = None
 
   @property
@@ -86,9 +86,13 @@ class Draft:
 
 
 def drifting_level(maes: Dict[str, float]) -> bool:
-  """Whether repeating the last value is the best naive forecast of these MAEs: the level
-  drifts, and a window centred on its last value makes that forecast the model's zero."""
-  return bool(maes) and min(maes, key=maes.get) == naive_forecasts.REPEAT_LAST
+  """Whether, by these naive forecasts' MAEs, repeating the last value forecasts better
+  than the history's mean: the level drifts more than the history's mean follows, so each
+  window is better centred on its last value than on its mean (the centring makes that
+  value the model's zero). The seasonal naive forecasts do not decide it: the model learns
+  the season from either centre."""
+  last, mean = maes.get(naive_forecasts.REPEAT_LAST), maes.get(naive_forecasts.HISTORY_MEAN)
+  return last is not None and mean is not None and last < mean
 
 
 def zero_floor(target: pd.Series) -> bool:

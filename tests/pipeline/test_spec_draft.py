@@ -880,8 +880,8 @@ def test_a_drifting_level_gets_windows_centred_on_their_last_value(tmp_path):
   text = init_spec.render(drafted, '/d/level.csv', '/d/level.yaml', '/d/level.schema')
   [model] = [line for line in text.splitlines() if line.startswith('model:')]
   assert model.startswith('model: {ensemble_size: 3, target_location: last, batch_size: 16}')
-  assert ('repeating the last value is the best naive forecast before the test period (the '
-          'level drifts): each window is centred on its last value') in model
+  assert ("before the test period the last value forecasts better than the history's mean "
+          '(the level drifts): each window is centred on its last value') in model
   assert dataset_file.from_dict(yaml.safe_load(text), '/d').model_overrides[
       'target_location'] == 'last'
 
@@ -896,7 +896,11 @@ def test_only_the_windows_before_the_test_period_decide_the_centring(tmp_path):
   assert 'target_location' not in init_spec.render(drafted, '/d/l.csv', '/d/l.yaml', '/d/l.s')
 
 
-def test_the_level_drifts_only_where_the_last_value_is_the_best_naive_forecast():
-  assert spec_draft.drifting_level({'repeat_last': 2.0, 'seasonal_12': 3.0})
-  assert not spec_draft.drifting_level({'repeat_last': 2.0, 'seasonal_12': 1.0})
+def test_the_level_drifts_where_the_last_value_forecasts_better_than_the_history_mean():
+  assert spec_draft.drifting_level({'repeat_last': 2.0, 'history_mean': 3.0, 'seasonal_12': 9.0})
+  # The seasonal naive forecast's MAE does not decide the centre.
+  assert spec_draft.drifting_level({'repeat_last': 2.0, 'history_mean': 3.0, 'seasonal_12': 1.0})
+  assert not spec_draft.drifting_level({'repeat_last': 3.0, 'history_mean': 2.0,
+                                        'seasonal_12': 9.0})
+  assert not spec_draft.drifting_level({'repeat_last': 2.0, 'history_mean': 2.0})
   assert not spec_draft.drifting_level({})
