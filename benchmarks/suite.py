@@ -106,6 +106,16 @@ def own_csv(path: str, target: str, horizon: Optional[int],
                    horizon, answers)
 
 
+def _read_spec(spec_path: str) -> Dict[str, Any]:
+  with open(spec_path, encoding='utf-8') as f:
+    return yaml.safe_load(f)
+
+
+def _write_spec(spec_path: str, spec: Mapping[str, Any]) -> None:
+  with open(spec_path, 'w', encoding='utf-8') as f:
+    yaml.safe_dump(dict(spec), f, sort_keys=False)
+
+
 def draft_spec(data: SuiteData, work_dir: str) -> str:
   """`init`'s spec of `data` in `work_dir` with the user's edits; its path."""
   csv_path = data.write(work_dir)
@@ -115,16 +125,14 @@ def draft_spec(data: SuiteData, work_dir: str) -> str:
   if data.horizon:
     command += ['--horizon', str(data.horizon)]
   timed(command, os.path.join(work_dir, 'init.log'))
-  with open(spec_path, encoding='utf-8') as f:
-    spec = yaml.safe_load(f)
+  spec = _read_spec(spec_path)
   missing = set(data.roles) - {column['name'] for column in spec['columns']}
   if missing:
     raise SystemExit(f"{data.name}: init's draft has no column {sorted(missing)}")
   spec['columns'] = [{**column, 'role': data.roles.get(column['name'], column['role'])}
                      for column in spec['columns']
                      if data.roles.get(column['name'], column['role']) is not None]
-  with open(spec_path, 'w', encoding='utf-8') as f:
-    yaml.safe_dump(spec, f, sort_keys=False)
+  _write_spec(spec_path, spec)
   return spec_path
 
 
@@ -148,11 +156,9 @@ def model_overrides(settings: Sequence[str]) -> Dict[str, Any]:
 
 def set_model(spec_path: str, overrides: Mapping[str, Any]) -> None:
   """Sets `overrides` in the spec's `model:` section, over what `init` drafted there."""
-  with open(spec_path, encoding='utf-8') as f:
-    spec = yaml.safe_load(f)
+  spec = _read_spec(spec_path)
   spec['model'] = {**(spec.get('model') or {}), **overrides}
-  with open(spec_path, 'w', encoding='utf-8') as f:
-    yaml.safe_dump(spec, f, sort_keys=False)
+  _write_spec(spec_path, spec)
 
 
 def earlier_by_the_eval_period(spec_path: str) -> None:
@@ -162,8 +168,7 @@ def earlier_by_the_eval_period(spec_path: str) -> None:
   --backtest-run-dirs`)."""
   from schema import time_split
 
-  with open(spec_path, encoding='utf-8') as f:
-    spec = yaml.safe_load(f)
+  spec = _read_spec(spec_path)
   split = spec['split']
   eval_steps, test_steps = (time_split.last_steps(split[key])
                             for key in ('eval_start', 'test_start'))
@@ -172,8 +177,7 @@ def earlier_by_the_eval_period(spec_path: str) -> None:
   each = time_split.EACH_SERIES if time_split.of_each_series(split['eval_start']) else ''
   split['eval_start'] = f'last {2 * eval_steps - test_steps} steps{each}'
   split['test_start'] = f'last {eval_steps} steps{each}'
-  with open(spec_path, 'w', encoding='utf-8') as f:
-    yaml.safe_dump(spec, f, sort_keys=False)
+  _write_spec(spec_path, spec)
 
 
 def score_run(data: SuiteData, spec_path: str, seed: int, work_dir: str,
@@ -251,10 +255,10 @@ def record(path: str, data: SuiteData, spec_path: str, result: Dict[str, Any],
   `model` settings it set over the draft, if any."""
   suite = _load(path)
   entry = suite['datasets'].setdefault(data.name, {'runs': []})
-  with open(spec_path, encoding='utf-8') as f:
-    spec = yaml.safe_load(f)
-  edits = {'horizon': data.horizon, 'roles': data.roles, **({'model': dict(model)} if model
-                                                           else {})}
+  spec = _read_spec(spec_path)
+  edits = {'horizon': data.horizon, 'roles': data.roles}
+  if model:
+    edits['model'] = dict(model)
   entry.update(horizon=spec['horizon'], encoder_steps=spec['encoder_steps'],
                frequency=spec['frequency'], user_edits=edits)
   result = {**result, 'host': host.description(), 'commit': host.commit()}
