@@ -46,8 +46,8 @@ window; `read_dataset_spec` reads it, after checking the model's format version
 (`trainer_module.model_format`, written beside it).
 
 The SavedModel's root is a plain `tf.Module` tracking the model's variables and the
-Transform layer, not the Keras model: saving a Keras root traces every layer again
-(about 4x slower) and nothing loads it as Keras. Warm starts read a weights checkpoint
+Transform graph, not the Keras model or the Keras Transform layer: saving a Keras object
+traces its layers again (about 4x slower for the model) and nothing loads it as Keras. Warm starts read a weights checkpoint
 written next to it (`trainer_module.warm_start`).
 """
 
@@ -181,12 +181,19 @@ def _check_time_grid(seconds: tf.Tensor, spec: DatasetSpec) -> list:
 
 
 class _Exported(tf.Module):
-  """The SavedModel's root: the model's variables, the Transform layer, the signatures."""
+  """The SavedModel's root: the model's variables, the Transform graph the signatures
+  call (its tables and vocabulary assets), the signatures.
+
+  It tracks the graph the Transform layer loaded, not the layer: the layer is a Keras
+  model, which saving traces again for Keras's own metadata (2 to 3 s of every export)
+  that nothing reads. `TransformFeaturesLayer` holds that graph in its loader
+  (tensorflow_transform 1.16, pinned); a release that moves it fails here, loudly.
+  """
 
   def __init__(self, model: keras.Model, transform_layer: keras.Model):
     super().__init__()
     self.model_variables = list(model.variables)
-    self.transform_layer = transform_layer
+    self.transform_graph = transform_layer._saved_model_loader._imported  # pylint: disable=protected-access  # pylint: disable=protected-access
 
 
 def median_index(quantiles: Sequence[float]) -> int:

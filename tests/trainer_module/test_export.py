@@ -9,6 +9,7 @@ import json
 import math
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 from typing import List
@@ -170,6 +171,31 @@ def test_a_forecast_floor_raises_every_served_quantile_below_it(tiny, resumed_ru
   assert naive
   for key in naive:
     np.testing.assert_array_equal(evaluated[key].numpy(), unfloored[key].numpy())
+
+
+def test_the_export_carries_its_transform_graph_and_vocabularies(tiny, resumed_run, served,
+                                                                 tmp_path):
+  """Exported from a copy of the Transform output that is then deleted, the model still
+  serves raw windows: the export holds the Transform graph's tables and vocabulary
+  files itself."""
+  raw, _, outputs = served
+  transform_dir = str(tmp_path / 'transform_graph')
+  shutil.copytree(tiny.transform_dir, transform_dir)
+  transform_output = tft.TFTransformOutput(transform_dir)
+  path = str(tmp_path / 'model')
+  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
+                         interval_calibration.CALIBRATION_FILE)) as f:
+    calibration = json.load(f)
+  export.save_model(resumed_run.second.model,
+                    window_inputs.input_layout(tiny.spec, transform_output), tiny.spec,
+                    (0.1, 0.5, 0.9), transform_output, path, calibration=calibration)
+  shutil.rmtree(transform_dir)
+
+  assert tf.io.gfile.glob(os.path.join(path, 'assets', '*'))
+  reloaded = tf.saved_model.load(path).signatures[export.SERVING_SIGNATURE](
+      examples=tf.constant([example.SerializeToString() for example in raw]))
+  for key in QUANTILE_KEYS:
+    np.testing.assert_allclose(reloaded[key].numpy(), outputs[key], rtol=1e-5, atol=1e-5)
 
 
 def test_raw_windows_with_misplaced_times_are_rejected(served):
