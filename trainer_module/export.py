@@ -47,8 +47,8 @@ window; `read_dataset_spec` reads it, after checking the model's format version
 
 The SavedModel's root is a plain `tf.Module` tracking the model's variables and the
 Transform graph, not the Keras model or the Keras Transform layer: saving a Keras object
-traces its layers again (about 4x slower for the model) and nothing loads it as Keras. Warm starts read a weights checkpoint
-written next to it (`trainer_module.warm_start`).
+traces its layers again (about 4x slower for the model) and nothing loads it as Keras.
+Warm starts read a weights checkpoint written next to it (`trainer_module.warm_start`).
 """
 
 import os
@@ -193,7 +193,8 @@ class _Exported(tf.Module):
   def __init__(self, model: keras.Model, transform_layer: keras.Model):
     super().__init__()
     self.model_variables = list(model.variables)
-    self.transform_graph = transform_layer._saved_model_loader._imported  # pylint: disable=protected-access  # pylint: disable=protected-access
+    loader = transform_layer._saved_model_loader  # pylint: disable=protected-access
+    self.transform_graph = loader._imported  # pylint: disable=protected-access
 
 
 def median_index(quantiles: Sequence[float]) -> int:
