@@ -12,7 +12,7 @@ import pytest
 from pipeline import local_runner
 from schema.time_split import parse_timestamp
 
-pytestmark = pytest.mark.slow(seconds=400)  # runs the pipeline twice per origin
+pytestmark = pytest.mark.slow(seconds=340)  # runs the pipeline twice per origin
 
 ARGS = ['--days', '20', '--series', '3', '--train-steps', '4', '--encoder-steps', '48',
         '--horizon', '12', '--seed', '1']

@@ -21,7 +21,7 @@ from schema.dataset_file import Blessing
 from schema.monitoring_policy import Monitoring
 from tests.pipeline.span_futures import span_future
 
-pytestmark = pytest.mark.slow(seconds=125)  # runs a pipeline twice
+pytestmark = pytest.mark.slow(seconds=110)  # runs a pipeline twice
 
 SPAN_2_START = pd.Timestamp('2024-01-13')
 SPAN_2_END = pd.Timestamp('2024-01-20')

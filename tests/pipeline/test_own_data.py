@@ -23,7 +23,7 @@ from pipeline import run_summary
 from schema import dataset_file
 from schema.dataset_spec import DType, Role
 
-pytestmark = pytest.mark.slow(seconds=180)  # runs a pipeline
+pytestmark = pytest.mark.slow(seconds=150)  # runs a pipeline
 
 
 def _tft_pipeline(*args, cwd, env=None):

@@ -33,7 +33,7 @@ from tests.pipeline.training_segments import training_windows
 from trainer_module import interval_calibration, training_record
 from trainer_module.export import EVAL_SIGNATURE, quantile_key
 
-pytestmark = pytest.mark.slow(seconds=170)  # runs a pipeline twice
+pytestmark = pytest.mark.slow(seconds=185)  # runs a pipeline twice
 
 EXPECTED_NODES = {
     'TimeSeriesExampleGen', 'StatisticsGen', 'ImportSchemaGen', 'ExampleValidator',

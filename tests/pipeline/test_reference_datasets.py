@@ -21,7 +21,7 @@ from schema.time_split import parse_timestamp
 from schema.window_layout import FORECAST_START
 from trainer_module import training_period
 
-pytestmark = pytest.mark.slow(seconds=290)  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=215)  # runs a pipeline or trains a model
 
 
 

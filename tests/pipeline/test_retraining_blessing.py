@@ -28,7 +28,7 @@ from schema.window_layout import TARGET_FUTURE
 from serving import model_publishing
 from trainer_module.export import SERVING_SIGNATURE
 
-pytestmark = pytest.mark.slow(seconds=300)  # runs a pipeline five times
+pytestmark = pytest.mark.slow(seconds=340)  # runs a pipeline five times
 
 HORIZON = 6
 

@@ -28,7 +28,7 @@ from schema.window_layout import FORECAST_START
 from tests.pipeline.span_futures import span_future
 from tests.pipeline.training_segments import training_windows
 
-pytestmark = pytest.mark.slow(seconds=195)  # runs a pipeline or trains a model
+pytestmark = pytest.mark.slow(seconds=205)  # runs a pipeline or trains a model
 
 SPAN_2_START = pd.Timestamp('2024-01-13')
 SPAN_3_START = pd.Timestamp('2024-01-20')
