@@ -52,7 +52,8 @@ def tft_step_seconds() -> float:
   from benchmarks.tft_throughput import ELECTRICITY_LAYOUT, training_step  # pylint: disable=g-import-not-at-top
   from schema import hparams  # pylint: disable=g-import-not-at-top
 
-  _, step, batches = training_step(ELECTRICITY_LAYOUT, hparams.from_name(hparams.DEFAULT_PRESET))
+  config = hparams.from_name(hparams.DEFAULT_PRESET)
+  _, step, batches = training_step(ELECTRICITY_LAYOUT, config)
   float(step(batches)['loss'])
   started = time.perf_counter()
   for _ in range(_TFT_STEPS):

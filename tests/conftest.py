@@ -7,9 +7,9 @@ import os
 # Each pytest-xdist worker gets its share of the cores for its thread pools, OpenMP's
 # (LightGBM's fits) and TensorFlow's, set before either starts. With every worker's pools
 # as wide as the machine, the workers' threads waited for each other: on 2 cores with the
-# other core busy, a LightGBM fit took 4.5 to 4.9 s against 2.1 s with one thread, and a
-# TFT training step 160 ms against 135 (benchmarks/pages/dev_loop.md). A value already
-# in the environment is kept.
+# other core busy, a LightGBM fit took 3.4 s against 2.3 s with one thread
+# (`benchmarks.worker_threads`, benchmarks/pages/dev_loop.md). A value already in the
+# environment is kept.
 _WORKERS = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1'))
 if _WORKERS > 1:
   for _variable in ('OMP_NUM_THREADS', 'TF_NUM_INTRAOP_THREADS'):

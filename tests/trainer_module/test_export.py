@@ -71,8 +71,7 @@ def served(tiny, resumed_run):
 def _in_memory_forecasts(model, windows: List[bytes], spec, model_dir) -> np.ndarray:
   """The Keras model's forecasts, served with the interval factors the export recorded."""
   inputs, _ = window_inputs.parse_windows(tf.constant(windows), spec)
-  with open(os.path.join(model_dir, interval_calibration.CALIBRATION_FILE)) as f:
-    factors = json.load(f)['factors']
+  factors = interval_calibration.read(model_dir)['factors']
   return export.served_quantiles(model(inputs, training=False)[
       window_inputs.QUANTILES_OUTPUT], (0.1, 0.5, 0.9), factors, spec.forecast_floor).numpy()
 
@@ -102,9 +101,7 @@ def test_the_served_band_is_calibrated_on_the_eval_windows(tiny, resumed_run, se
   """The recorded factors make P10-P90 hold at least 80% of the eval actuals, and the
   served forecasts are the calibrated ones (the median as the model gives it)."""
   _, _, outputs = served
-  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
-                         interval_calibration.CALIBRATION_FILE)) as f:
-    report = json.load(f)
+  report = interval_calibration.read(resumed_run.fn_args.serving_model_dir)
   assert report['eval_windows'] == len(tiny.eval_windows)
   assert set(report['factors']) == {'0.1:0.9'}
   actuals = tf.io.parse_example(tf.constant(tiny.eval_windows), {
@@ -148,9 +145,7 @@ def test_a_forecast_floor_raises_every_served_quantile_below_it(tiny, resumed_ru
   floor = float(np.median(outputs['p50']))  # binds for about half the medians
   spec = dataclasses.replace(tiny.spec, forecast_floor=floor)
   transform_output = tft.TFTransformOutput(tiny.transform_dir)
-  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
-                         interval_calibration.CALIBRATION_FILE)) as f:
-    calibration = json.load(f)
+  calibration = interval_calibration.read(resumed_run.fn_args.serving_model_dir)
   path = str(tmp_path / 'floored')
   export.save_model(resumed_run.second.model, window_inputs.input_layout(spec, transform_output),
                     spec, (0.1, 0.5, 0.9), transform_output, path, calibration=calibration)
@@ -183,9 +178,7 @@ def test_the_export_carries_its_transform_graph_and_vocabularies(tiny, resumed_r
   shutil.copytree(tiny.transform_dir, transform_dir)
   transform_output = tft.TFTransformOutput(transform_dir)
   path = str(tmp_path / 'model')
-  with open(os.path.join(resumed_run.fn_args.serving_model_dir,
-                         interval_calibration.CALIBRATION_FILE)) as f:
-    calibration = json.load(f)
+  calibration = interval_calibration.read(resumed_run.fn_args.serving_model_dir)
   export.save_model(resumed_run.second.model,
                     window_inputs.input_layout(tiny.spec, transform_output), tiny.spec,
                     (0.1, 0.5, 0.9), transform_output, path, calibration=calibration)
