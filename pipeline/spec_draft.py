@@ -7,12 +7,13 @@ series), real or categorical columns and which have missing values. What the dat
 tell, whether a time-varying column is known in advance or only observed, gets a default
 that the written file marks for checking. The window shape and the eval period get
 defaults from the grid, and the naive forecasts' MAEs on the eval windows, computed as
-the pipeline computes them, show the bar a model must clear to be blessed.
+the pipeline computes them, show the bar a model must clear to be blessed. The grid's
+calendar features are drafted where the training period holds each of their values.
 
 `draft` runs the steps in that order; each lives in `pipeline.draft`: reading and typing
 the table (`table`), the time column and grid (`time_column`), the series key
-(`series_key`), the other columns (`columns`), the notes on the series (`findings`) and
-the window and periods (`window`).
+(`series_key`), the other columns (`columns`), the notes on the series (`findings`), the
+window and periods (`window`) and the calendar features (`calendar_features`).
 """
 
 import dataclasses
@@ -22,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from common.suggestions import did_you_mean
+from pipeline.draft.calendar_features import (untrained_calendar_finding,
+                                              untrained_calendar_values)
 from pipeline.draft.columns import ColumnDraft, other_column
 from pipeline.draft.findings import (apart_finding, check_target_varies, constant_series_finding,
                                      ended_series_finding, late_series_finding,
@@ -79,6 +82,9 @@ class Draft:
   # 'last' where the level drifts: before the test period, the last value forecasts better
   # than the history's mean (`drifting_level`); None keeps the model's default.
   target_location: Optional[str] = None
+  # The grid's calendar features left out: the training period holds only some of their
+  # values (`pipeline.draft.calendar_features`).
+  untrained_calendar_features: Tuple[str, ...] = ()
 
   @property
   def best_naive(self) -> str:
@@ -282,8 +288,16 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
   for feature in set(calendar) & set(table.columns):
     findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
                     'derives from the time: the column is used, the derived feature left out')
+  training_rows = steps < series.map(eval_starts).to_numpy()
+  untrained = untrained_calendar_values([f for f in calendar if f not in table.columns],
+                                        seconds[training_rows])
+  untrained_note = untrained_calendar_finding(untrained, eval_start)
+  if untrained_note:
+    findings.append(untrained_note)
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
-               calendar_features=tuple(f for f in calendar if f not in table.columns),
+               calendar_features=tuple(f for f in calendar
+                                       if f not in table.columns and f not in untrained),
+               untrained_calendar_features=tuple(untrained),
                columns=columns,
                eval_start=eval_start, eval_steps=last_step + 1 - eval_start_step,
                test_start=test_start,

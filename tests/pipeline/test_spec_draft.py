@@ -7,6 +7,7 @@ import yaml
 
 from common import exit_codes
 from pipeline import init_spec, spec_draft
+from pipeline.draft.calendar_features import untrained_calendar_values
 from pipeline.draft.table import DraftError, read_table
 from pipeline.draft.window import drafted_history, small_data_batch_size, training_windows
 from schema import dataset_file
@@ -435,7 +436,7 @@ def test_dates_with_a_utc_offset_off_the_daily_grid_are_told_to_drop_it(tmp_path
 
 
 def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_path):
-  text = _daily(day_of_week=lambda day: str(day % 7))
+  text = _daily(days=800, day_of_week=lambda day: str(day % 7))  # months: trained, kept
   drafted = spec_draft.draft(_read(tmp_path, text), 'sales', 'sales')
   assert 'day_of_week' not in drafted.calendar_features
   assert 'month_of_year' in drafted.calendar_features
@@ -445,6 +446,36 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
                                            '/d/sales.schema.pbtxt'))
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   assert 'day_of_week' in [column.name for column in spec.columns]
+
+
+def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(tmp_path):
+  # 60 days from January: training before February holds 1 of the 12 months, every weekday.
+  drafted = spec_draft.draft(_read(tmp_path, _daily(days=60)), 'sales', 'sales')
+  assert drafted.calendar_features == ('day_of_week',)
+  assert drafted.untrained_calendar_features == ('month_of_year',)
+  [note] = [f for f in drafted.findings if f.startswith('calendar features')]
+  assert note.startswith(f"calendar features ['month_of_year'] left out: the training period "
+                         f'(before {drafted.eval_start}) holds only some of their values '
+                         '(month_of_year 1 of its 12)')
+  written = init_spec.render(drafted, '/d/sales.csv', '/d/sales.yaml', '/d/sales.schema.pbtxt')
+  assert ('calendar_features: [day_of_week]  # left out: month_of_year, whose values the '
+          'training period does not all hold' in written)
+  values = yaml.safe_load(written)
+  spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
+  assert spec.calendar_features == ('day_of_week',)
+  # Over two years the training period holds every month: both are drafted, nothing noted.
+  long = spec_draft.draft(_read(tmp_path, _daily(days=800)), 'sales', 'sales')
+  assert long.calendar_features == ('day_of_week', 'month_of_year')
+  assert long.untrained_calendar_features == ()
+  assert not [f for f in long.findings if f.startswith('calendar features')]
+
+
+def test_untrained_calendar_values_are_counted_as_the_pipeline_reads_the_times():
+  monday = parse_timestamp('2024-01-01')  # a Monday
+  six_days = np.arange(6) * 86400 + monday
+  assert untrained_calendar_values(['day_of_week', 'month_of_year'], six_days) == {
+      'day_of_week': (6, 7), 'month_of_year': (1, 12)}
+  assert untrained_calendar_values(['day_of_week'], np.append(six_days, monday + 6 * 86400)) == {}
 
 
 @pytest.mark.parametrize('table, message', [
