@@ -1,7 +1,9 @@
 """The report ExampleGen writes beside its splits: rows per split, where each boundary fell,
-the spans and files read and the CSV columns left out; and its readers.
+the spans and files read, the CSV columns left out and the calendar values the training
+rows leave untrained; and its readers.
 
-Later components read it: the run summary (the boundaries, the columns left out),
+Later components read it: the run summary (the boundaries, the columns left out, the
+untrained calendar values),
 Windowing's and ForecastGen's errors and lookups (`files_read`: the files whose rows a
 later error points to, `components.input_rows.find_rows`).
 """
@@ -27,6 +29,9 @@ BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, 
 SERIES_BOUNDARIES = 'series_boundaries'
 # In the split report: columns of the CSV files that the spec does not declare, left out.
 UNDECLARED_COLUMNS = 'undeclared_columns'
+# In the split report: the spec's calendar features some of whose values no training row
+# takes, name -> [values taken, values in all] (`preprocessing.untrained_calendar_values`).
+UNTRAINED_CALENDAR = 'untrained_calendar_values'
 
 
 def read_split_report(examples_uri: str) -> Optional[Dict[str, Any]]:
@@ -44,16 +49,21 @@ def files_read(examples_uri: str) -> List[str]:
 def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSplit,
                        spans: List[int], files: List[str], spec: DatasetSpec,
                        time_range: Tuple[int, int], undeclared: Sequence[str] = (),
-                       ends: Optional[Mapping[str, int]] = None) -> None:
+                       ends: Optional[Mapping[str, int]] = None,
+                       untrained_calendar: Optional[Mapping[str, Tuple[int, int]]] = None
+                       ) -> None:
   """Rows per split, the spans and files read, where each boundary fell in the data
   (`BOUNDARIES`, UTC; placed from each series' last row at `ends`, the latest of them,
   every training row lying before it, and `SERIES_BOUNDARIES` the earliest and the
-  latest), and the CSV columns left out (`UNDECLARED_COLUMNS`)."""
+  latest), the CSV columns left out (`UNDECLARED_COLUMNS`) and the calendar features
+  whose values the training rows do not all take (`UNTRAINED_CALENDAR`)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
   report[FILES_READ] = files
   report[UNDECLARED_COLUMNS] = list(undeclared)
+  report[UNTRAINED_CALENDAR] = {name: list(values)
+                                for name, values in (untrained_calendar or {}).items()}
   names = [name for name in ('eval_start', 'test_start', 'end')
            if getattr(split, name) is not None]
   if split.of_each_series:

@@ -6,7 +6,8 @@ the rows of CSV or TFRecord files by the spec a chunk at a time (`components.inp
 and assigns each row to train / eval / test by its timestamp (`schema.split_placement`).
 It writes `split_report.json` into the output artifact (`components.split_report`): the
 row count of each split, where each boundary fell, the spans and files read (where a later
-component's error about rows finds them) and the CSV columns the spec does not declare.
+component's error about rows finds them), the CSV columns the spec does not declare and
+the spec's calendar features whose values the training rows do not all take.
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -38,6 +39,7 @@ from components.split_report import AFTER_END, SPLIT_REPORT_FILE, write_split_re
 from schema.dataset_spec import DatasetSpec
 from schema.split_placement import split_indices
 from schema.time_split import TRAINING_SPLIT, TimeSplit
+from trainer_module.preprocessing import untrained_calendar_values
 
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -119,6 +121,22 @@ class _MinMax(beam.CombineFn):
     return accumulator
 
 
+class _Distinct(beam.CombineFn):
+  """The distinct values of arrays, as one sorted array."""
+
+  def create_accumulator(self):
+    return np.zeros(0, np.int64)
+
+  def add_input(self, accumulator, values):
+    return np.union1d(accumulator, values)
+
+  def merge_accumulators(self, accumulators):
+    return np.unique(np.concatenate(list(accumulators)))
+
+  def extract_output(self, accumulator):
+    return accumulator
+
+
 class Executor(base_example_gen_executor.BaseExampleGenExecutor):
   """Reads every input file once and partitions its rows by time."""
 
@@ -190,6 +208,12 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
           [outputs[TRAINING_SPLIT]]
           + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, span_pattern, files[span])
              for span, span_pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
+    untrained_calendar = beam.pvalue.AsSingleton(
+        outputs[TRAINING_SPLIT] | 'TrainingTimes' >> beam.Map(lambda chunk: chunk.seconds)
+        | 'DistinctTimes' >> beam.CombineGlobally(_Distinct())
+        | 'UntrainedCalendar' >> beam.Map(
+            lambda seconds: untrained_calendar_values(spec.calendar_features, seconds,
+                                                      spec.time_zone)))
     counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk.serialized))
               | f'Count[{name}]' >> beam.CombineGlobally(sum)
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
@@ -198,7 +222,8 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
          | 'WriteReport' >> beam.Map(write_split_report, self._report_path, split,
                                      self._spans_read,
                                      [path for span, _ in older for path in files[span]]
-                                     + newest, spec, time_range, self._undeclared, ends))
+                                     + newest, spec, time_range, self._undeclared, ends,
+                                     untrained_calendar))
     return {name: outputs[name] for name in split.split_names}
 
 

@@ -13,7 +13,7 @@ calendar features are drafted where the training period holds each of their valu
 `draft` runs the steps in that order; each lives in `pipeline.draft`: reading and typing
 the table (`table`), the time column and grid (`time_column`), the series key
 (`series_key`), the other columns (`columns`), the notes on the series (`findings`), the
-window and periods (`window`) and the calendar features (`calendar_features`).
+window and periods (`window`).
 """
 
 import dataclasses
@@ -23,12 +23,11 @@ import numpy as np
 import pandas as pd
 
 from common.suggestions import did_you_mean
-from pipeline.draft.calendar_features import (untrained_calendar_finding,
-                                              untrained_calendar_values)
 from pipeline.draft.columns import ColumnDraft, other_column
 from pipeline.draft.findings import (apart_finding, check_target_varies, constant_series_finding,
                                      ended_series_finding, late_series_finding,
-                                     season_beyond_history_finding, short_series_finding)
+                                     season_beyond_history_finding, short_series_finding,
+                                     untrained_calendar_finding)
 from pipeline.draft.series_key import (check_key_filled, check_no_time_of_day_key, given_series_key,
                                        guess_series_key, series_ids)
 from pipeline.draft.table import (DraftError, check_target_values, is_integral, missing_mask,
@@ -43,6 +42,7 @@ from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import Frequency
 from schema.time_split import check_time_format
 from trainer_module import naive_forecasts
+from trainer_module.preprocessing import untrained_calendar_values
 
 # An ensemble of three TFTs of different seeds, serving the mean of the members chosen on
 # the eval windows: on every data set of the development suite its held-out test MAE is
@@ -83,7 +83,7 @@ class Draft:
   # than the history's mean (`drifting_level`); None keeps the model's default.
   target_location: Optional[str] = None
   # The grid's calendar features left out: the training period holds only some of their
-  # values (`pipeline.draft.calendar_features`).
+  # values (`preprocessing.untrained_calendar_values`).
   untrained_calendar_features: Tuple[str, ...] = ()
 
   @property

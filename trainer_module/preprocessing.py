@@ -8,17 +8,20 @@ Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. A
     where the spec says so), missing values imputed with the train mean (0 after
     scaling), plus a 0/1 missing indicator where the spec allows missing values;
   - categoricals as vocabulary ids with one out-of-vocabulary bucket;
-  - calendar features (minute of hour ... quarter of year) as integer ids.
+  - calendar features (minute of hour ... quarter of year) as integer ids; which of their
+    values a period's times leave untrained: `untrained_calendar_values`.
 """
 
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 
 from schema import features as feature_names
 from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
+from schema.frequency import CALENDAR_CARDINALITIES
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
 _MIN_STD = 1e-6
@@ -94,6 +97,28 @@ def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
   if feature == 'quarter_of_year':
     return tf.math.floordiv(month - 1, 3)
   raise ValueError(f"unknown calendar feature '{feature}'")
+
+
+def untrained_calendar_values(features: Sequence[str], training_seconds: np.ndarray,
+                              zone: Optional[str] = None) -> Dict[str, Tuple[int, int]]:
+  """Of calendar `features`, those some of whose values no training time takes
+  (`training_seconds`: the training rows' UTC epoch seconds, read on `zone`'s clock if
+  given, as `preprocessing_fn` reads them): name -> (values taken, values in all).
+
+  A calendar feature enters the model as an embedding per value, and a value no training
+  row takes keeps the embedding it was initialised with: forecasts at such times (the
+  months after five months of daily rows) rest on weights nothing trained.
+  """
+  if not features:
+    return {}
+  seconds = tf.constant(np.unique(np.asarray(training_seconds, np.int64)))
+  on_clock = seconds if zone is None else local_seconds(seconds, zone)
+  untrained = {}
+  for feature in features:
+    taken = np.unique(calendar_feature(feature, on_clock).numpy()).size
+    if taken < CALENDAR_CARDINALITIES[feature]:
+      untrained[feature] = (taken, CALENDAR_CARDINALITIES[feature])
+  return untrained
 
 
 def _civil_month_day(days: tf.Tensor):

@@ -1,8 +1,8 @@
-"""What `init` notes about the series: constant, ended, late, short or apart, and seasons
-beyond the history.
+"""What `init` notes about the series: constant, ended, late, short or apart, seasons
+beyond the history, and calendar features the training period does not train.
 """
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -132,3 +132,18 @@ def apart_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
           "the series cover different periods, so the eval and test periods are each "
           "series' own last steps ('of each series' in the split), and each series is "
           'forecast from its own last row')
+
+
+def untrained_calendar_finding(untrained: Dict[str, Tuple[int, int]], eval_start: str
+                               ) -> Optional[str]:
+  """What `init` says of the calendar features it leaves out (`untrained`: name -> values
+  the training period takes, values in all), or None."""
+  if not untrained:
+    return None
+  counts = ', '.join(f'{name} {taken} of its {total}'
+                     for name, (taken, total) in untrained.items())
+  return (f'calendar features {sorted(untrained)} left out: the training period (before '
+          f'{eval_start}) holds only some of their values ({counts}), and the model would '
+          'forecast the others from embeddings no row trained; add them to '
+          'calendar_features once the training period holds every value (a whole year of '
+          'rows for month_of_year)')

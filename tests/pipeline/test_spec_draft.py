@@ -7,7 +7,6 @@ import yaml
 
 from common import exit_codes
 from pipeline import init_spec, spec_draft
-from pipeline.draft.calendar_features import untrained_calendar_values
 from pipeline.draft.table import DraftError, read_table
 from pipeline.draft.window import drafted_history, small_data_batch_size, training_windows
 from schema import dataset_file
@@ -468,14 +467,6 @@ def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(t
   assert long.calendar_features == ('day_of_week', 'month_of_year')
   assert long.untrained_calendar_features == ()
   assert not [f for f in long.findings if f.startswith('calendar features')]
-
-
-def test_untrained_calendar_values_are_counted_as_the_pipeline_reads_the_times():
-  monday = parse_timestamp('2024-01-01')  # a Monday
-  six_days = np.arange(6) * 86400 + monday
-  assert untrained_calendar_values(['day_of_week', 'month_of_year'], six_days) == {
-      'day_of_week': (6, 7), 'month_of_year': (1, 12)}
-  assert untrained_calendar_values(['day_of_week'], np.append(six_days, monday + 6 * 86400)) == {}
 
 
 @pytest.mark.parametrize('table, message', [

@@ -14,7 +14,7 @@ from schema.datasets import SYNTHETIC
 from schema.features import (OOV_BUCKETS, SERIES_ID, SERIES_VOCABULARY,
                              missing_indicator_name, transformed_name)
 from schema.time_split import parse_timestamp
-from trainer_module.preprocessing import preprocessing_fn
+from trainer_module.preprocessing import preprocessing_fn, untrained_calendar_values
 
 FEATURE_SPEC = {
     'station': tf.io.FixedLenFeature([1], tf.string),
@@ -126,6 +126,20 @@ def test_calendar_features_are_read_on_the_spec_time_zone_clock(tmp_path_factory
       tf.io.parse_example([_serialized(row)], FEATURE_SPEC))
   assert served[transformed_name('hour_of_day')].numpy().ravel().tolist() == [0]
   assert served[transformed_name('day_of_week')].numpy().ravel().tolist() == [1]
+
+
+def test_untrained_calendar_values_are_counted_as_the_transform_reads_the_times():
+  monday = parse_timestamp('2024-01-01')
+  six_days = np.arange(6) * 86400 + monday  # Monday to Saturday, all in January
+  assert untrained_calendar_values(['day_of_week', 'month_of_year'], six_days) == {
+      'day_of_week': (6, 7), 'month_of_year': (1, 12)}
+  assert untrained_calendar_values(['day_of_week'], np.append(six_days, monday + 6 * 86400)) == {}
+  # 20:00 UTC on each of the six days is the next day in Kolkata (Tuesday to Sunday), and
+  # Monday 00:00 UTC is Monday there too: every weekday on that clock, not in UTC.
+  times = np.append(six_days + 20 * 3600, monday)
+  assert untrained_calendar_values(['day_of_week'], times) == {'day_of_week': (6, 7)}
+  assert untrained_calendar_values(['day_of_week'], times, zone='Asia/Kolkata') == {}
+  assert untrained_calendar_values([], six_days) == {}
 
 
 def _serialized(row):
