@@ -1,9 +1,9 @@
 """The report ExampleGen writes beside its splits: rows per split, where each boundary fell,
-the spans and files read, the CSV columns left out and the calendar values the training
-rows leave untrained; and its readers.
+the spans and files read, the CSV columns left out and the calendar features whose eval
+and test rows take values no training row does; and its readers.
 
 Later components read it: the run summary (the boundaries, the columns left out, the
-untrained calendar values),
+untrained calendar features),
 Windowing's and ForecastGen's errors and lookups (`files_read`: the files whose rows a
 later error points to, `components.input_rows.find_rows`).
 """
@@ -29,8 +29,9 @@ BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, 
 SERIES_BOUNDARIES = 'series_boundaries'
 # In the split report: columns of the CSV files that the spec does not declare, left out.
 UNDECLARED_COLUMNS = 'undeclared_columns'
-# In the split report: the spec's calendar features some of whose values no training row
-# takes, name -> [values taken, values in all] (`preprocessing.untrained_calendar_values`).
+# In the split report: the spec's calendar features whose eval and test rows take values no
+# training row does, name -> [such values, values those rows take]
+# (`preprocessing.untrained_calendar_values`).
 UNTRAINED_CALENDAR = 'untrained_calendar_values'
 
 
@@ -56,7 +57,7 @@ def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSpli
   (`BOUNDARIES`, UTC; placed from each series' last row at `ends`, the latest of them,
   every training row lying before it, and `SERIES_BOUNDARIES` the earliest and the
   latest), the CSV columns left out (`UNDECLARED_COLUMNS`) and the calendar features
-  whose values the training rows do not all take (`UNTRAINED_CALENDAR`)."""
+  whose eval and test rows take values no training row does (`UNTRAINED_CALENDAR`)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
@@ -81,3 +82,10 @@ def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSpli
                      f'{report}); move the split boundaries inside the data time range')
   with tf.io.gfile.GFile(path, 'w') as f:
     json.dump(report, f, indent=2)
+
+
+def describe_untrained_calendar(untrained: Mapping[str, Sequence[int]]) -> str:
+  """'month_of_year: 2 new values among the 3 after the training period' for each feature
+  of a `UNTRAINED_CALENDAR` entry (or `preprocessing.untrained_calendar_values`)."""
+  return '; '.join(f'{name}: {new} new value{"" if new == 1 else "s"} among the {later} after '
+                   'the training period' for name, (new, later) in untrained.items())

@@ -7,7 +7,7 @@ and assigns each row to train / eval / test by its timestamp (`schema.split_plac
 It writes `split_report.json` into the output artifact (`components.split_report`): the
 row count of each split, where each boundary fell, the spans and files read (where a later
 component's error about rows finds them), the CSV columns the spec does not declare and
-the spec's calendar features whose values the training rows do not all take.
+the spec's calendar features whose eval and test rows take values no training row does.
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -39,7 +39,7 @@ from components.split_report import AFTER_END, SPLIT_REPORT_FILE, write_split_re
 from schema.dataset_spec import DatasetSpec
 from schema.split_placement import split_indices
 from schema.time_split import TRAINING_SPLIT, TimeSplit
-from trainer_module.preprocessing import untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, untrained_calendar_values
 
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -121,17 +121,22 @@ class _MinMax(beam.CombineFn):
     return accumulator
 
 
-class _Distinct(beam.CombineFn):
-  """The distinct values of arrays, as one sorted array."""
+class _Union(beam.CombineFn):
+  """The union of {calendar feature: set of ids} dicts."""
 
   def create_accumulator(self):
-    return np.zeros(0, np.int64)
+    return {}
 
   def add_input(self, accumulator, values):
-    return np.union1d(accumulator, values)
+    for feature, ids in values.items():
+      accumulator.setdefault(feature, set()).update(ids)
+    return accumulator
 
   def merge_accumulators(self, accumulators):
-    return np.unique(np.concatenate(list(accumulators)))
+    merged = {}
+    for accumulator in accumulators:
+      self.add_input(merged, accumulator)
+    return merged
 
   def extract_output(self, accumulator):
     return accumulator
@@ -208,12 +213,8 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
           [outputs[TRAINING_SPLIT]]
           + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, span_pattern, files[span])
              for span, span_pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
-    untrained_calendar = beam.pvalue.AsSingleton(
-        outputs[TRAINING_SPLIT] | 'TrainingTimes' >> beam.Map(lambda chunk: chunk.seconds)
-        | 'DistinctTimes' >> beam.CombineGlobally(_Distinct())
-        | 'UntrainedCalendar' >> beam.Map(
-            lambda seconds: untrained_calendar_values(spec.calendar_features, seconds,
-                                                      spec.time_zone)))
+    untrained_calendar = (self._untrained_calendar(outputs, split, spec)
+                          if spec.calendar_features else {})
     counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk.serialized))
               | f'Count[{name}]' >> beam.CombineGlobally(sum)
               | f'Name[{name}]' >> beam.Map(lambda n, name=name: (name, n))
@@ -225,6 +226,22 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
                                      + newest, spec, time_range, self._undeclared, ends,
                                      untrained_calendar))
     return {name: outputs[name] for name in split.split_names}
+
+  @staticmethod
+  def _untrained_calendar(outputs: Dict[str, beam.PCollection], split: TimeSplit,
+                          spec: DatasetSpec) -> beam.pvalue.AsSingleton:
+    """The calendar features whose eval and test rows take values no training row does
+    (`preprocessing.untrained_calendar_values`), as a side input."""
+    def values(name, chunks):
+      return (chunks | f'Calendar[{name}]' >> beam.Map(
+          lambda chunk: calendar_values(spec.calendar_features, chunk.seconds, spec.time_zone))
+              | f'CalendarUnion[{name}]' >> beam.CombineGlobally(_Union()))
+    later = ([values(name, outputs[name]) for name in split.split_names[1:]]
+             | 'LaterCalendar' >> beam.Flatten() | 'LaterUnion' >> beam.CombineGlobally(_Union()))
+    return beam.pvalue.AsSingleton(
+        values(TRAINING_SPLIT, outputs[TRAINING_SPLIT])
+        | 'UntrainedCalendar' >> beam.Map(untrained_calendar_values,
+                                          beam.pvalue.AsSingleton(later)))
 
 
 def input_files(exec_properties: Dict[str, Any], split_pattern: str) -> List[str]:

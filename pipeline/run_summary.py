@@ -22,7 +22,8 @@ from components.interpretation_report import InterpretationReport
 from components.scoped_evaluator import (BASELINE_LEFT_OUT_KEY, BEHIND_LIGHTGBM_KEY,
                                          DECIDED_BY_KEY)
 from components.split_report import (AFTER_END, BOUNDARIES, SERIES_BOUNDARIES, SPANS_READ,
-                                     UNDECLARED_COLUMNS, UNTRAINED_CALENDAR, read_split_report)
+                                     UNDECLARED_COLUMNS, UNTRAINED_CALENDAR,
+                                     describe_untrained_calendar, read_split_report)
 from evaluation import results
 from evaluation.metrics import MAE_VS_BEST_NAIVE, NAIVE_MAE_PREFIX, coverage_name, q_risk_name
 from schema.dataset_file import Blessing
@@ -107,12 +108,11 @@ class RunSummary:
                    'them out: declare them (docs/data.md) to train on them')
     untrained = (self.split_report or {}).get(UNTRAINED_CALENDAR)
     if untrained:
-      counts = ', '.join(f'{name} {taken} of its {total}'
-                         for name, (taken, total) in untrained.items())
-      lines.append(f'    calendar features {sorted(untrained)} take only some of their values '
-                   f'in the training rows ({counts}): the model forecasts the others from '
-                   'embeddings no row trained; leave them out of calendar_features, as init '
-                   'does, until the training period holds every value')
+      lines.append(f'    calendar features {list(untrained)} take values after the training '
+                   'period that no training row does '
+                   f'({describe_untrained_calendar(untrained)}): the model forecasts those '
+                   'times from embeddings nothing trained; leave them out of '
+                   'calendar_features, as init does, until the training period holds them')
     drift = self.drift_uri and drift_check.read_report(self.drift_uri)
     if drift:
       lines += [f'  {"drift:" if index == 0 else "":<13}{line}'

@@ -8,12 +8,13 @@ tell, whether a time-varying column is known in advance or only observed, gets a
 that the written file marks for checking. The window shape and the eval period get
 defaults from the grid, and the naive forecasts' MAEs on the eval windows, computed as
 the pipeline computes them, show the bar a model must clear to be blessed. The grid's
-calendar features are drafted where the training period holds each of their values.
+calendar features are drafted where the training period holds every value the later
+periods take.
 
 `draft` runs the steps in that order; each lives in `pipeline.draft`: reading and typing
 the table (`table`), the time column and grid (`time_column`), the series key
-(`series_key`), the other columns (`columns`), the notes on the series (`findings`), the
-window and periods (`window`).
+(`series_key`), the other columns (`columns`), the notes on the series (`findings`) and
+the window and periods (`window`).
 """
 
 import dataclasses
@@ -42,7 +43,7 @@ from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import Frequency
 from schema.time_split import check_time_format
 from trainer_module import naive_forecasts
-from trainer_module.preprocessing import untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, untrained_calendar_values
 
 # An ensemble of three TFTs of different seeds, serving the mean of the members chosen on
 # the eval windows: on every data set of the development suite its held-out test MAE is
@@ -82,8 +83,8 @@ class Draft:
   # 'last' where the level drifts: before the test period, the last value forecasts better
   # than the history's mean (`drifting_level`); None keeps the model's default.
   target_location: Optional[str] = None
-  # The grid's calendar features left out: the training period holds only some of their
-  # values (`preprocessing.untrained_calendar_values`).
+  # The grid's calendar features left out: the eval and test periods take values the
+  # training period does not (`preprocessing.untrained_calendar_values`).
   untrained_calendar_features: Tuple[str, ...] = ()
 
   @property
@@ -289,14 +290,14 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
     findings.append(f"column '{feature}' has the name of a calendar feature the pipeline "
                     'derives from the time: the column is used, the derived feature left out')
   training_rows = steps < series.map(eval_starts).to_numpy()
-  untrained = untrained_calendar_values([f for f in calendar if f not in table.columns],
-                                        seconds[training_rows])
-  untrained_note = untrained_calendar_finding(untrained, eval_start)
+  drafted_calendar = [f for f in calendar if f not in table.columns]
+  untrained = untrained_calendar_values(calendar_values(drafted_calendar, seconds[training_rows]),
+                                        calendar_values(drafted_calendar, seconds[~training_rows]))
+  untrained_note = untrained_calendar_finding(untrained)
   if untrained_note:
     findings.append(untrained_note)
   return Draft(name=name, frequency=frequency, encoder_steps=encoder_steps, horizon=horizon,
-               calendar_features=tuple(f for f in calendar
-                                       if f not in table.columns and f not in untrained),
+               calendar_features=tuple(f for f in drafted_calendar if f not in untrained),
                untrained_calendar_features=tuple(untrained),
                columns=columns,
                eval_start=eval_start, eval_steps=last_step + 1 - eval_start_step,

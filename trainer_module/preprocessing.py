@@ -8,11 +8,11 @@ Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. A
     where the spec says so), missing values imputed with the train mean (0 after
     scaling), plus a 0/1 missing indicator where the spec allows missing values;
   - categoricals as vocabulary ids with one out-of-vocabulary bucket;
-  - calendar features (minute of hour ... quarter of year) as integer ids; which of their
-    values a period's times leave untrained: `untrained_calendar_values`.
+  - calendar features (minute of hour ... quarter of year) as integer ids; the values the
+    eval and test rows take that no training row does: `untrained_calendar_values`.
 """
 
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -21,7 +21,6 @@ import tensorflow_transform as tft
 from schema import features as feature_names
 from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
-from schema.frequency import CALENDAR_CARDINALITIES
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
 _MIN_STD = 1e-6
@@ -99,26 +98,29 @@ def calendar_feature(feature: str, seconds: tf.Tensor) -> tf.Tensor:
   raise ValueError(f"unknown calendar feature '{feature}'")
 
 
-def untrained_calendar_values(features: Sequence[str], training_seconds: np.ndarray,
-                              zone: Optional[str] = None) -> Dict[str, Tuple[int, int]]:
-  """Of calendar `features`, those some of whose values no training time takes
-  (`training_seconds`: the training rows' UTC epoch seconds, read on `zone`'s clock if
-  given, as `preprocessing_fn` reads them): name -> (values taken, values in all).
+def calendar_values(features: Sequence[str], seconds: np.ndarray, zone: Optional[str] = None
+                    ) -> Dict[str, Set[int]]:
+  """The ids each calendar feature takes at epoch `seconds` (UTC, read on `zone`'s clock
+  if given), as `preprocessing_fn` computes them: name -> set of ids."""
+  if not features or not len(seconds):
+    return {feature: set() for feature in features}
+  moments = tf.constant(np.unique(np.asarray(seconds, np.int64)))
+  on_clock = moments if zone is None else local_seconds(moments, zone)
+  return {feature: set(np.unique(calendar_feature(feature, on_clock).numpy()).tolist())
+          for feature in features}
+
+
+def untrained_calendar_values(training: Mapping[str, Set[int]], later: Mapping[str, Set[int]]
+                              ) -> Dict[str, Tuple[int, int]]:
+  """The calendar features whose later rows (eval, test) take values no training row does
+  (`calendar_values` of each): name -> (such values, values the later rows take).
 
   A calendar feature enters the model as an embedding per value, and a value no training
   row takes keeps the embedding it was initialised with: forecasts at such times (the
   months after five months of daily rows) rest on weights nothing trained.
   """
-  if not features:
-    return {}
-  seconds = tf.constant(np.unique(np.asarray(training_seconds, np.int64)))
-  on_clock = seconds if zone is None else local_seconds(seconds, zone)
-  untrained = {}
-  for feature in features:
-    taken = np.unique(calendar_feature(feature, on_clock).numpy()).size
-    if taken < CALENDAR_CARDINALITIES[feature]:
-      untrained[feature] = (taken, CALENDAR_CARDINALITIES[feature])
-  return untrained
+  return {feature: (len(values - training.get(feature, set())), len(values))
+          for feature, values in later.items() if values - training.get(feature, set())}
 
 
 def _civil_month_day(days: tf.Tensor):

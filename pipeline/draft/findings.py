@@ -7,6 +7,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import pandas as pd
 
+from components.split_report import describe_untrained_calendar
 from pipeline.draft.table import DraftError, line_of
 from pipeline.draft.time_column import time_text
 from pipeline.draft.window import longest_window
@@ -134,16 +135,13 @@ def apart_finding(table: pd.DataFrame, key: Tuple[str, ...], series: pd.Series,
           'forecast from its own last row')
 
 
-def untrained_calendar_finding(untrained: Dict[str, Tuple[int, int]], eval_start: str
-                               ) -> Optional[str]:
-  """What `init` says of the calendar features it leaves out (`untrained`: name -> values
-  the training period takes, values in all), or None."""
+def untrained_calendar_finding(untrained: Dict[str, Tuple[int, int]]) -> Optional[str]:
+  """What `init` says of the calendar features it leaves out (`untrained`:
+  `preprocessing.untrained_calendar_values`), or None."""
   if not untrained:
     return None
-  counts = ', '.join(f'{name} {taken} of its {total}'
-                     for name, (taken, total) in untrained.items())
-  return (f'calendar features {sorted(untrained)} left out: the training period (before '
-          f'{eval_start}) holds only some of their values ({counts}), and the model would '
-          'forecast the others from embeddings no row trained; add them to '
-          'calendar_features once the training period holds every value (a whole year of '
-          'rows for month_of_year)')
+  counts = describe_untrained_calendar(untrained)
+  return (f'calendar features {list(untrained)} left out, their values after the training '
+          f'period new to it ({counts}): the model would forecast those times from embeddings '
+          'nothing trained; add them to calendar_features once the training period holds '
+          'those values (a whole year of rows for month_of_year)')

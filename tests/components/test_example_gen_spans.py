@@ -3,6 +3,7 @@
 import json
 import os
 
+import pandas as pd
 import tensorflow as tf
 from tfx import v1 as tfx
 
@@ -16,14 +17,17 @@ from schema.time_split import TimeSplit
 
 def _ingest(tmp_path, train_spans,
             time_split=TimeSplit(eval_start='2024-01-03', test_start='2024-01-04')):
-  """Spans 1 (2 series x 2 days, with a column the spec does not declare) and 4 (3 x 4
-  days), a gap between, ingested by one run; returns the split report and the artifact's
-  directory."""
+  """Spans 1 (2 series x 2 days, Wednesday and Thursday 2023-12-27 and 28, with a column
+  the spec does not declare) and 4 (3 x 4 days from Monday 2024-01-01), ingested by one
+  run; returns the split report and the artifact's directory."""
   data = tmp_path / 'data'
   older = data / 'span-1' / 'rows.csv'
   default_data.generate(str(older), num_series=2, days=2, seed=1)
-  older.write_text(''.join(f'{line},{"promo" if number == 0 else 1}\n' for number, line
-                           in enumerate(older.read_text().splitlines())))
+  rows = pd.read_csv(older)
+  rows['timestamp'] = (pd.to_datetime(rows['timestamp']) - pd.Timedelta(days=5)).dt.strftime(
+      '%Y-%m-%d %H:%M:%S')
+  rows['promo'] = 1
+  rows.to_csv(older, index=False)
   default_data.generate(str(data / 'span-4' / 'rows.csv'), num_series=3, days=4, seed=2)
   example_gen = TimeSeriesExampleGen(
       input_base=str(data), dataset_spec=SYNTHETIC, input_pattern='span-{SPAN}/*.csv',
@@ -47,8 +51,8 @@ def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4],
                     'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')],
                     'undeclared_columns': [], 'boundaries': boundaries,
-                    # Two training days: Monday and Tuesday of the seven weekdays.
-                    'untrained_calendar_values': {'day_of_week': [2, 7]}}
+                    # Trained on Monday and Tuesday: both later weekdays are new.
+                    'untrained_calendar_values': {'day_of_week': [2, 2]}}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
   # The same boundaries as the newest span's last steps (its last hour: 2024-01-04 23:00).
@@ -68,7 +72,8 @@ def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
                     'undeclared_columns': ['promo'],
                     'boundaries': {'eval_start': '2024-01-03 00:00:00',
                                    'test_start': '2024-01-04 00:00:00'},
-                    'untrained_calendar_values': {'day_of_week': [2, 7]}}
+                    # Span 1's Wednesday and Thursday train the later weekdays.
+                    'untrained_calendar_values': {}}
   train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(
       tf.io.gfile.glob(str(uri / 'Split-train' / '*')), 'GZIP')]
   assert len(train) == 240

@@ -63,7 +63,7 @@ def test_etth1_with_standard_borders(tmp_path_factory, run_pipeline):
   rows = _report(config, 'TimeSeriesExampleGen', 'examples', SPLIT_REPORT_FILE)
   assert rows == {'train': 8640, 'eval': 2880, 'test': 2880, 'after_end': 17420 - 14400,
                   'spans': [0], 'files': [os.path.join(config.data_root, 'ETTh1.csv')],
-                  'undeclared_columns': [],
+                  'undeclared_columns': [], 'untrained_calendar_values': {},
                   'boundaries': {'eval_start': '2017-06-26 00:00:00',
                                  'test_start': '2017-10-24 00:00:00',
                                  'end': '2018-02-21 00:00:00'}}
@@ -89,6 +89,7 @@ def test_stallion_with_its_350_series(tmp_path_factory, run_pipeline):
                   # Left out of the spec: the actual price and discount follow from the
                   # regular price and the discount in percent; the key is agency and sku.
                   'undeclared_columns': ['price_actual', 'discount', 'timeseries'],
+                  'untrained_calendar_values': {},
                   'boundaries': {'eval_start': '2017-01-01 00:00:00',
                                  'test_start': '2017-07-01 00:00:00'}}
   windows = _report(config, 'Windowing', 'windows', WINDOW_REPORT_FILE)

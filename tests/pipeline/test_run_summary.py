@@ -139,15 +139,16 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
   at = lines.index(f'  rows:        {summary.rows_read()}')
   assert lines[at + 1] == ("    columns ['promo', 'note'] of the data are not in the spec, so "
                            'the run left them out: declare them (docs/data.md) to train on them')
-  # So are the calendar features whose values the training rows do not all take.
+  # So are the calendar features whose eval and test rows take values no training row does.
   assert 'calendar features' not in summary.format('/root')
-  summary.split_report.update(untrained_calendar_values={'month_of_year': [5, 12]})
+  summary.split_report.update(untrained_calendar_values={'month_of_year': [2, 3]})
   lines = summary.format('/root').splitlines()
-  assert lines[at + 2] == ("    calendar features ['month_of_year'] take only some of their "
-                           'values in the training rows (month_of_year 5 of its 12): the model '
-                           'forecasts the others from embeddings no row trained; leave them out '
-                           'of calendar_features, as init does, until the training period holds '
-                           'every value')
+  assert lines[at + 2] == ("    calendar features ['month_of_year'] take values after the "
+                           'training period that no training row does (month_of_year: 2 new '
+                           'values among the 3 after the training period): the model forecasts '
+                           'those times from embeddings nothing trained; leave them out of '
+                           'calendar_features, as init does, until the training period holds '
+                           'them')
 
 
 def _with_gbm(model_mae: float, gbm_mae: float) -> run_summary.RunSummary:

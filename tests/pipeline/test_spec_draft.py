@@ -448,17 +448,18 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
 
 
 def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(tmp_path):
-  # 60 days from January: training before February holds 1 of the 12 months, every weekday.
+  # 60 days from January: the training period (before February) holds January only, the
+  # eval and test periods February; every weekday in both.
   drafted = spec_draft.draft(_read(tmp_path, _daily(days=60)), 'sales', 'sales')
   assert drafted.calendar_features == ('day_of_week',)
   assert drafted.untrained_calendar_features == ('month_of_year',)
   [note] = [f for f in drafted.findings if f.startswith('calendar features')]
-  assert note.startswith(f"calendar features ['month_of_year'] left out: the training period "
-                         f'(before {drafted.eval_start}) holds only some of their values '
-                         '(month_of_year 1 of its 12)')
+  assert note.startswith("calendar features ['month_of_year'] left out, their values after the "
+                         'training period new to it (month_of_year: 1 new value among the 1 '
+                         'after the training period)')
   written = init_spec.render(drafted, '/d/sales.csv', '/d/sales.yaml', '/d/sales.schema.pbtxt')
-  assert ('calendar_features: [day_of_week]  # left out: month_of_year, whose values the '
-          'training period does not all hold' in written)
+  assert ('calendar_features: [day_of_week]  # left out: month_of_year, whose later values '
+          'no training row takes' in written)
   values = yaml.safe_load(written)
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   assert spec.calendar_features == ('day_of_week',)
@@ -467,6 +468,12 @@ def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(t
   assert long.calendar_features == ('day_of_week', 'month_of_year')
   assert long.untrained_calendar_features == ()
   assert not [f for f in long.findings if f.startswith('calendar features')]
+  # A 6-hourly grid takes 4 of the 24 hours, in every period: hour_of_day is drafted.
+  six_hourly = 'time,sales\n' + ''.join(
+      f'{pd.Timestamp("2024-01-01") + pd.Timedelta(hours=6 * step):%Y-%m-%d %H:%M:%S},'
+      f'{100 + step % 4}\n' for step in range(240))
+  assert spec_draft.draft(_read(tmp_path, six_hourly), 'sales', 'sales').calendar_features == (
+      'hour_of_day', 'day_of_week')
 
 
 @pytest.mark.parametrize('table, message', [

@@ -14,7 +14,8 @@ from schema.datasets import SYNTHETIC
 from schema.features import (OOV_BUCKETS, SERIES_ID, SERIES_VOCABULARY,
                              missing_indicator_name, transformed_name)
 from schema.time_split import parse_timestamp
-from trainer_module.preprocessing import preprocessing_fn, untrained_calendar_values
+from trainer_module.preprocessing import (calendar_values, preprocessing_fn,
+                                         untrained_calendar_values)
 
 FEATURE_SPEC = {
     'station': tf.io.FixedLenFeature([1], tf.string),
@@ -128,18 +129,25 @@ def test_calendar_features_are_read_on_the_spec_time_zone_clock(tmp_path_factory
   assert served[transformed_name('day_of_week')].numpy().ravel().tolist() == [1]
 
 
-def test_untrained_calendar_values_are_counted_as_the_transform_reads_the_times():
+def test_untrained_calendar_values_are_those_only_later_rows_take():
   monday = parse_timestamp('2024-01-01')
   six_days = np.arange(6) * 86400 + monday  # Monday to Saturday, all in January
-  assert untrained_calendar_values(['day_of_week', 'month_of_year'], six_days) == {
-      'day_of_week': (6, 7), 'month_of_year': (1, 12)}
-  assert untrained_calendar_values(['day_of_week'], np.append(six_days, monday + 6 * 86400)) == {}
+  features = ['day_of_week', 'month_of_year']
+  assert calendar_values(features, six_days) == {'day_of_week': set(range(6)),
+                                                 'month_of_year': {0}}
+  assert calendar_values(features, six_days[:0]) == {'day_of_week': set(),
+                                                     'month_of_year': set()}
+  # Later rows from Sunday 2024-01-07 to Tuesday 2024-02-06: Sunday and February are new.
+  later = calendar_values(features, np.arange(31) * 86400 + monday + 6 * 86400)
+  assert untrained_calendar_values(calendar_values(features, six_days), later) == {
+      'day_of_week': (1, 7), 'month_of_year': (1, 2)}
+  assert untrained_calendar_values(later, calendar_values(features, six_days)) == {}
   # 20:00 UTC on each of the six days is the next day in Kolkata (Tuesday to Sunday), and
   # Monday 00:00 UTC is Monday there too: every weekday on that clock, not in UTC.
   times = np.append(six_days + 20 * 3600, monday)
-  assert untrained_calendar_values(['day_of_week'], times) == {'day_of_week': (6, 7)}
-  assert untrained_calendar_values(['day_of_week'], times, zone='Asia/Kolkata') == {}
-  assert untrained_calendar_values([], six_days) == {}
+  assert calendar_values(['day_of_week'], times) == {'day_of_week': set(range(6))}
+  assert calendar_values(['day_of_week'], times, zone='Asia/Kolkata') == {
+      'day_of_week': set(range(7))}
 
 
 def _serialized(row):
