@@ -1,6 +1,6 @@
 """The report ExampleGen writes beside its splits: rows per split, where each boundary fell,
-the spans and files read, the CSV columns left out and the calendar features whose eval
-and test rows take values no training row does; and its readers.
+the spans and files read, the CSV columns left out and the calendar features whose later
+times take values no training row does; and its readers.
 
 Later components read it: the run summary (the boundaries, the columns left out, the
 untrained calendar features),
@@ -29,9 +29,9 @@ BOUNDARIES = 'boundaries'  # in the split report: where eval_start (test_start, 
 SERIES_BOUNDARIES = 'series_boundaries'
 # In the split report: columns of the CSV files that the spec does not declare, left out.
 UNDECLARED_COLUMNS = 'undeclared_columns'
-# In the split report: the spec's calendar features whose eval and test rows take values no
-# training row does, name -> [such values, values those rows take]
-# (`preprocessing.untrained_calendar_values`).
+# In the split report: the spec's calendar features whose eval and test rows, or forecasts
+# after the newest row, take values no training row does, name -> [how many such values,
+# how many values those times take] (`preprocessing.untrained_calendar_values`).
 UNTRAINED_CALENDAR = 'untrained_calendar_values'
 
 
@@ -57,7 +57,7 @@ def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSpli
   (`BOUNDARIES`, UTC; placed from each series' last row at `ends`, the latest of them,
   every training row lying before it, and `SERIES_BOUNDARIES` the earliest and the
   latest), the CSV columns left out (`UNDECLARED_COLUMNS`) and the calendar features
-  whose eval and test rows take values no training row does (`UNTRAINED_CALENDAR`)."""
+  whose later times take values no training row does (`UNTRAINED_CALENDAR`)."""
   report = {name: 0 for name in split.split_names + (AFTER_END,)}
   report.update(dict(counts))
   report[SPANS_READ] = spans
@@ -85,7 +85,7 @@ def write_split_report(counts: List[Tuple[str, int]], path: str, split: TimeSpli
 
 
 def describe_untrained_calendar(untrained: Mapping[str, Sequence[int]]) -> str:
-  """'month_of_year: 2 new values among the 3 after the training period' for each feature
-  of a `UNTRAINED_CALENDAR` entry (or `preprocessing.untrained_calendar_values`)."""
-  return '; '.join(f'{name}: {new} new value{"" if new == 1 else "s"} among the {later} after '
-                   'the training period' for name, (new, later) in untrained.items())
+  """'month_of_year takes 3 values after the training period, 2 never in it' for each
+  feature of a `UNTRAINED_CALENDAR` entry (or `preprocessing.untrained_calendar_values`)."""
+  return '; '.join(f'{name} takes {later} value{"" if later == 1 else "s"} after the training '
+                   f'period, {new} never in it' for name, (new, later) in untrained.items())

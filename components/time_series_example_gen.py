@@ -7,7 +7,8 @@ and assigns each row to train / eval / test by its timestamp (`schema.split_plac
 It writes `split_report.json` into the output artifact (`components.split_report`): the
 row count of each split, where each boundary fell, the spans and files read (where a later
 component's error about rows finds them), the CSV columns the spec does not declare and
-the spec's calendar features whose eval and test rows take values no training row does.
+the spec's calendar features whose eval and test rows, or forecasts after the newest row,
+take values no training row does.
 
 Retraining on several spans (`train_spans` > 1, a `{SPAN}` pattern): TFX's driver
 resolves the newest span; the executor also reads the spans before it, up to
@@ -39,7 +40,7 @@ from components.split_report import AFTER_END, SPLIT_REPORT_FILE, write_split_re
 from schema.dataset_spec import DatasetSpec
 from schema.split_placement import split_indices
 from schema.time_split import TRAINING_SPLIT, TimeSplit
-from trainer_module.preprocessing import calendar_values, untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, horizon_after, untrained_calendar_values
 
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -213,7 +214,7 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
           [outputs[TRAINING_SPLIT]]
           + [pipeline | f'ReadSpan[{span}]' >> read(exec_properties, span_pattern, files[span])
              for span, span_pattern in older]) | 'WithOlderSpans' >> beam.Flatten()
-    untrained_calendar = (self._untrained_calendar(outputs, split, spec)
+    untrained_calendar = (self._untrained_calendar(pipeline, outputs, split, spec, time_range)
                           if spec.calendar_features else {})
     counts = [split_chunks | f'Rows[{name}]' >> beam.Map(lambda chunk: len(chunk.serialized))
               | f'Count[{name}]' >> beam.CombineGlobally(sum)
@@ -228,15 +229,24 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
     return {name: outputs[name] for name in split.split_names}
 
   @staticmethod
-  def _untrained_calendar(outputs: Dict[str, beam.PCollection], split: TimeSplit,
-                          spec: DatasetSpec) -> beam.pvalue.AsSingleton:
-    """The calendar features whose eval and test rows take values no training row does
-    (`preprocessing.untrained_calendar_values`), as a side input."""
+  def _untrained_calendar(pipeline: beam.Pipeline, outputs: Dict[str, beam.PCollection],
+                          split: TimeSplit, spec: DatasetSpec, time_range
+                          ) -> beam.pvalue.AsSingleton:
+    """The calendar features whose eval and test rows, or forecasts after the newest row,
+    take values no training row does (`preprocessing.untrained_calendar_values`), as a
+    side input."""
+    def ids(seconds):
+      return calendar_values(spec.calendar_features, seconds, spec.time_zone)
+
     def values(name, chunks):
-      return (chunks | f'Calendar[{name}]' >> beam.Map(
-          lambda chunk: calendar_values(spec.calendar_features, chunk.seconds, spec.time_zone))
+      return (chunks | f'Calendar[{name}]' >> beam.Map(lambda chunk: ids(chunk.seconds))
               | f'CalendarUnion[{name}]' >> beam.CombineGlobally(_Union()))
-    later = ([values(name, outputs[name]) for name in split.split_names[1:]]
+    forecasts = (pipeline | 'Newest' >> beam.Create([None])
+                 | 'ForecastCalendar' >> beam.Map(
+                     lambda _, times: ids(horizon_after(
+                         spec.frequency, spec.frequency.period_of(times[1]), spec.horizon)),
+                     time_range))
+    later = ([values(name, outputs[name]) for name in split.split_names[1:]] + [forecasts]
              | 'LaterCalendar' >> beam.Flatten() | 'LaterUnion' >> beam.CombineGlobally(_Union()))
     return beam.pvalue.AsSingleton(
         values(TRAINING_SPLIT, outputs[TRAINING_SPLIT])

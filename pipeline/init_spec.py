@@ -159,8 +159,8 @@ def render(drafted: 'spec_draft.Draft', csv_path: str, spec_path: str, schema_pa
       f'encoder_steps: {drafted.encoder_steps}  # history length E, in steps',
       f'horizon: {drafted.horizon}  # forecast length H, in steps',
       f'calendar_features: [{", ".join(drafted.calendar_features)}]'
-      + (f'  # left out: {", ".join(drafted.untrained_calendar_features)}, whose later values '
-         'no training row takes (see init\'s note)'
+      + (f'  # left out: {", ".join(drafted.untrained_calendar_features)}, which takes '
+         'values after the training period that no training row takes (see init\'s note)'
          if drafted.untrained_calendar_features else ''),
   ]
   if drafted.time_format:

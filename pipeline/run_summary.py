@@ -109,10 +109,10 @@ class RunSummary:
     untrained = (self.split_report or {}).get(UNTRAINED_CALENDAR)
     if untrained:
       lines.append(f'    calendar features {list(untrained)} take values after the training '
-                   'period that no training row does '
-                   f'({describe_untrained_calendar(untrained)}): the model forecasts those '
-                   'times from embeddings nothing trained; leave them out of '
-                   'calendar_features, as init does, until the training period holds them')
+                   f'period that no training row does ({describe_untrained_calendar(untrained)})'
+                   ': forecasts at those times rest on embeddings no training row trained; '
+                   'leave them out of calendar_features, as init does, until the training '
+                   'period holds them')
     drift = self.drift_uri and drift_check.read_report(self.drift_uri)
     if drift:
       lines += [f'  {"drift:" if index == 0 else "":<13}{line}'

@@ -9,7 +9,7 @@ that the written file marks for checking. The window shape and the eval period g
 defaults from the grid, and the naive forecasts' MAEs on the eval windows, computed as
 the pipeline computes them, show the bar a model must clear to be blessed. The grid's
 calendar features are drafted where the training period holds every value the later
-periods take.
+periods and the forecasts after the data take.
 
 `draft` runs the steps in that order; each lives in `pipeline.draft`: reading and typing
 the table (`table`), the time column and grid (`time_column`), the series key
@@ -43,7 +43,7 @@ from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import Frequency
 from schema.time_split import check_time_format
 from trainer_module import naive_forecasts
-from trainer_module.preprocessing import calendar_values, untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, horizon_after, untrained_calendar_values
 
 # An ensemble of three TFTs of different seeds, serving the mean of the members chosen on
 # the eval windows: on every data set of the development suite its held-out test MAE is
@@ -83,8 +83,9 @@ class Draft:
   # 'last' where the level drifts: before the test period, the last value forecasts better
   # than the history's mean (`drifting_level`); None keeps the model's default.
   target_location: Optional[str] = None
-  # The grid's calendar features left out: the eval and test periods take values the
-  # training period does not (`preprocessing.untrained_calendar_values`).
+  # The grid's calendar features left out: the eval and test periods or the forecasts after
+  # the data take values the training period does not
+  # (`preprocessing.untrained_calendar_values`).
   untrained_calendar_features: Tuple[str, ...] = ()
 
   @property
@@ -291,8 +292,10 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                     'derives from the time: the column is used, the derived feature left out')
   training_rows = steps < series.map(eval_starts).to_numpy()
   drafted_calendar = [f for f in calendar if f not in table.columns]
-  untrained = untrained_calendar_values(calendar_values(drafted_calendar, seconds[training_rows]),
-                                        calendar_values(drafted_calendar, seconds[~training_rows]))
+  forecasts = [horizon_after(frequency, end, horizon) for end in last.unique()]
+  untrained = untrained_calendar_values(
+      calendar_values(drafted_calendar, seconds[training_rows]),
+      calendar_values(drafted_calendar, np.concatenate([seconds[~training_rows], *forecasts])))
   untrained_note = untrained_calendar_finding(untrained)
   if untrained_note:
     findings.append(untrained_note)

@@ -21,6 +21,7 @@ import tensorflow_transform as tft
 from schema import features as feature_names
 from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
+from schema.frequency import Frequency
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
 _MIN_STD = 1e-6
@@ -110,10 +111,18 @@ def calendar_values(features: Sequence[str], seconds: np.ndarray, zone: Optional
           for feature in features}
 
 
+def horizon_after(frequency: Frequency, last_step: int, horizon: int) -> np.ndarray:
+  """Epoch seconds of the `horizon` grid steps after step `last_step`: where forecasts
+  from a series' last row fall."""
+  return np.array([frequency.seconds_of(int(last_step) + step)
+                   for step in range(1, horizon + 1)], np.int64)
+
+
 def untrained_calendar_values(training: Mapping[str, Set[int]], later: Mapping[str, Set[int]]
                               ) -> Dict[str, Tuple[int, int]]:
-  """The calendar features whose later rows (eval, test) take values no training row does
-  (`calendar_values` of each): name -> (such values, values the later rows take).
+  """The calendar features whose later times (the eval and test rows, the forecasts after
+  the data) take values no training row does (`calendar_values` of each): name -> (how
+  many such values, how many values the later times take).
 
   A calendar feature enters the model as an embedding per value, and a value no training
   row takes keeps the embedding it was initialised with: forecasts at such times (the

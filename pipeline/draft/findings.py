@@ -141,7 +141,7 @@ def untrained_calendar_finding(untrained: Dict[str, Tuple[int, int]]) -> Optiona
   if not untrained:
     return None
   counts = describe_untrained_calendar(untrained)
-  return (f'calendar features {list(untrained)} left out, their values after the training '
-          f'period new to it ({counts}): the model would forecast those times from embeddings '
-          'nothing trained; add them to calendar_features once the training period holds '
-          'those values (a whole year of rows for month_of_year)')
+  return (f'calendar features {list(untrained)} left out ({counts}): forecasts at those '
+          'times would rest on embeddings no training row trained; add them to '
+          'calendar_features once the training period holds those values (a whole year of '
+          'rows for month_of_year)')

@@ -51,8 +51,9 @@ def test_latest_span_is_read_and_rows_are_split_by_time(tmp_path):
   assert report == {'train': 144, 'eval': 72, 'test': 72, 'after_end': 0, 'spans': [4],
                     'files': [str(tmp_path / 'data' / 'span-4' / 'rows.csv')],
                     'undeclared_columns': [], 'boundaries': boundaries,
-                    # Trained on Monday and Tuesday: both later weekdays are new.
-                    'untrained_calendar_values': {'day_of_week': [2, 2]}}
+                    # Trained on Monday and Tuesday; Wednesday, Thursday and Friday (the
+                    # forecasts after the data) are new.
+                    'untrained_calendar_values': {'day_of_week': [3, 3]}}
   assert sorted(os.listdir(uri)) == ['Split-eval', 'Split-test', 'Split-train',
                                      SPLIT_REPORT_FILE]
   # The same boundaries as the newest span's last steps (its last hour: 2024-01-04 23:00).
@@ -72,8 +73,8 @@ def test_older_spans_are_listed_from_the_files_and_are_training_rows(tmp_path):
                     'undeclared_columns': ['promo'],
                     'boundaries': {'eval_start': '2024-01-03 00:00:00',
                                    'test_start': '2024-01-04 00:00:00'},
-                    # Span 1's Wednesday and Thursday train the later weekdays.
-                    'untrained_calendar_values': {}}
+                    # Span 1's Wednesday and Thursday train two of them; Friday is new.
+                    'untrained_calendar_values': {'day_of_week': [1, 3]}}
   train = [tf.train.Example.FromString(record.numpy()) for record in tf.data.TFRecordDataset(
       tf.io.gfile.glob(str(uri / 'Split-train' / '*')), 'GZIP')]
   assert len(train) == 240

@@ -144,11 +144,11 @@ def test_the_summary_gives_the_rows_of_each_split_and_what_older_spans_became():
   summary.split_report.update(untrained_calendar_values={'month_of_year': [2, 3]})
   lines = summary.format('/root').splitlines()
   assert lines[at + 2] == ("    calendar features ['month_of_year'] take values after the "
-                           'training period that no training row does (month_of_year: 2 new '
-                           'values among the 3 after the training period): the model forecasts '
-                           'those times from embeddings nothing trained; leave them out of '
-                           'calendar_features, as init does, until the training period holds '
-                           'them')
+                           'training period that no training row does (month_of_year takes 3 '
+                           'values after the training period, 2 never in it): forecasts at '
+                           'those times rest on embeddings no training row trained; leave them '
+                           'out of calendar_features, as init does, until the training period '
+                           'holds them')
 
 
 def _with_gbm(model_mae: float, gbm_mae: float) -> run_summary.RunSummary:

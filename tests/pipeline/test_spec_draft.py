@@ -449,17 +449,17 @@ def test_a_column_named_as_a_calendar_feature_replaces_it_in_a_valid_spec(tmp_pa
 
 def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(tmp_path):
   # 60 days from January: the training period (before February) holds January only, the
-  # eval and test periods February; every weekday in both.
+  # eval and test periods February, the forecasts after them March; every weekday in all.
   drafted = spec_draft.draft(_read(tmp_path, _daily(days=60)), 'sales', 'sales')
   assert drafted.calendar_features == ('day_of_week',)
   assert drafted.untrained_calendar_features == ('month_of_year',)
   [note] = [f for f in drafted.findings if f.startswith('calendar features')]
-  assert note.startswith("calendar features ['month_of_year'] left out, their values after the "
-                         'training period new to it (month_of_year: 1 new value among the 1 '
-                         'after the training period)')
+  assert note.startswith("calendar features ['month_of_year'] left out (month_of_year takes 2 "
+                         'values after the training period, 2 never in it): forecasts at those '
+                         'times would rest on embeddings no training row trained')
   written = init_spec.render(drafted, '/d/sales.csv', '/d/sales.yaml', '/d/sales.schema.pbtxt')
-  assert ('calendar_features: [day_of_week]  # left out: month_of_year, whose later values '
-          'no training row takes' in written)
+  assert ('calendar_features: [day_of_week]  # left out: month_of_year, which takes values '
+          'after the training period that no training row takes' in written)
   values = yaml.safe_load(written)
   spec = DatasetSpec.from_dict({key: values[key] for key in SPEC_KEYS if key in values})
   assert spec.calendar_features == ('day_of_week',)
@@ -468,6 +468,16 @@ def test_a_calendar_feature_whose_values_the_training_period_lacks_is_left_out(t
   assert long.calendar_features == ('day_of_week', 'month_of_year')
   assert long.untrained_calendar_features == ()
   assert not [f for f in long.findings if f.startswith('calendar features')]
+  # 2024-01-20 to 03-31: the eval and test periods fall in March, whose first days training
+  # holds; the forecasts after the data, in April, are what leaves it out.
+  spring = 'day,sales\n' + ''.join(
+      f'{pd.Timestamp("2024-01-20") + pd.Timedelta(days=day):%Y-%m-%d},{100 + day % 7}\n'
+      for day in range(72))
+  drafted = spec_draft.draft(_read(tmp_path, spring), 'sales', 'sales')
+  assert drafted.eval_start.startswith('2024-03-')
+  assert drafted.untrained_calendar_features == ('month_of_year',)
+  assert '(month_of_year takes 2 values after the training period, 1 never in it)' in (
+      ' '.join(drafted.findings))
   # A 6-hourly grid takes 4 of the 24 hours, in every period: hour_of_day is drafted.
   six_hourly = 'time,sales\n' + ''.join(
       f'{pd.Timestamp("2024-01-01") + pd.Timedelta(hours=6 * step):%Y-%m-%d %H:%M:%S},'
