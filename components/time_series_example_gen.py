@@ -40,7 +40,7 @@ from components.split_report import AFTER_END, SPLIT_REPORT_FILE, write_split_re
 from schema.dataset_spec import DatasetSpec
 from schema.split_placement import split_indices
 from schema.time_split import TRAINING_SPLIT, TimeSplit
-from trainer_module.preprocessing import calendar_values, horizon_after, untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, untrained_calendar_values
 
 _SPEC_KEY = 'dataset_spec'
 _SPLIT_KEY = 'time_split'
@@ -243,8 +243,8 @@ class Executor(base_example_gen_executor.BaseExampleGenExecutor):
               | f'CalendarUnion[{name}]' >> beam.CombineGlobally(_Union()))
     forecasts = (pipeline | 'Newest' >> beam.Create([None])
                  | 'ForecastCalendar' >> beam.Map(
-                     lambda _, times: ids(horizon_after(
-                         spec.frequency, spec.frequency.period_of(times[1]), spec.horizon)),
+                     lambda _, times: ids(spec.frequency.seconds_after(
+                         spec.frequency.period_of(times[1]), spec.horizon)),
                      time_range))
     later = ([values(name, outputs[name]) for name in split.split_names[1:]] + [forecasts]
              | 'LaterCalendar' >> beam.Flatten() | 'LaterUnion' >> beam.CombineGlobally(_Union()))

@@ -43,7 +43,7 @@ from schema.dataset_spec import RESERVED_NAMES_RULE, DType, Role, reserved_names
 from schema.frequency import Frequency
 from schema.time_split import check_time_format
 from trainer_module import naive_forecasts
-from trainer_module.preprocessing import calendar_values, horizon_after, untrained_calendar_values
+from trainer_module.preprocessing import calendar_values, untrained_calendar_values
 
 # An ensemble of three TFTs of different seeds, serving the mean of the members chosen on
 # the eval windows: on every data set of the development suite its held-out test MAE is
@@ -292,7 +292,7 @@ def draft(table: pd.DataFrame, target: str, name: str, time: Optional[str] = Non
                     'derives from the time: the column is used, the derived feature left out')
   training_rows = steps < series.map(eval_starts).to_numpy()
   drafted_calendar = [f for f in calendar if f not in table.columns]
-  forecasts = [horizon_after(frequency, end, horizon) for end in last.unique()]
+  forecasts = [frequency.seconds_after(end, horizon) for end in last.unique()]
   untrained = untrained_calendar_values(
       calendar_values(drafted_calendar, seconds[training_rows]),
       calendar_values(drafted_calendar, np.concatenate([seconds[~training_rows], *forecasts])))

@@ -14,7 +14,7 @@ integer index of a time on the grid; consecutive rows of a series are one step a
 import dataclasses
 import datetime
 import re
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from schema.time_split import names_utc_offset
 
@@ -93,6 +93,11 @@ class Frequency:
       moment = datetime.datetime(month // 12, month % 12 + 1, 1, tzinfo=datetime.timezone.utc)
       return int(moment.timestamp())
     return int(step) * self.step_seconds + self._offset
+
+  def seconds_after(self, step: int, count: int) -> List[int]:
+    """Epoch seconds of the `count` grid steps after step `step`: a horizon's, forecast
+    from the row at `step`."""
+    return [self.seconds_of(int(step) + offset) for offset in range(1, count + 1)]
 
   @property
   def _offset(self) -> int:

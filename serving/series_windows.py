@@ -243,8 +243,7 @@ def future_rows_after(last: int, future: Sequence[InputRow], spec: DatasetSpec,
 
 def _horizon_times(last: int, spec: DatasetSpec) -> List[int]:
   """Epoch seconds of the H grid steps after epoch seconds `last`."""
-  step = spec.frequency.step_of(last)
-  return [spec.frequency.seconds_of(step + offset) for offset in range(1, spec.horizon + 1)]
+  return spec.frequency.seconds_after(spec.frequency.step_of(last), spec.horizon)
 
 
 def steps_behind(last: int, newest: int, spec: DatasetSpec) -> int:

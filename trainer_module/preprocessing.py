@@ -8,8 +8,8 @@ Called by TFX Transform with `custom_config={'dataset_spec': spec.to_json()}`. A
     where the spec says so), missing values imputed with the train mean (0 after
     scaling), plus a 0/1 missing indicator where the spec allows missing values;
   - categoricals as vocabulary ids with one out-of-vocabulary bucket;
-  - calendar features (minute of hour ... quarter of year) as integer ids; the values the
-    eval and test rows take that no training row does: `untrained_calendar_values`.
+  - calendar features (minute of hour ... quarter of year) as integer ids; the values later
+    times take that no training row does: `untrained_calendar_values`.
 """
 
 from typing import Dict, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -21,7 +21,6 @@ import tensorflow_transform as tft
 from schema import features as feature_names
 from schema import time_zones
 from schema.dataset_spec import DatasetSpec, DType, Role, Scaling
-from schema.frequency import Frequency
 
 Tensor = Union[tf.Tensor, tf.SparseTensor]
 _MIN_STD = 1e-6
@@ -109,13 +108,6 @@ def calendar_values(features: Sequence[str], seconds: np.ndarray, zone: Optional
   on_clock = moments if zone is None else local_seconds(moments, zone)
   return {feature: set(np.unique(calendar_feature(feature, on_clock).numpy()).tolist())
           for feature in features}
-
-
-def horizon_after(frequency: Frequency, last_step: int, horizon: int) -> np.ndarray:
-  """Epoch seconds of the `horizon` grid steps after step `last_step`: where forecasts
-  from a series' last row fall."""
-  return np.array([frequency.seconds_of(int(last_step) + step)
-                   for step in range(1, horizon + 1)], np.int64)
 
 
 def untrained_calendar_values(training: Mapping[str, Set[int]], later: Mapping[str, Set[int]]

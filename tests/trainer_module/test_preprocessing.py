@@ -15,7 +15,7 @@ from schema.features import (OOV_BUCKETS, SERIES_ID, SERIES_VOCABULARY,
                              missing_indicator_name, transformed_name)
 from schema.time_split import parse_timestamp
 from schema.frequency import Frequency
-from trainer_module.preprocessing import (calendar_values, horizon_after, preprocessing_fn,
+from trainer_module.preprocessing import (calendar_values, preprocessing_fn,
                                          untrained_calendar_values)
 
 FEATURE_SPEC = {
@@ -145,7 +145,7 @@ def test_untrained_calendar_values_are_those_only_later_rows_take():
   assert untrained_calendar_values(later, calendar_values(features, six_days)) == {}
   # The forecasts after a last row on Saturday 2024-01-06: Sunday to Tuesday.
   last = Frequency('daily').step_of(six_days[-1])
-  np.testing.assert_array_equal(horizon_after(Frequency('daily'), last, 3),
+  np.testing.assert_array_equal(Frequency('daily').seconds_after(last, 3),
                                 six_days[-1] + np.arange(1, 4) * 86400)
   # 20:00 UTC on each of the six days is the next day in Kolkata (Tuesday to Sunday), and
   # Monday 00:00 UTC is Monday there too: every weekday on that clock, not in UTC.
